@@ -1,0 +1,43 @@
+// The index file NVIDIA DALI's webdataset reader consumes (the text format of DALI's wds2idx tool),
+// written next to each shard as "<shard stem>.idx". Format (docs/formats/dali-index.md):
+//   line 1:            "v1.2 <number of samples>"
+//   one line a sample: "<ext> <data offset> <size> <member name>" for each member, space-separated
+// Offsets are where the member's data starts in the tar file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+inline constexpr char kDaliIndexVersion[] = "v1.2";
+
+struct DaliIndexMember {
+  std::string ext;   // the member name after the first dot of its base name ("jpg", "cls")
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::string name;  // the full member name
+};
+using DaliIndexSample = std::vector<DaliIndexMember>;
+
+// Accumulates one shard's index in memory (bounded by samples per shard).
+class DaliIndexBuilder {
+ public:
+  void AddSample(const DaliIndexSample& members);
+  // The complete file contents.
+  std::string Contents() const;
+  uint64_t samples() const { return samples_; }
+
+ private:
+  std::string lines_;
+  uint64_t samples_ = 0;
+};
+
+// Parses an index; DataLoss naming the line on malformed content.
+Status ParseDaliIndex(std::string_view text, std::vector<DaliIndexSample>* samples);
+
+}  // namespace shardpack

@@ -1,0 +1,89 @@
+#include "formats/wds/tar_shard_reader.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <vector>
+
+namespace shardpack {
+
+struct TarShardReader::Impl {
+  std::string path;
+  std::unique_ptr<SequentialFile> file;
+  std::vector<char> buffer = std::vector<char>(1 << 20);
+  Status io_status;  // the Env's error, which libarchive only sees as "read failed"
+  struct archive* a = nullptr;
+  uint64_t current_size = 0;
+
+  ~Impl() {
+    if (a) archive_read_free(a);
+  }
+
+  static la_ssize_t ReadCallback(struct archive*, void* self, const void** out) {
+    auto* impl = static_cast<Impl*>(self);
+    size_t n = 0;
+    impl->io_status = impl->file->Read(impl->buffer.size(), impl->buffer.data(), &n);
+    if (!impl->io_status.ok()) return -1;
+    *out = impl->buffer.data();
+    return static_cast<la_ssize_t>(n);
+  }
+
+  Status Error(const std::string& what) const {
+    if (!io_status.ok()) return io_status;
+    const char* reason = archive_error_string(a);
+    return Status::DataLoss(path + ": " + what + ": " + (reason ? reason : "unknown tar error"));
+  }
+};
+
+TarShardReader::TarShardReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TarShardReader::~TarShardReader() = default;
+
+Status TarShardReader::Open(Env* env, const std::string& path, std::unique_ptr<TarShardReader>* reader) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  SHARDPACK_RETURN_IF_ERROR(env->NewSequentialFile(path, &impl->file));
+  impl->a = archive_read_new();
+  archive_read_support_format_tar(impl->a);
+  archive_read_support_filter_all(impl->a);
+  if (archive_read_open(impl->a, impl.get(), nullptr, &Impl::ReadCallback, nullptr) != ARCHIVE_OK) {
+    return impl->Error("cannot open as a tar archive");
+  }
+  reader->reset(new TarShardReader(std::move(impl)));
+  return Status::OK();
+}
+
+Status TarShardReader::Next(TarMember* member, bool* done) {
+  struct archive_entry* entry = nullptr;
+  int rc = archive_read_next_header(impl_->a, &entry);
+  *done = false;
+  if (rc == ARCHIVE_EOF) {
+    *done = true;
+    return Status::OK();
+  }
+  if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) return impl_->Error("damaged tar header");
+  const char* name = archive_entry_pathname(entry);
+  member->name = name ? name : "";
+  member->header_offset = static_cast<uint64_t>(archive_read_header_position(impl_->a));
+  member->size = archive_entry_size_is_set(entry) ? static_cast<uint64_t>(archive_entry_size(entry)) : 0;
+  member->regular = archive_entry_filetype(entry) == AE_IFREG && archive_entry_hardlink(entry) == nullptr;
+  impl_->current_size = member->size;
+  return Status::OK();
+}
+
+Status TarShardReader::ReadData(uint64_t max_bytes, std::string* data) {
+  if (impl_->current_size > max_bytes) {
+    return Status::InvalidArgument(impl_->path + ": member of " + std::to_string(impl_->current_size) +
+                                   " bytes is larger than the limit of " + std::to_string(max_bytes));
+  }
+  data->resize(impl_->current_size);
+  size_t got = 0;
+  while (got < data->size()) {
+    la_ssize_t r = archive_read_data(impl_->a, data->data() + got, data->size() - got);
+    if (r < 0) return impl_->Error("cannot read member data");
+    if (r == 0) return Status::DataLoss(impl_->path + ": member data ends early (truncated archive)");
+    got += static_cast<size_t>(r);
+  }
+  return Status::OK();
+}
+
+}  // namespace shardpack

@@ -1,0 +1,39 @@
+// TarShardReader: reads the members of a tar shard through libarchive (which understands every tar
+// dialect: ustar, GNU, PAX), with all file I/O going through an Env. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shardpack/env.h"
+
+namespace shardpack {
+
+struct TarMember {
+  std::string name;
+  uint64_t header_offset = 0;  // where the member's header starts in the archive
+  uint64_t size = 0;
+  bool regular = false;        // a regular file (not a directory, link, device, ...)
+};
+
+class TarShardReader {
+ public:
+  static Status Open(Env* env, const std::string& path, std::unique_ptr<TarShardReader>* reader);
+  ~TarShardReader();
+  TarShardReader(const TarShardReader&) = delete;
+  TarShardReader& operator=(const TarShardReader&) = delete;
+
+  // Moves to the next member; *done is set at the end of the archive. DataLoss on damaged or
+  // truncated archives, naming the path and libarchive's reason.
+  Status Next(TarMember* member, bool* done);
+  // Reads the current member's data; InvalidArgument when it is larger than max_bytes.
+  Status ReadData(uint64_t max_bytes, std::string* data);
+
+ private:
+  struct Impl;
+  explicit TarShardReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shardpack

@@ -1,0 +1,67 @@
+// WdsDatasetWriter: writes WebDataset tar shards with their DALI index and sample table.
+//
+// Each sample becomes adjacent members "<key>.cls" (labelled datasets only), "<key>.<image ext>"
+// holding the original bytes, and "<key>.json", in name order (as `tar --sort=name` would write
+// them). A shard is written as "<name>.tmp" and renamed to its final name once complete, after its
+// index and sample table; a new shard starts when the next sample would push the current one past
+// shard_size_bytes or it holds samples_per_shard samples.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/wds/dali_index.h"
+#include "formats/wds/tar_shard_writer.h"
+#include "lib/sample_table.h"
+#include "shardpack/dataset_writer.h"
+#include "shardpack/env.h"
+
+namespace shardpack {
+
+struct WdsWriterOptions {
+  std::string dir;                        // the dataset folder; must exist
+  std::string prefix = "shard";           // shards are "<prefix>-000000.tar", ...
+  uint64_t shard_size_bytes = 512'000'000;
+  uint64_t samples_per_shard = 100'000;
+  bool sync = true;                       // fsync each file before renaming it into place
+};
+
+// The three file names of shard `index`: "<prefix>-NNNNNN.tar", ".idx", ".samples.tsv".
+std::string WdsShardFileName(const std::string& prefix, uint64_t index);
+std::string WdsIndexFileName(const std::string& shard_file);
+std::string WdsSampleTableFileName(const std::string& shard_file);
+
+class WdsDatasetWriter final : public DatasetWriter {
+ public:
+  WdsDatasetWriter(Env* env, WdsWriterOptions options);
+  ~WdsDatasetWriter() override;
+
+  Status Add(const Sample& sample) override;
+  Status Finish(std::vector<ShardEntry>* shards) override;
+  void Abandon() override;
+  Status status() const override { return status_; }
+  uint64_t samples_written() const override { return samples_written_; }
+  uint64_t bytes_written() const override;
+
+ private:
+  Status StartShard();
+  Status FinishShard();
+  Status PublishSideFile(const std::string& file, const std::string& contents, SideFile* entry);
+
+  Env* env_;
+  WdsWriterOptions options_;
+  Status status_;
+  std::vector<ShardEntry> finished_;
+  uint64_t finished_bytes_ = 0;
+  uint64_t samples_written_ = 0;
+
+  // The shard in progress (tar_ is null between shards).
+  std::unique_ptr<TarShardWriter> tar_;
+  std::string shard_file_;
+  uint64_t shard_samples_ = 0;
+  DaliIndexBuilder index_;
+  std::string sample_table_;
+};
+
+}  // namespace shardpack

@@ -1,0 +1,232 @@
+#include "formats/wds/wds_verifier.h"
+
+#include <algorithm>
+#include <set>
+
+#include "formats/wds/dali_index.h"
+#include "formats/wds/tar_format.h"
+#include "formats/wds/tar_shard_reader.h"
+#include "lib/sample_table.h"
+#include "shardpack/checksum.h"
+#include "shardpack/image.h"
+
+namespace shardpack {
+namespace {
+
+constexpr size_t kMaxProblemsPerShard = 50;
+
+class ShardChecker {
+ public:
+  ShardChecker(Env* env, const std::string& dir, const ShardEntry& shard, const VerifyOptions& options,
+               WdsShardCheck* check)
+      : env_(env), dir_(dir), shard_(shard), options_(options), check_(check) {}
+
+  void Run() {
+    const std::string path = JoinPath(dir_, shard_.file);
+    uint64_t size = 0;
+    if (!env_->GetFileSize(path, &size).ok()) {
+      Problem("", "shard file is missing");
+      return;
+    }
+    if (size != shard_.bytes) {
+      Problem("", "file is " + std::to_string(size) + " bytes, manifest says " +
+                      std::to_string(shard_.bytes) + (size < shard_.bytes ? " (truncated)" : ""));
+    }
+    have_index_ = LoadSideFile(shard_.index, [&](const std::string& text) {
+      return ParseDaliIndex(text, &index_);
+    });
+    have_table_ = LoadSideFile(shard_.sample_table, [&](const std::string& text) {
+      return ParseSampleTable(text, &table_);
+    });
+    if (have_index_ && index_.size() != shard_.samples) {
+      Problem("", "DALI index lists " + std::to_string(index_.size()) + " samples, manifest says " +
+                      std::to_string(shard_.samples));
+    }
+    if (have_table_ && table_.size() != shard_.samples) {
+      Problem("", "sample table lists " + std::to_string(table_.size()) + " samples, manifest says " +
+                      std::to_string(shard_.samples));
+    }
+    CheckChecksums(path);
+    CheckTarStructure(path);
+    if (check_->samples != shard_.samples) {
+      Problem("", "tar holds " + std::to_string(check_->samples) + " samples, manifest says " +
+                      std::to_string(shard_.samples));
+    }
+  }
+
+ private:
+  void Problem(const std::string& key, const std::string& what) {
+    if (check_->problems.size() < kMaxProblemsPerShard) {
+      check_->problems.push_back({shard_.file, key, what});
+    } else if (check_->problems.size() == kMaxProblemsPerShard) {
+      check_->problems.push_back({shard_.file, "", "more problems in this shard not listed"});
+    }
+  }
+
+  template <typename Parse>
+  bool LoadSideFile(const SideFile& side, Parse parse) {
+    std::string text;
+    Status s = env_->ReadFile(JoinPath(dir_, side.file), options_.max_member_bytes, &text);
+    if (!s.ok()) {
+      Problem("", side.file + ": " + s.message());
+      return false;
+    }
+    if (ChecksumHex(Xxh64(text)) != side.xxh64) {
+      Problem("", side.file + ": checksum mismatch (file changed since pack)");
+    }
+    s = parse(text);
+    if (!s.ok()) {
+      Problem("", side.file + ": " + s.message());
+      return false;
+    }
+    return true;
+  }
+
+  // One pass over the bytes: the whole-file checksum and, to name damaged samples, each sample's
+  // range checksum from the sample table.
+  void CheckChecksums(const std::string& path) {
+    std::unique_ptr<SequentialFile> file;
+    Status s = env_->NewSequentialFile(path, &file);
+    if (!s.ok()) {
+      Problem("", s.message());
+      return;
+    }
+    std::vector<const SampleRecord*> ranges;
+    for (const SampleRecord& r : table_) ranges.push_back(&r);
+    std::sort(ranges.begin(), ranges.end(),
+              [](const SampleRecord* a, const SampleRecord* b) { return a->offset < b->offset; });
+    StreamingXxh64 whole, sample;
+    size_t next = 0;  // first range not yet finished
+    uint64_t offset = 0;
+    std::vector<char> buf(1 << 20);
+    for (;;) {
+      size_t n = 0;
+      s = file->Read(buf.size(), buf.data(), &n);
+      if (!s.ok()) {
+        Problem("", s.message());
+        return;
+      }
+      if (n == 0) break;
+      whole.Update(std::string_view(buf.data(), n));
+      uint64_t end = offset + n;
+      while (next < ranges.size() && ranges[next]->offset < end) {
+        const SampleRecord& r = *ranges[next];
+        uint64_t from = std::max(r.offset, offset);
+        uint64_t to = std::min(r.offset + r.size, end);
+        if (from == r.offset) sample.Reset();
+        if (to > from) sample.Update(std::string_view(buf.data() + (from - offset), to - from));
+        if (r.offset + r.size > end) break;  // continues in the next chunk
+        if (sample.Digest() != r.xxh64) Problem(r.key, "checksum mismatch: bytes of this sample changed");
+        ++next;
+      }
+      offset = end;
+    }
+    check_->bytes = offset;
+    for (; next < ranges.size(); ++next) Problem(ranges[next]->key, "sample lies past the end of the file (truncated)");
+    if (ChecksumHex(whole.Digest()) != shard_.xxh64) {
+      Problem("", "checksum mismatch: xxh64 " + ChecksumHex(whole.Digest()) + ", manifest says " + shard_.xxh64);
+    }
+  }
+
+  // Walks the tar with libarchive and checks members against the DALI index, the grouping of
+  // members into adjacent samples, and (with decode) every image.
+  void CheckTarStructure(const std::string& path) {
+    std::unique_ptr<TarShardReader> reader;
+    Status s = TarShardReader::Open(env_, path, &reader);
+    if (!s.ok()) {
+      Problem("", s.message());
+      return;
+    }
+    std::set<std::string> finished_keys;
+    std::string current_key;
+    size_t member_in_sample = 0;
+    for (;;) {
+      TarMember m;
+      bool done = false;
+      s = reader->Next(&m, &done);
+      if (!s.ok()) {
+        Problem(current_key, "tar structure: " + s.message());
+        return;
+      }
+      if (done) break;
+      std::string key, ext;
+      if (!m.regular || !SplitWdsMemberName(m.name, &key, &ext)) {
+        Problem("", "unexpected tar member '" + m.name + "'");
+        continue;
+      }
+      if (key != current_key) {
+        if (!current_key.empty()) finished_keys.insert(current_key);
+        if (finished_keys.count(key)) Problem(key, "members of this sample are not adjacent");
+        current_key = key;
+        member_in_sample = 0;
+        ++check_->samples;
+      }
+      CheckAgainstIndex(check_->samples - 1, member_in_sample++, m, key);
+      if (options_.decode && ImageFormatFromExtension(ext) != ImageFormat::kUnknown) {
+        DecodeMember(reader.get(), key, m);
+      }
+    }
+    if (!current_key.empty() && have_table_ && check_->samples <= table_.size() &&
+        table_[check_->samples - 1].key != current_key) {
+      Problem(current_key, "sample table and tar disagree on the last sample's key");
+    }
+  }
+
+  void CheckAgainstIndex(uint64_t sample, size_t member, const TarMember& m, const std::string& key) {
+    if (have_table_ && sample < table_.size() && member == 0 && table_[sample].key != key) {
+      Problem(key, "sample table lists key '" + table_[sample].key + "' at this position");
+    }
+    if (!have_index_) return;
+    if (sample >= index_.size() || member >= index_[sample].size()) {
+      Problem(key, "tar member '" + m.name + "' is not in the DALI index");
+      return;
+    }
+    const DaliIndexMember& e = index_[sample][member];
+    const uint64_t data_offset = m.header_offset + tar::kBlockSize;
+    if (e.name != m.name || e.size != m.size || e.offset != data_offset) {
+      Problem(key, "DALI index entry (" + e.name + " at " + std::to_string(e.offset) + ", " +
+                       std::to_string(e.size) + " bytes) does not match the tar member (" + m.name +
+                       " at " + std::to_string(data_offset) + ", " + std::to_string(m.size) + " bytes)");
+    }
+  }
+
+  void DecodeMember(TarShardReader* reader, const std::string& key, const TarMember& m) {
+    std::string data;
+    Status s = reader->ReadData(options_.max_member_bytes, &data);
+    if (s.ok()) {
+      DecodedImage image;
+      s = DecodeImage(data, options_.max_pixels, &image);
+      if (s.ok()) ++check_->images_decoded;
+    }
+    if (!s.ok()) Problem(key, "cannot decode " + m.name + ": " + s.message());
+  }
+
+  Env* env_;
+  const std::string& dir_;
+  const ShardEntry& shard_;
+  const VerifyOptions& options_;
+  WdsShardCheck* check_;
+  bool have_index_ = false;
+  bool have_table_ = false;
+  std::vector<DaliIndexSample> index_;
+  std::vector<SampleRecord> table_;
+};
+
+}  // namespace
+
+bool SplitWdsMemberName(const std::string& name, std::string* key, std::string* ext) {
+  size_t slash = name.find_last_of('/');
+  size_t base = slash == std::string::npos ? 0 : slash + 1;
+  size_t dot = name.find('.', base);
+  if (dot == std::string::npos || dot == base) return false;
+  *key = name.substr(0, dot);
+  *ext = name.substr(dot + 1);
+  return true;
+}
+
+void VerifyWdsShard(Env* env, const std::string& dir, const ShardEntry& shard,
+                    const VerifyOptions& options, WdsShardCheck* check) {
+  ShardChecker(env, dir, shard, options, check).Run();
+}
+
+}  // namespace shardpack

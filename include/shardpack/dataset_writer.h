@@ -1,0 +1,47 @@
+// DatasetWriter: the interface every output format implements (formats/<name>/).
+//
+// Lifecycle, as in leveldb's TableBuilder: Add() samples in order, then exactly one of Finish()
+// (publish) or Abandon() (remove unpublished files). The first error is sticky: status() returns it
+// and later calls fail with it. A writer is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardpack/image.h"
+#include "shardpack/manifest.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+// One sample on its way into a dataset. The writer copies what it keeps; views stay the caller's.
+struct Sample {
+  std::string_view key;         // unique, no '.' or '/' (lib/sample_keys.h)
+  int32_t label = -1;           // -1: unlabelled
+  std::string_view class_name;  // empty when unlabelled
+  std::string_view relpath;     // source path relative to SRC
+  ImageInfo image;
+  std::string_view bytes;       // the encoded image, untouched
+};
+
+class DatasetWriter {
+ public:
+  virtual ~DatasetWriter() = default;
+  DatasetWriter() = default;
+  DatasetWriter(const DatasetWriter&) = delete;
+  DatasetWriter& operator=(const DatasetWriter&) = delete;
+
+  virtual Status Add(const Sample& sample) = 0;
+  // Completes the last shard and returns the entries of all published shards, in order.
+  virtual Status Finish(std::vector<ShardEntry>* shards) = 0;
+  // Removes the temporary file of the shard in progress. Completed shards stay on disk (they are
+  // complete and checksummed), but without a manifest the dataset does not look complete.
+  virtual void Abandon() = 0;
+  virtual Status status() const = 0;
+  virtual uint64_t samples_written() const = 0;
+  virtual uint64_t bytes_written() const = 0;
+};
+
+}  // namespace shardpack

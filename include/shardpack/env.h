@@ -1,0 +1,79 @@
+// Env: the one seam through which shardpack touches the file system.
+//
+// Everything that reads or writes files (scanning a source tree, reading images, writing shards,
+// renaming them into place, reading them back for verify) goes through an Env, so that tests can
+// substitute one that fails, shortens or corrupts I/O on purpose. Env::Default() is the POSIX one.
+// All methods are thread-safe; file objects are used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+// A file opened for appending. Close() (or destruction) releases it; Sync() makes written data
+// durable before the caller publishes the file under its final name.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  virtual Status Sync() = 0;
+  virtual Status Close() = 0;
+};
+
+// A file read from front to back.
+class SequentialFile {
+ public:
+  virtual ~SequentialFile() = default;
+  // Reads up to n bytes into scratch; *bytes_read is 0 only at end of file.
+  virtual Status Read(size_t n, char* scratch, size_t* bytes_read) = 0;
+};
+
+struct DirEntry {
+  enum class Type { kFile, kDirectory, kOther };
+  std::string name;  // a name inside the directory, never "." or ".."
+  Type type = Type::kOther;  // after following symlinks; a dangling link is kOther
+  bool is_symlink = false;
+};
+
+// Identifies a directory independently of the path that reached it (for symlink-loop detection).
+struct FileId {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  bool operator==(const FileId& o) const { return device == o.device && inode == o.inode; }
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  // The process-wide POSIX Env; never deleted.
+  static Env* Default();
+
+  virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) = 0;
+  virtual Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) = 0;
+  // Reads a whole file; fails with InvalidArgument when it holds more than max_bytes.
+  virtual Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) = 0;
+  virtual Status ListDir(const std::string& path, std::vector<DirEntry>* entries) = 0;
+  virtual Status GetFileId(const std::string& path, FileId* id) = 0;
+  virtual Status GetFileSize(const std::string& path, uint64_t* size) = 0;
+  virtual bool FileExists(const std::string& path) = 0;
+  // Creates the directory and its parents; OK when it already exists.
+  virtual Status CreateDirs(const std::string& path) = 0;
+  virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
+  virtual Status RemoveFile(const std::string& path) = 0;
+  // Makes a rename inside the directory durable.
+  virtual Status SyncDir(const std::string& path) = 0;
+};
+
+// Writes `contents` to `path` atomically: a temporary file, synced, then renamed into place.
+Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents);
+
+// "dir/name", without doubling the slash.
+std::string JoinPath(const std::string& dir, const std::string& name);
+
+}  // namespace shardpack

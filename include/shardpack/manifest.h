@@ -1,0 +1,66 @@
+// The dataset manifest, OUT/manifest.json: what a packed dataset holds and how to check it.
+//
+// It is written last, atomically, so its presence means every file it lists is complete. For
+// WebDataset output it is also a valid `wids` shard-list description (wids_version 1, a shardlist of
+// {url, nsamples} with urls relative to the manifest). The normative description is
+// docs/formats/manifest.md.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "shardpack/env.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+inline constexpr char kManifestFileName[] = "manifest.json";
+inline constexpr int kManifestVersion = 1;
+
+// An input file that was not packed, and why.
+struct SkippedFile {
+  std::string path;    // relative to SRC; bytes that are not UTF-8 are written as \xNN
+  std::string reason;  // e.g. "truncated JPEG: no end-of-image marker after the image data"
+};
+
+// A side file that belongs to one shard (its index or its sample table), with its checksum.
+struct SideFile {
+  std::string file;   // relative to the dataset folder
+  std::string xxh64;  // 16 hex digits
+};
+
+struct ShardEntry {
+  std::string file;    // relative to the dataset folder, e.g. "shard-000000.tar"
+  uint64_t samples = 0;
+  uint64_t bytes = 0;
+  std::string xxh64;   // of the whole shard file
+  SideFile index;      // DALI index (wds)
+  SideFile sample_table;
+};
+
+struct Manifest {
+  std::string name;                 // the dataset folder's base name
+  std::string format;               // "wds"
+  int format_version = 1;
+  std::string tool_version;         // shardpack version that wrote it
+  nlohmann::json options = nlohmann::json::object();  // the pack options that shape the output
+  std::vector<std::string> classes; // label i is classes[i]; empty for an unlabelled dataset
+  uint64_t samples = 0;
+  uint64_t bytes = 0;               // sum of shard sizes
+  std::vector<ShardEntry> shards;
+  std::vector<SkippedFile> skipped;
+  std::vector<std::string> empty_classes;
+};
+
+nlohmann::json ManifestToJson(const Manifest& manifest);
+// Fails with DataLoss naming the missing or mistyped field.
+Status ManifestFromJson(const nlohmann::json& json, Manifest* manifest);
+
+// Writes dir/manifest.json atomically (temporary file, fsync, rename, directory fsync).
+Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest);
+// Reads dir/manifest.json. NotFound when absent (a pack that did not finish leaves none).
+Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest);
+
+}  // namespace shardpack

@@ -1,0 +1,58 @@
+// pack: turns a directory tree of images into a packed dataset.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "shardpack/env.h"
+#include "shardpack/manifest.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+
+struct PackProgress {
+  uint64_t files_done = 0;   // packed or skipped
+  uint64_t files_total = 0;
+  uint64_t bytes_read = 0;
+  uint64_t samples_packed = 0;
+  uint64_t files_skipped = 0;
+  double elapsed_seconds = 0;
+};
+
+struct PackOptions {
+  std::string format = "wds";               // only "wds" in this version
+  std::string prefix = "shard";             // shard file names: "<prefix>-000000.tar", ...
+  uint64_t shard_size_bytes = 512'000'000;  // a new shard starts before one would exceed this
+  uint64_t samples_per_shard = 100'000;     // ... or once it holds this many samples
+  int threads = 0;                          // reader threads; 0 = all cores
+  bool shuffle = false;                     // shuffle sample order once, from seed
+  uint64_t seed = 0;
+  bool path_keys = false;                   // keys from relative paths instead of the index
+  bool strict = false;                      // the first bad input fails the pack
+  bool decode_check = false;                // fully decode every image (slow) instead of probing
+  uint64_t max_sample_bytes = 256ull << 20; // larger files are skipped; bounds memory
+  uint64_t max_pixels = 178'956'970;        // images declaring more pixels are skipped
+  bool force = false;                       // replace a non-empty OUT
+  bool sync = true;                         // fsync files before publishing them
+  Env* env = nullptr;                       // nullptr: Env::Default()
+  // Called from one thread at a time, about every 100 ms and once at the end. May be empty.
+  std::function<void(const PackProgress&)> on_progress;
+  // Called once per skipped input, in input order, from one thread at a time. May be empty.
+  std::function<void(const SkippedFile&)> on_skip;
+};
+
+struct PackResult {
+  Manifest manifest;  // as written to OUT/manifest.json
+  uint64_t bytes_read = 0;
+  double seconds = 0;
+};
+
+// Packs src into out. On success out/manifest.json exists and lists every shard. On failure no
+// manifest is left in out, so the output never looks complete. Bad inputs are skipped and listed
+// (or fail the pack with strict); the Status names the file and the fix.
+Status Pack(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result);
+
+}  // namespace shardpack

@@ -1,0 +1,17 @@
+// Machine-readable (--json) forms of pack, verify and stat results. Field names are stable;
+// docs/cli.md lists them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "shardpack/pack.h"
+#include "shardpack/stat.h"
+#include "shardpack/verify.h"
+
+namespace shardpack {
+
+nlohmann::json PackResultToJson(const PackResult& result, const std::string& out);
+nlohmann::json VerifyReportToJson(const VerifyReport& report);
+nlohmann::json DatasetStatsToJson(const DatasetStats& stats);
+
+}  // namespace shardpack

@@ -1,0 +1,42 @@
+// stat: a summary of a packed dataset, read from its manifest and sample tables (no shard is read).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "shardpack/env.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+struct ClassCount {
+  std::string name;
+  int32_t label = 0;
+  uint64_t samples = 0;
+};
+
+struct DatasetStats {
+  std::string name;
+  std::string format;
+  uint64_t samples = 0;
+  uint64_t shards = 0;
+  uint64_t bytes = 0;
+  uint64_t skipped = 0;  // inputs skipped at pack time
+  // Bytes one sample occupies in its shard (all members with headers and padding).
+  struct Percentiles {
+    uint64_t min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+    double mean = 0;
+  };
+  Percentiles sample_bytes;
+  Percentiles width;
+  Percentiles height;
+  std::map<std::string, uint64_t> image_formats;  // "jpeg" -> samples
+  std::vector<ClassCount> classes;               // in label order; empty when unlabelled
+  uint64_t unlabelled = 0;
+};
+
+Status Stat(const std::string& dir, Env* env, DatasetStats* stats);
+
+}  // namespace shardpack

@@ -1,0 +1,43 @@
+// verify: re-reads a packed dataset and reports every problem it finds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shardpack/env.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+struct VerifyOptions {
+  bool decode = false;                  // also decode every image (slow, thorough)
+  int threads = 0;                      // shards checked in parallel; 0 = all cores
+  uint64_t max_pixels = 178'956'970;    // images declaring more pixels are reported, not decoded
+  uint64_t max_member_bytes = 1ull << 30;  // larger members are reported, not read into memory
+  Env* env = nullptr;                   // nullptr: Env::Default()
+};
+
+struct VerifyProblem {
+  std::string shard;  // file name; empty for dataset-level problems
+  std::string key;    // sample key; empty when the problem is not one sample's
+  std::string what;   // e.g. "checksum mismatch: bytes of this sample changed"
+};
+
+struct VerifyReport {
+  std::string format;
+  uint64_t shards = 0;
+  uint64_t samples = 0;         // samples found in the shards
+  uint64_t bytes = 0;           // bytes read
+  uint64_t images_decoded = 0;  // with decode
+  std::vector<VerifyProblem> problems;
+  bool clean() const { return problems.empty(); }
+};
+
+// Checks every shard listed in dir/manifest.json: file sizes and checksums against the manifest,
+// per-sample checksums against the sample tables, tar structure against the DALI index, sample
+// counts, and files in dir that the manifest does not list. Returns non-OK only when verification
+// cannot run at all (no or unreadable manifest); problems found go into the report.
+Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport* report);
+
+}  // namespace shardpack

@@ -1,0 +1,42 @@
+#include "shardpack/checksum.h"
+
+#include <xxhash.h>
+
+#include <cstdio>
+
+namespace shardpack {
+
+uint64_t Xxh64(std::string_view data) { return XXH64(data.data(), data.size(), 0); }
+
+std::string ChecksumHex(uint64_t value) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+bool ParseChecksumHex(const std::string& text, uint64_t* value) {
+  if (text.size() != 16) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else return false;
+    v = (v << 4) | static_cast<uint64_t>(d);
+  }
+  *value = v;
+  return true;
+}
+
+struct StreamingXxh64::State {
+  XXH64_state_t* s = XXH64_createState();
+  ~State() { XXH64_freeState(s); }
+};
+
+StreamingXxh64::StreamingXxh64() : state_(std::make_unique<State>()) { Reset(); }
+StreamingXxh64::~StreamingXxh64() = default;
+void StreamingXxh64::Update(std::string_view data) { XXH64_update(state_->s, data.data(), data.size()); }
+uint64_t StreamingXxh64::Digest() const { return XXH64_digest(state_->s); }
+void StreamingXxh64::Reset() { XXH64_reset(state_->s, 0); }
+
+}  // namespace shardpack

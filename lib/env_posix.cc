@@ -1,0 +1,249 @@
+// The POSIX Env: plain open/read/write/rename, with errors turned into Status values that name the
+// path and the system's reason.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "shardpack/env.h"
+
+namespace shardpack {
+namespace {
+
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixWritableFile() override { (void)Close(); }
+
+  Status Append(std::string_view data) override {
+    // Small appends (tar headers, index lines) are gathered so that each write(2) is large.
+    if (buffer_.size() + data.size() <= kBufferSize) {
+      buffer_.append(data);
+      return Status::OK();
+    }
+    SHARDPACK_RETURN_IF_ERROR(Flush());
+    if (data.size() < kBufferSize) {
+      buffer_.append(data);
+      return Status::OK();
+    }
+    return WriteAll(data.data(), data.size());
+  }
+
+  Status Sync() override {
+    SHARDPACK_RETURN_IF_ERROR(Flush());
+    if (::fdatasync(fd_) != 0) return Status::FromErrno("cannot sync " + path_, errno);
+    return Status::OK();
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return Status::OK();
+    Status s = Flush();
+    if (::close(fd_) != 0 && s.ok()) s = Status::FromErrno("cannot close " + path_, errno);
+    fd_ = -1;
+    return s;
+  }
+
+ private:
+  static constexpr size_t kBufferSize = 1 << 20;
+
+  Status Flush() {
+    Status s = WriteAll(buffer_.data(), buffer_.size());
+    buffer_.clear();
+    return s;
+  }
+
+  Status WriteAll(const char* p, size_t n) {
+    while (n > 0) {
+      ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return Status::FromErrno("cannot write " + path_, errno);
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+    return Status::OK();
+  }
+
+  std::string path_;
+  int fd_;
+  std::string buffer_;
+};
+
+class PosixSequentialFile final : public SequentialFile {
+ public:
+  PosixSequentialFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixSequentialFile() override { ::close(fd_); }
+
+  Status Read(size_t n, char* scratch, size_t* bytes_read) override {
+    for (;;) {
+      ssize_t r = ::read(fd_, scratch, n);
+      if (r >= 0) {
+        *bytes_read = static_cast<size_t>(r);
+        return Status::OK();
+      }
+      if (errno != EINTR) return Status::FromErrno("cannot read " + path_, errno);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+class PosixEnv final : public Env {
+ public:
+  Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::FromErrno("cannot create " + path, errno);
+    *file = std::make_unique<PosixWritableFile>(path, fd);
+    return Status::OK();
+  }
+
+  Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    *file = std::make_unique<PosixSequentialFile>(path, fd);
+    return Status::OK();
+  }
+
+  Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      int e = errno;
+      ::close(fd);
+      return Status::FromErrno("cannot stat " + path, e);
+    }
+    if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+      ::close(fd);
+      return Status::InvalidArgument(path + " holds " + std::to_string(st.st_size) +
+                                     " bytes, more than the limit of " + std::to_string(max_bytes));
+    }
+    contents->resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < contents->size()) {
+      ssize_t r = ::read(fd, contents->data() + got, contents->size() - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        int e = errno;
+        ::close(fd);
+        return Status::FromErrno("cannot read " + path, e);
+      }
+      if (r == 0) break;  // the file shrank while we read it
+      got += static_cast<size_t>(r);
+    }
+    contents->resize(got);
+    ::close(fd);
+    return Status::OK();
+  }
+
+  Status ListDir(const std::string& path, std::vector<DirEntry>* entries) override {
+    entries->clear();
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) return Status::FromErrno("cannot list " + path, errno);
+    while (struct dirent* d = ::readdir(dir)) {
+      std::string name = d->d_name;
+      if (name == "." || name == "..") continue;
+      DirEntry e;
+      e.name = name;
+      std::string full = JoinPath(path, name);
+      struct stat lst, st;
+      if (::lstat(full.c_str(), &lst) == 0) e.is_symlink = S_ISLNK(lst.st_mode);
+      if (::stat(full.c_str(), &st) == 0) {
+        if (S_ISREG(st.st_mode)) e.type = DirEntry::Type::kFile;
+        else if (S_ISDIR(st.st_mode)) e.type = DirEntry::Type::kDirectory;
+      }
+      entries->push_back(std::move(e));
+    }
+    ::closedir(dir);
+    return Status::OK();
+  }
+
+  Status GetFileId(const std::string& path, FileId* id) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return Status::FromErrno("cannot stat " + path, errno);
+    id->device = st.st_dev;
+    id->inode = st.st_ino;
+    return Status::OK();
+  }
+
+  Status GetFileSize(const std::string& path, uint64_t* size) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return Status::FromErrno("cannot stat " + path, errno);
+    *size = static_cast<uint64_t>(st.st_size);
+    return Status::OK();
+  }
+
+  bool FileExists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
+
+  Status CreateDirs(const std::string& path) override {
+    if (path.empty()) return Status::OK();
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) return Status::OK();
+      return Status::InvalidArgument(path + " exists and is not a directory");
+    }
+    size_t slash = path.find_last_of('/');
+    if (slash != std::string::npos && slash > 0) {
+      SHARDPACK_RETURN_IF_ERROR(CreateDirs(path.substr(0, slash)));
+    }
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::FromErrno("cannot create directory " + path, errno);
+    }
+    return Status::OK();
+  }
+
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+      return Status::FromErrno("cannot rename " + from + " to " + to, errno);
+    }
+    return Status::OK();
+  }
+
+  Status RemoveFile(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return Status::FromErrno("cannot remove " + path, errno);
+    return Status::OK();
+  }
+
+  Status SyncDir(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno("cannot open directory " + path, errno);
+    int rc = ::fsync(fd);
+    int e = errno;
+    ::close(fd);
+    if (rc != 0) return Status::FromErrno("cannot sync directory " + path, e);
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+Env* Env::Default() {
+  static PosixEnv* env = new PosixEnv;
+  return env;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents) {
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<WritableFile> file;
+  SHARDPACK_RETURN_IF_ERROR(env->NewWritableFile(tmp, &file));
+  Status s = file->Append(contents);
+  if (s.ok()) s = file->Sync();
+  if (s.ok()) s = file->Close();
+  if (s.ok()) s = env->RenameFile(tmp, path);
+  if (!s.ok()) (void)env->RemoveFile(tmp);
+  return s;
+}
+
+}  // namespace shardpack

@@ -1,0 +1,83 @@
+// Full decode: libjpeg-turbo (TurboJPEG API) for JPEG, OpenCV for the other formats. OpenCV throws;
+// its exceptions stop here and become Status values.
+#include <turbojpeg.h>
+
+#include <cstring>
+#include <memory>
+#include <opencv2/core/utils/logger.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "shardpack/image.h"
+
+namespace shardpack {
+namespace {
+
+struct TjHandleCloser {
+  void operator()(void* h) const { tjDestroy(h); }
+};
+
+Status DecodeJpeg(std::string_view bytes, uint64_t max_pixels, DecodedImage* out) {
+  std::unique_ptr<void, TjHandleCloser> tj(tjInitDecompress());
+  if (!tj) return Status::IOError("cannot initialise libjpeg-turbo");
+  auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
+  int width = 0, height = 0, subsamp = 0, colorspace = 0;
+  if (tjDecompressHeader3(tj.get(), src, bytes.size(), &width, &height, &subsamp, &colorspace) != 0) {
+    return Status::Corrupt(std::string("JPEG header: ") + tjGetErrorStr2(tj.get()));
+  }
+  if (uint64_t(width) * uint64_t(height) > max_pixels) {
+    return Status::Corrupt("image of " + std::to_string(width) + "x" + std::to_string(height) +
+                           " pixels exceeds the limit of " + std::to_string(max_pixels) + " pixels");
+  }
+  out->width = static_cast<uint32_t>(width);
+  out->height = static_cast<uint32_t>(height);
+  out->rgb.resize(size_t(width) * size_t(height) * 3);
+  // STOPONWARNING: a truncated or damaged JPEG otherwise "decodes" into grey padding silently.
+  if (tjDecompress2(tj.get(), src, bytes.size(), out->rgb.data(), width, 0, height, TJPF_RGB,
+                    TJFLAG_STOPONWARNING) != 0) {
+    return Status::Corrupt(std::string("JPEG data: ") + tjGetErrorStr2(tj.get()));
+  }
+  return Status::OK();
+}
+
+Status DecodeWithOpenCv(std::string_view bytes, const ImageInfo& info, uint64_t max_pixels,
+                        DecodedImage* out) {
+  if (uint64_t(info.width) * info.height > max_pixels) {
+    return Status::Corrupt("image of " + std::to_string(info.width) + "x" +
+                           std::to_string(info.height) + " pixels exceeds the limit of " +
+                           std::to_string(max_pixels) + " pixels");
+  }
+  static const bool quiet = [] {
+    cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
+    return true;
+  }();
+  (void)quiet;
+  try {
+    cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
+                    const_cast<char*>(bytes.data()));
+    cv::Mat bgr = cv::imdecode(encoded, cv::IMREAD_COLOR);
+    if (bgr.empty()) return Status::Corrupt(std::string(ImageFormatName(info.format)) + " data cannot be decoded");
+    cv::Mat rgb;
+    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
+    out->width = static_cast<uint32_t>(rgb.cols);
+    out->height = static_cast<uint32_t>(rgb.rows);
+    out->rgb.resize(size_t(rgb.cols) * size_t(rgb.rows) * 3);
+    for (int y = 0; y < rgb.rows; ++y) {
+      std::memcpy(out->rgb.data() + size_t(y) * rgb.cols * 3, rgb.ptr(y), size_t(rgb.cols) * 3);
+    }
+  } catch (const cv::Exception& e) {
+    return Status::Corrupt(std::string("OpenCV cannot decode the image: ") + e.what());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status DecodeImage(std::string_view bytes, uint64_t max_pixels, DecodedImage* out) {
+  ImageInfo info;
+  SHARDPACK_RETURN_IF_ERROR(ProbeImage(bytes, &info));
+  if (info.format == ImageFormat::kJpeg) return DecodeJpeg(bytes, max_pixels, out);
+  return DecodeWithOpenCv(bytes, info, max_pixels, out);
+}
+
+}  // namespace shardpack

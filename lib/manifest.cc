@@ -1,0 +1,104 @@
+#include "shardpack/manifest.h"
+
+namespace shardpack {
+namespace {
+
+using nlohmann::json;
+
+json SideFileToJson(const SideFile& f) { return json{{"file", f.file}, {"xxh64", f.xxh64}}; }
+
+void SideFileFromJson(const json& j, SideFile* f) {
+  f->file = j.at("file").get<std::string>();
+  f->xxh64 = j.at("xxh64").get<std::string>();
+}
+
+}  // namespace
+
+nlohmann::json ManifestToJson(const Manifest& m) {
+  json shardlist = json::array();
+  for (const ShardEntry& s : m.shards) {
+    // url and nsamples are the wids fields; the rest is ours.
+    shardlist.push_back(json{{"url", s.file},
+                             {"nsamples", s.samples},
+                             {"filesize", s.bytes},
+                             {"xxh64", s.xxh64},
+                             {"index", SideFileToJson(s.index)},
+                             {"sample_table", SideFileToJson(s.sample_table)}});
+  }
+  json skipped = json::array();
+  for (const SkippedFile& f : m.skipped) skipped.push_back(json{{"path", f.path}, {"reason", f.reason}});
+  return json{{"__kind__", "wids-shard-index-v1"},
+              {"wids_version", 1},
+              {"name", m.name},
+              {"shardpack_manifest_version", kManifestVersion},
+              {"shardpack_version", m.tool_version},
+              {"format", m.format},
+              {"format_version", m.format_version},
+              {"samples", m.samples},
+              {"bytes", m.bytes},
+              {"classes", m.classes},
+              {"empty_classes", m.empty_classes},
+              {"options", m.options},
+              {"shardlist", shardlist},
+              {"skipped", skipped}};
+}
+
+Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
+  *m = Manifest();
+  try {
+    int version = j.at("shardpack_manifest_version").get<int>();
+    if (version != kManifestVersion) {
+      return Status::Unsupported("manifest version " + std::to_string(version) +
+                                 " is not supported by this shardpack (it reads version " +
+                                 std::to_string(kManifestVersion) + ")");
+    }
+    m->name = j.value("name", "");
+    m->tool_version = j.value("shardpack_version", "");
+    m->format = j.at("format").get<std::string>();
+    m->format_version = j.at("format_version").get<int>();
+    m->samples = j.at("samples").get<uint64_t>();
+    m->bytes = j.at("bytes").get<uint64_t>();
+    m->classes = j.at("classes").get<std::vector<std::string>>();
+    m->empty_classes = j.value("empty_classes", std::vector<std::string>());
+    m->options = j.value("options", json::object());
+    for (const json& s : j.at("shardlist")) {
+      ShardEntry e;
+      e.file = s.at("url").get<std::string>();
+      e.samples = s.at("nsamples").get<uint64_t>();
+      e.bytes = s.at("filesize").get<uint64_t>();
+      e.xxh64 = s.at("xxh64").get<std::string>();
+      SideFileFromJson(s.at("index"), &e.index);
+      SideFileFromJson(s.at("sample_table"), &e.sample_table);
+      m->shards.push_back(std::move(e));
+    }
+    for (const json& f : j.value("skipped", json::array())) {
+      m->skipped.push_back({f.at("path").get<std::string>(), f.at("reason").get<std::string>()});
+    }
+  } catch (const json::exception& e) {
+    return Status::DataLoss(std::string("manifest is malformed: ") + e.what());
+  }
+  return Status::OK();
+}
+
+Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest) {
+  std::string text = ManifestToJson(manifest).dump(2) + "\n";
+  SHARDPACK_RETURN_IF_ERROR(WriteFileAtomically(env, JoinPath(dir, kManifestFileName), text));
+  return env->SyncDir(dir);
+}
+
+Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest) {
+  const std::string path = JoinPath(dir, kManifestFileName);
+  if (!env->FileExists(path)) {
+    return Status::NotFound(path + " does not exist: " + dir +
+                            " is not a packed dataset, or its pack did not finish (rerun pack)");
+  }
+  std::string text;
+  SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 30, &text));
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::DataLoss(path + " is not valid JSON");
+  Status s = ManifestFromJson(j, manifest);
+  if (!s.ok()) return Status::DataLoss(path + ": " + s.message());
+  return Status::OK();
+}
+
+}  // namespace shardpack

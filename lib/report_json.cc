@@ -1,0 +1,62 @@
+#include "shardpack/report_json.h"
+
+namespace shardpack {
+namespace {
+
+nlohmann::json PercentilesToJson(const DatasetStats::Percentiles& p) {
+  return {{"min", p.min}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"max", p.max}, {"mean", p.mean}};
+}
+
+}  // namespace
+
+nlohmann::json PackResultToJson(const PackResult& r, const std::string& out) {
+  const Manifest& m = r.manifest;
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const SkippedFile& f : m.skipped) skipped.push_back({{"path", f.path}, {"reason", f.reason}});
+  return {{"output", out},
+          {"format", m.format},
+          {"samples", m.samples},
+          {"skipped", m.skipped.size()},
+          {"shards", m.shards.size()},
+          {"bytes_written", m.bytes},
+          {"bytes_read", r.bytes_read},
+          {"seconds", r.seconds},
+          {"classes", m.classes.size()},
+          {"empty_classes", m.empty_classes},
+          {"skipped_files", skipped}};
+}
+
+nlohmann::json VerifyReportToJson(const VerifyReport& r) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const VerifyProblem& p : r.problems) {
+    problems.push_back({{"shard", p.shard}, {"key", p.key}, {"problem", p.what}});
+  }
+  return {{"ok", r.clean()},
+          {"format", r.format},
+          {"shards", r.shards},
+          {"samples", r.samples},
+          {"bytes", r.bytes},
+          {"images_decoded", r.images_decoded},
+          {"problems", problems}};
+}
+
+nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (const ClassCount& c : s.classes) {
+    classes.push_back({{"name", c.name}, {"label", c.label}, {"samples", c.samples}});
+  }
+  return {{"name", s.name},
+          {"format", s.format},
+          {"samples", s.samples},
+          {"shards", s.shards},
+          {"bytes", s.bytes},
+          {"skipped", s.skipped},
+          {"sample_bytes", PercentilesToJson(s.sample_bytes)},
+          {"width", PercentilesToJson(s.width)},
+          {"height", PercentilesToJson(s.height)},
+          {"image_formats", s.image_formats},
+          {"classes", classes},
+          {"unlabelled", s.unlabelled}};
+}
+
+}  // namespace shardpack

@@ -1,0 +1,75 @@
+#include "lib/sample_table.h"
+
+#include <charconv>
+
+#include "shardpack/checksum.h"
+
+namespace shardpack {
+namespace {
+
+std::vector<std::string_view> SplitTabs(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t start = 0;
+  for (;;) {
+    size_t tab = line.find('\t', start);
+    fields.push_back(line.substr(start, tab == std::string_view::npos ? tab : tab - start));
+    if (tab == std::string_view::npos) return fields;
+    start = tab + 1;
+  }
+}
+
+template <typename T>
+bool ParseNumber(std::string_view s, T* value) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *value);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+}
+
+}  // namespace
+
+std::string FormatSampleRecord(const SampleRecord& r) {
+  std::string line = r.key;
+  line += '\t' + std::to_string(r.offset);
+  line += '\t' + std::to_string(r.size);
+  line += '\t' + ChecksumHex(r.xxh64);
+  line += '\t' + std::to_string(r.label);
+  line += '\t';
+  line += ImageFormatName(r.format);
+  line += '\t' + std::to_string(r.width);
+  line += '\t' + std::to_string(r.height);
+  line += '\n';
+  return line;
+}
+
+Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records) {
+  records->clear();
+  const std::string_view header(kSampleTableHeader);
+  if (text.substr(0, header.size()) != header) {
+    return Status::DataLoss("sample table does not start with the expected header");
+  }
+  size_t pos = header.size();
+  size_t line_no = 1;
+  while (pos < text.size()) {
+    ++line_no;
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) {
+      return Status::DataLoss("sample table line " + std::to_string(line_no) + " is cut short");
+    }
+    std::vector<std::string_view> f = SplitTabs(text.substr(pos, end - pos));
+    pos = end + 1;
+    SampleRecord r;
+    bool ok = f.size() == 8 && !f[0].empty() && ParseNumber(f[1], &r.offset) &&
+              ParseNumber(f[2], &r.size) && ParseChecksumHex(std::string(f[3]), &r.xxh64) &&
+              ParseNumber(f[4], &r.label) && ParseNumber(f[6], &r.width) &&
+              ParseNumber(f[7], &r.height);
+    if (ok) {
+      r.key = std::string(f[0]);
+      r.format = ImageFormatFromExtension(f[5] == "jpeg" ? "jpg" : f[5]);
+      ok = r.format != ImageFormat::kUnknown;
+    }
+    if (!ok) return Status::DataLoss("sample table line " + std::to_string(line_no) + " is malformed");
+    records->push_back(std::move(r));
+  }
+  return Status::OK();
+}
+
+}  // namespace shardpack

@@ -1,0 +1,39 @@
+// The sample table: one text file per shard listing, for every sample, where its bytes lie in the
+// shard, their checksum, and what `stat` summarises (label, image format, dimensions).
+//
+// Format (docs/formats/sample-table.md): a header line, then one tab-separated line per sample:
+//   key  offset  size  xxh64  label  format  width  height
+// offset/size cover the sample's whole byte range in the shard (for tar: its members' headers, data
+// and padding), so `verify` can name the sample that holds a damaged byte.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardpack/image.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+inline constexpr char kSampleTableHeader[] =
+    "#shardpack-sample-table-v1\tkey\toffset\tsize\txxh64\tlabel\tformat\twidth\theight\n";
+
+struct SampleRecord {
+  std::string key;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t xxh64 = 0;
+  int32_t label = -1;
+  ImageFormat format = ImageFormat::kUnknown;
+  uint32_t width = 0;
+  uint32_t height = 0;
+};
+
+// One line, newline included.
+std::string FormatSampleRecord(const SampleRecord& record);
+// Parses a whole table; DataLoss naming the line on any malformed content.
+Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records);
+
+}  // namespace shardpack

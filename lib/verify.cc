@@ -1,0 +1,74 @@
+// verify: the dataset-level checks here, the per-shard checks in the format's verifier.
+#include "shardpack/verify.h"
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <set>
+#include <thread>
+
+#include "formats/wds/wds_verifier.h"
+#include "shardpack/manifest.h"
+
+namespace shardpack {
+
+Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport* report) {
+  *report = VerifyReport();
+  Env* env = options.env ? options.env : Env::Default();
+  Manifest manifest;
+  SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
+  if (manifest.format != "wds") {
+    return Status::Unsupported("format '" + manifest.format + "' cannot be verified by this version");
+  }
+  report->format = manifest.format;
+  report->shards = manifest.shards.size();
+
+  std::vector<WdsShardCheck> checks(manifest.shards.size());
+  const int threads = options.threads > 0 ? options.threads
+                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  try {
+    tbb::task_arena arena(threads);
+    arena.execute([&] {
+      tbb::parallel_for(size_t(0), manifest.shards.size(), [&](size_t i) {
+        VerifyWdsShard(env, dir, manifest.shards[i], options, &checks[i]);
+      });
+    });
+  } catch (const std::exception& e) {
+    return Status::IOError(std::string("verify failed: ") + e.what());
+  }
+
+  uint64_t listed = 0, bytes = 0;
+  for (size_t i = 0; i < checks.size(); ++i) {
+    report->samples += checks[i].samples;
+    report->bytes += checks[i].bytes;
+    report->images_decoded += checks[i].images_decoded;
+    for (VerifyProblem& p : checks[i].problems) report->problems.push_back(std::move(p));
+    listed += manifest.shards[i].samples;
+    bytes += manifest.shards[i].bytes;
+  }
+  if (listed != manifest.samples) {
+    report->problems.push_back({"", "", "manifest lists " + std::to_string(manifest.samples) +
+                                            " samples but its shards add up to " + std::to_string(listed)});
+  }
+  if (bytes != manifest.bytes) {
+    report->problems.push_back({"", "", "manifest lists " + std::to_string(manifest.bytes) +
+                                            " bytes but its shards add up to " + std::to_string(bytes)});
+  }
+  // A shard file the manifest does not know is either left over or was added by hand; readers that
+  // glob for shards would pick it up.
+  std::set<std::string> known;
+  for (const ShardEntry& e : manifest.shards) known.insert(e.file);
+  std::vector<DirEntry> entries;
+  SHARDPACK_RETURN_IF_ERROR(env->ListDir(dir, &entries));
+  std::set<std::string> extra;
+  for (const DirEntry& e : entries) {
+    const std::string& n = e.name;
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".tar") == 0 && !known.count(n)) extra.insert(n);
+  }
+  for (const std::string& n : extra) {
+    report->problems.push_back({n, "", "shard file is not listed in the manifest"});
+  }
+  return Status::OK();
+}
+
+}  // namespace shardpack

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages shardpack builds and tests with. Idempotent: installs only what is
+# missing, and does nothing (not even `apt-get update`) when everything is present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libarchive-dev liblmdb-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
+  libopencv-dev libtbb-dev libcli11-dev libzstd-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libxxhash-dev
+  python3 python3-numpy python3-pil tar
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

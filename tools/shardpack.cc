@@ -1,0 +1,197 @@
+// The shardpack command line: parses flags into option structs, makes one library call, prints the
+// result or "<command> failed: <reason>". Exit status: 0 success, 1 failure (or problems found by
+// verify), 2 usage error.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "shardpack/pack.h"
+#include "shardpack/report_json.h"
+#include "shardpack/stat.h"
+#include "shardpack/units.h"
+#include "shardpack/verify.h"
+#include "tools/progress_printer.h"
+
+namespace shardpack {
+namespace {
+
+int Fail(const char* command, const Status& s) {
+  std::fprintf(stderr, "%s failed: %s\n", command, s.message().c_str());
+  return 1;
+}
+
+struct PackFlags {
+  std::string src, out, shard_size = "512MB", max_sample_bytes = "256MiB", keys = "index", check = "header";
+  bool quiet = false, json = false, no_sync = false;
+  PackOptions options;
+};
+
+int RunPack(PackFlags& f) {
+  Status s = ParseByteSize(f.shard_size, &f.options.shard_size_bytes);
+  if (s.ok()) s = ParseByteSize(f.max_sample_bytes, &f.options.max_sample_bytes);
+  if (!s.ok()) return Fail("pack", s);
+  f.options.path_keys = f.keys == "path";
+  f.options.decode_check = f.check == "decode";
+  f.options.sync = !f.no_sync;
+  ProgressPrinter progress(!f.quiet && !f.json);
+  f.options.on_progress = [&](const PackProgress& p) { progress.Update(p); };
+  f.options.on_skip = [&](const SkippedFile& sf) {
+    if (f.quiet || f.json) return;
+    progress.Finish();
+    std::fprintf(stderr, "skipped %s: %s\n", sf.path.c_str(), sf.reason.c_str());
+  };
+  PackResult result;
+  s = Pack(f.src, f.out, f.options, &result);
+  progress.Finish();
+  if (!s.ok()) return Fail("pack", s);
+  const Manifest& m = result.manifest;
+  if (f.json) {
+    std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
+    return 0;
+  }
+  std::printf("packed %llu samples into %zu shards (%s) in %s in %.1f s (%.1f MB/s); skipped %zu files%s\n",
+              static_cast<unsigned long long>(m.samples), m.shards.size(), FormatBytes(m.bytes).c_str(),
+              f.out.c_str(), result.seconds, result.seconds > 0 ? result.bytes_read / 1e6 / result.seconds : 0.0,
+              m.skipped.size(), m.skipped.empty() ? "" : " (listed in manifest.json)");
+  return 0;
+}
+
+int RunVerify(const std::string& dir, VerifyOptions options, bool json) {
+  VerifyReport report;
+  Status s = Verify(dir, options, &report);
+  if (!s.ok()) return Fail("verify", s);
+  if (json) {
+    std::cout << VerifyReportToJson(report).dump(2) << "\n";
+    return report.clean() ? 0 : 1;
+  }
+  for (const VerifyProblem& p : report.problems) {
+    std::string where = p.shard.empty() ? dir : p.shard;
+    if (!p.key.empty()) where += ": sample " + p.key;
+    std::printf("%s: %s\n", where.c_str(), p.what.c_str());
+  }
+  std::string decoded = options.decode ? ", " + std::to_string(report.images_decoded) + " images decoded" : "";
+  if (report.clean()) {
+    std::printf("verify OK: %llu shards, %llu samples, %s checked%s\n",
+                static_cast<unsigned long long>(report.shards), static_cast<unsigned long long>(report.samples),
+                FormatBytes(report.bytes).c_str(), decoded.c_str());
+    return 0;
+  }
+  std::printf("verify FAILED: %zu problems in %llu shards\n", report.problems.size(),
+              static_cast<unsigned long long>(report.shards));
+  return 1;
+}
+
+void PrintPercentiles(const char* what, const DatasetStats::Percentiles& p, bool bytes) {
+  auto v = [&](uint64_t x) { return bytes ? FormatBytes(x) : std::to_string(x); };
+  std::printf("%-13s min %s  p50 %s  p90 %s  p99 %s  max %s\n", what, v(p.min).c_str(), v(p.p50).c_str(),
+              v(p.p90).c_str(), v(p.p99).c_str(), v(p.max).c_str());
+}
+
+int RunStat(const std::string& dir, bool json, size_t top) {
+  DatasetStats st;
+  Status s = Stat(dir, nullptr, &st);
+  if (!s.ok()) return Fail("stat", s);
+  if (json) {
+    std::cout << DatasetStatsToJson(st).dump(2) << "\n";
+    return 0;
+  }
+  std::printf("dataset      %s (%s)\n", st.name.c_str(), st.format.c_str());
+  std::printf("samples      %llu in %llu shards, %s; %llu inputs skipped at pack time\n",
+              static_cast<unsigned long long>(st.samples), static_cast<unsigned long long>(st.shards),
+              FormatBytes(st.bytes).c_str(), static_cast<unsigned long long>(st.skipped));
+  PrintPercentiles("sample size", st.sample_bytes, true);
+  PrintPercentiles("width", st.width, false);
+  PrintPercentiles("height", st.height, false);
+  std::string formats;
+  for (const auto& [name, n] : st.image_formats) formats += " " + name + " " + std::to_string(n);
+  std::printf("formats     %s\n", formats.c_str());
+  if (st.classes.empty()) {
+    std::printf("classes      none (unlabelled)\n");
+    return 0;
+  }
+  std::vector<ClassCount> sorted = st.classes;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const ClassCount& a, const ClassCount& b) { return a.samples > b.samples; });
+  std::printf("classes      %zu\n", sorted.size());
+  auto print_class = [](const ClassCount& c) {
+    std::printf("  %8llu  %s (label %d)\n", static_cast<unsigned long long>(c.samples), c.name.c_str(), c.label);
+  };
+  if (sorted.size() <= 2 * top) {
+    std::printf("per class:\n");
+    for (const ClassCount& c : sorted) print_class(c);
+    return 0;
+  }
+  std::printf("largest:\n");
+  for (size_t i = 0; i < top; ++i) print_class(sorted[i]);
+  std::printf("smallest:\n");
+  for (size_t i = sorted.size() - top; i < sorted.size(); ++i) print_class(sorted[i]);
+  return 0;
+}
+
+}  // namespace
+}  // namespace shardpack
+
+int main(int argc, char** argv) {
+  using namespace shardpack;
+  CLI::App app{"shardpack: packs image datasets into large sequential shards so the GPU never waits for data."};
+  app.set_version_flag("--version", std::string("shardpack ") + SHARDPACK_VERSION);
+  app.require_subcommand(1);
+
+  PackFlags pf;
+  CLI::App* pack = app.add_subcommand("pack", "Pack a directory tree of images (one folder per class) into shards.");
+  pack->add_option("SRC", pf.src, "Source folder: one sub-folder per class (ImageNet layout), or images directly")
+      ->required();
+  pack->add_option("OUT", pf.out, "Output folder (created; must be empty unless --force)")->required();
+  pack->add_option("--format", pf.options.format, "Output format: wds (WebDataset tar shards)")
+      ->capture_default_str();
+  pack->add_option("--shard-size", pf.shard_size, "Start a new shard before one would exceed this size (e.g. 512MB, 1GiB)")
+      ->capture_default_str();
+  pack->add_option("--samples-per-shard", pf.options.samples_per_shard, "Start a new shard after this many samples")
+      ->capture_default_str();
+  pack->add_option("--prefix", pf.options.prefix, "Shard file name prefix: PREFIX-000000.tar, ...")->capture_default_str();
+  pack->add_option("--threads", pf.options.threads, "Reader threads (0 = all cores); output does not depend on it")
+      ->capture_default_str();
+  pack->add_flag("--shuffle", pf.options.shuffle, "Shuffle sample order once at pack time (for streaming readers)");
+  pack->add_option("--seed", pf.options.seed, "Seed for --shuffle")->capture_default_str();
+  pack->add_option("--key", pf.keys, "Sample keys: index (zero-padded sample number) or path (from the relative path)")
+      ->check(CLI::IsMember({"index", "path"}))
+      ->capture_default_str();
+  pack->add_option("--check", pf.check, "Input check: header (fast: format, size, truncation) or decode (full decode)")
+      ->check(CLI::IsMember({"header", "decode"}))
+      ->capture_default_str();
+  pack->add_option("--max-sample-bytes", pf.max_sample_bytes, "Skip larger input files")->capture_default_str();
+  pack->add_option("--max-pixels", pf.options.max_pixels, "Skip images whose header declares more pixels")
+      ->capture_default_str();
+  pack->add_flag("--strict", pf.options.strict, "Fail on the first bad input instead of skipping and reporting it");
+  pack->add_flag("--force", pf.options.force, "Replace the dataset in a non-empty OUT");
+  pack->add_flag("--no-sync", pf.no_sync, "Do not fsync files before publishing them (faster, not crash-safe)");
+  pack->add_flag("-q,--quiet", pf.quiet, "No progress and no per-file skip lines; only the summary");
+  pack->add_flag("--json", pf.json, "Print the summary as JSON on stdout");
+
+  std::string verify_dir;
+  VerifyOptions vo;
+  bool verify_json = false;
+  CLI::App* verify = app.add_subcommand("verify", "Check a packed dataset: structure, checksums, indexes, counts.");
+  verify->add_option("DATASET", verify_dir, "Dataset folder (holding manifest.json)")->required();
+  verify->add_flag("--decode", vo.decode, "Also decode every image");
+  verify->add_option("--threads", vo.threads, "Shards checked in parallel (0 = all cores)")->capture_default_str();
+  verify->add_flag("--json", verify_json, "Print the report as JSON on stdout");
+
+  std::string stat_dir;
+  bool stat_json = false;
+  size_t stat_top = 5;
+  CLI::App* stat = app.add_subcommand("stat", "Summarise a packed dataset: sizes, formats, dimensions, classes.");
+  stat->add_option("DATASET", stat_dir, "Dataset folder (holding manifest.json)")->required();
+  stat->add_option("--top", stat_top, "How many largest and smallest classes to list")->capture_default_str();
+  stat->add_flag("--json", stat_json, "Print everything as JSON on stdout");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (pack->parsed()) return RunPack(pf);
+  if (verify->parsed()) return RunVerify(verify_dir, vo, verify_json);
+  if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top);
+  return 2;
+}
