@@ -125,7 +125,7 @@ class Packer {
     if (!env_->FileExists(src_)) return Status::NotFound("source folder " + src_ + " does not exist");
     SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env_, src_, out_, options_.force));
     Status s = ScanSourceTree(env_, src_, &tree_);
-    if (!s.ok()) return Status(s.code() == Status::Code::kIOError ? Status::IOError("cannot scan source folder: " + s.message()) : s);
+    if (!s.ok()) return s;
     for (const SkippedFile& f : tree_.skipped) SHARDPACK_RETURN_IF_ERROR(Skip(f));
 
     order_ = PackOrder(tree_.files.size(), options_.shuffle, options_.seed);
@@ -234,8 +234,9 @@ class Packer {
   }
 
   Status RunPipeline() {
-    const int threads = options_.threads > 0 ? options_.threads
-                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // oneTBB runs at most one thread per core (and warns on stderr when asked for more).
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = options_.threads > 0 ? std::min(options_.threads, cores) : cores;
     const size_t tokens = static_cast<size_t>(threads) * 4;
     std::vector<Item> slots(tokens);
     size_t next = 0;

@@ -24,8 +24,8 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   report->shards = manifest.shards.size();
 
   std::vector<WdsShardCheck> checks(manifest.shards.size());
-  const int threads = options.threads > 0 ? options.threads
-                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = options.threads > 0 ? std::min(options.threads, cores) : cores;
   try {
     tbb::task_arena arena(threads);
     arena.execute([&] {

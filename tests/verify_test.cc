@@ -1,0 +1,162 @@
+#include "shardpack/verify.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "formats/wds/dali_index.h"
+#include "shardpack/stat.h"
+#include "tests/support/dataset_fixture.h"
+
+namespace shardpack {
+namespace {
+
+using testing::ReadFile;
+using testing::WriteFile;
+
+class VerifyTest : public testing::DatasetTest {
+ protected:
+  void SetUp() override {
+    MakeTree(2, 5);
+    PackOptions o = QuietOptions();
+    o.samples_per_shard = 4;
+    ASSERT_TRUE(PackTo(out(), o, &packed_).ok());
+  }
+
+  VerifyReport Run(bool decode = false) {
+    VerifyOptions o;
+    o.decode = decode;
+    VerifyReport report;
+    EXPECT_TRUE(Verify(out(), o, &report).ok());
+    return report;
+  }
+
+  static bool Has(const VerifyReport& r, const std::string& shard, const std::string& key, const std::string& what) {
+    for (const VerifyProblem& p : r.problems) {
+      if (p.shard == shard && p.key == key && p.what == what) return true;
+    }
+    return false;
+  }
+
+  static std::string Dump(const VerifyReport& r) {
+    std::string s;
+    for (const VerifyProblem& p : r.problems) s += p.shard + " | " + p.key + " | " + p.what + "\n";
+    return s;
+  }
+
+  // Offset of the image data of sample `i` in shard 0, from the DALI index.
+  uint64_t ImageOffset(size_t i) {
+    std::vector<DaliIndexSample> index;
+    EXPECT_TRUE(ParseDaliIndex(ReadFile(out() + "/shard-000000.idx"), &index).ok());
+    return index[i][1].offset;
+  }
+
+  PackResult packed_;
+};
+
+TEST_F(VerifyTest, CleanDatasetPasses) {
+  VerifyReport r = Run(/*decode=*/true);
+  EXPECT_TRUE(r.clean()) << Dump(r);
+  EXPECT_EQ(r.shards, 3u);
+  EXPECT_EQ(r.samples, 10u);
+  EXPECT_EQ(r.images_decoded, 10u);
+  EXPECT_EQ(r.bytes, packed_.manifest.bytes);
+}
+
+TEST_F(VerifyTest, FlippedByteIsPinnedToItsSample) {
+  const std::string path = out() + "/shard-000000.tar";
+  std::string bytes = ReadFile(path);
+  bytes[ImageOffset(2) + 100] ^= 0x01;
+  WriteFile(path, bytes);
+  VerifyReport r = Run();
+  EXPECT_TRUE(Has(r, "shard-000000.tar", "000000002", "checksum mismatch: bytes of this sample changed")) << Dump(r);
+  EXPECT_EQ(r.problems.size(), 2u) << Dump(r);  // the sample and the whole-shard checksum
+}
+
+TEST_F(VerifyTest, TruncatedShardIsReported) {
+  const std::string path = out() + "/shard-000001.tar";
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3000);
+  VerifyReport r = Run();
+  EXPECT_FALSE(r.clean());
+  const uint64_t expected = packed_.manifest.shards[1].bytes;
+  EXPECT_TRUE(Has(r, "shard-000001.tar", "",
+                  "file is " + std::to_string(expected - 3000) + " bytes, manifest says " +
+                      std::to_string(expected) + " (truncated)"))
+      << Dump(r);
+  EXPECT_TRUE(Has(r, "shard-000001.tar", "000000007", "sample lies past the end of the file (truncated)")) << Dump(r);
+}
+
+TEST_F(VerifyTest, MissingAndExtraShardsAreReported) {
+  std::filesystem::rename(out() + "/shard-000002.tar", out() + "/shard-000099.tar");
+  VerifyReport r = Run();
+  EXPECT_TRUE(Has(r, "shard-000002.tar", "", "shard file is missing")) << Dump(r);
+  EXPECT_TRUE(Has(r, "shard-000099.tar", "", "shard file is not listed in the manifest")) << Dump(r);
+}
+
+TEST_F(VerifyTest, DamagedIndexIsReported) {
+  const std::string path = out() + "/shard-000000.idx";
+  std::string text = ReadFile(path);
+  text[text.find(" 512 ") + 1] = '6';  // the first member's offset 512 becomes 612
+  WriteFile(path, text);
+  VerifyReport r = Run();
+  EXPECT_TRUE(Has(r, "shard-000000.tar", "", "shard-000000.idx: checksum mismatch (file changed since pack)"))
+      << Dump(r);
+  EXPECT_TRUE(Has(r, "shard-000000.tar", "000000000",
+                  "DALI index entry (000000000.cls at 612, 1 bytes) does not match the tar member "
+                  "(000000000.cls at 512, 1 bytes)"))
+      << Dump(r);
+}
+
+TEST_F(VerifyTest, ManifestSampleCountMismatchIsReported) {
+  const std::string path = out() + "/manifest.json";
+  nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+  j["samples"] = 11;
+  WriteFile(path, j.dump());
+  VerifyReport r = Run();
+  EXPECT_TRUE(Has(r, "", "", "manifest lists 11 samples but its shards add up to 10")) << Dump(r);
+}
+
+TEST_F(VerifyTest, DecodeFindsImagesThatNoLongerDecode) {
+  // Damage image data and the checksums with it, as a writer bug would: only decoding can tell.
+  const std::string path = out() + "/shard-000000.tar";
+  std::string bytes = ReadFile(path);
+  const size_t scan = bytes.find("\xFF\xDA", ImageOffset(1));  // start of scan: entropy-coded data follows
+  for (size_t i = scan + 20; i < scan + 60; ++i) bytes[i] = '\xFF';
+  WriteFile(path, bytes);
+  VerifyReport r = Run(/*decode=*/true);
+  bool found = false;
+  for (const VerifyProblem& p : r.problems) {
+    if (p.key == "000000001" && p.what.rfind("cannot decode 000000001.jpg: JPEG data:", 0) == 0) found = true;
+  }
+  EXPECT_TRUE(found) << Dump(r);
+}
+
+TEST_F(VerifyTest, MissingManifestMeansNotADataset) {
+  std::filesystem::remove(out() + "/manifest.json");
+  VerifyReport r;
+  Status s = Verify(out(), VerifyOptions(), &r);
+  EXPECT_EQ(s.code(), Status::Code::kNotFound);
+  EXPECT_EQ(s.message(), out() + "/manifest.json does not exist: " + out() +
+                             " is not a packed dataset, or its pack did not finish (rerun pack)");
+}
+
+TEST_F(VerifyTest, StatSummarisesSamplesClassesAndSizes) {
+  DatasetStats st;
+  ASSERT_TRUE(Stat(out(), nullptr, &st).ok());
+  EXPECT_EQ(st.samples, 10u);
+  EXPECT_EQ(st.shards, 3u);
+  ASSERT_EQ(st.classes.size(), 2u);
+  EXPECT_EQ(st.classes[0].samples, 5u);
+  EXPECT_EQ(st.classes[1].samples, 5u);
+  EXPECT_EQ(st.image_formats["jpeg"], 8u);
+  EXPECT_EQ(st.image_formats["png"], 2u);
+  EXPECT_EQ(st.width.min, 24u);
+  EXPECT_EQ(st.width.max, 28u);
+  EXPECT_EQ(st.height.min, 16u);
+  EXPECT_EQ(st.height.max, 17u);
+  EXPECT_EQ(st.sample_bytes.max >= st.sample_bytes.p90 && st.sample_bytes.p90 >= st.sample_bytes.p50, true);
+}
+
+}  // namespace
+}  // namespace shardpack
