@@ -49,10 +49,11 @@ int RunPack(PackFlags& f) {
     std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
     return 0;
   }
-  std::printf("packed %llu samples into %zu shards (%s) in %s in %.1f s (%.1f MB/s); skipped %zu files%s\n",
+  std::printf("packed %llu samples into %zu shards (%s) in %s in %.1f s (%.1f MB/s); skipped %zu %s%s\n",
               static_cast<unsigned long long>(m.samples), m.shards.size(), FormatBytes(m.bytes).c_str(),
               f.out.c_str(), result.seconds, result.seconds > 0 ? result.bytes_read / 1e6 / result.seconds : 0.0,
-              m.skipped.size(), m.skipped.empty() ? "" : " (listed in manifest.json)");
+              m.skipped.size(), m.skipped.size() == 1 ? "file" : "files",
+              m.skipped.empty() ? "" : " (listed in manifest.json)");
   return 0;
 }
 

@@ -8,16 +8,19 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "tests/support/image_factory.h"
 
 int main(int argc, char** argv) {
   using namespace shardpack;
-  using shardpack::testing::MakeImage;
   std::string out;
   int classes = 10, images = 200, png_every = 10;
   uint64_t seed = 1;
   bool small = false;
+  int jobs = 1;
+  int noise = 24;
   CLI::App app{"Writes a tree of real JPEG/PNG images in ImageNet layout (one folder per class)."};
   app.add_option("OUT", out, "Folder to create")->required();
   app.add_option("--classes", classes, "Number of class folders")->capture_default_str();
@@ -25,26 +28,39 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed for sizes and pixels")->capture_default_str();
   app.add_option("--png-every", png_every, "Every N-th image is a PNG (0: none)")->capture_default_str();
   app.add_flag("--small", small, "Small images (about 64x48) for quick tests");
+  app.add_option("--noise", noise, "Pixel noise amplitude: more noise, larger JPEGs")->capture_default_str();
+  app.add_option("--jobs", jobs, "Encoder threads (output does not depend on it)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  std::mt19937_64 rng(seed);
-  for (int c = 0; c < classes; ++c) {
+  auto class_name = [](int c) {
     char name[32];
     std::snprintf(name, sizeof(name), "n%08d", 1440764 + c * 7919);
-    std::filesystem::create_directories(out + "/" + name);
-  }
+    return std::string(name);
+  };
+  for (int c = 0; c < classes; ++c) std::filesystem::create_directories(out + "/" + class_name(c));
+  // Sizes come from one sequence, so they do not depend on --jobs; pixels from a per-image seed.
+  std::vector<std::pair<int, int>> sizes;
+  std::mt19937_64 rng(seed);
   for (int i = 0; i < images; ++i) {
-    const int c = i % classes;
-    char cls[32];
-    std::snprintf(cls, sizeof(cls), "n%08d", 1440764 + c * 7919);
     // ImageNet's typical sizes: around 500x375, varying.
     int w = small ? 48 + int(rng() % 32) : 360 + int(rng() % 280);
     int h = small ? 36 + int(rng() % 24) : w * 3 / 4 + int(rng() % 40) - 20;
-    bool png = png_every > 0 && i % png_every == png_every - 1;
-    std::string bytes = MakeImage(png ? ImageFormat::kPng : ImageFormat::kJpeg, w, h, seed * 1000003 + i);
-    char file[96];
-    std::snprintf(file, sizeof(file), "%s/%s_%d.%s", cls, cls, 10000 + i, png ? "png" : "JPEG");
-    std::ofstream(out + "/" + file, std::ios::binary).write(bytes.data(), bytes.size());
+    sizes.emplace_back(w, h);
   }
+  auto work = [&](int first) {
+    for (int i = first; i < images; i += jobs) {
+      const std::string cls = class_name(i % classes);
+      bool png = png_every > 0 && i % png_every == png_every - 1;
+      const auto [w, h] = sizes[i];
+      std::string rgb = testing::MakePixels(w, h, seed * 1000003 + i, noise);
+      std::string bytes = png ? testing::EncodeWithOpenCv(rgb, w, h, ImageFormat::kPng) : testing::EncodeJpeg(rgb, w, h);
+      std::string file = out + "/" + cls + "/" + cls + "_" + std::to_string(10000 + i) + (png ? ".png" : ".JPEG");
+      std::ofstream(file, std::ios::binary).write(bytes.data(), bytes.size());
+    }
+  };
+  std::vector<std::thread> threads;
+  jobs = std::max(1, jobs);
+  for (int j = 0; j < jobs; ++j) threads.emplace_back(work, j);
+  for (std::thread& t : threads) t.join();
   return 0;
 }
