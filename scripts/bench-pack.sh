@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Pack throughput against `tar cf` of the same tree, measured in the same run (the machines are
+# shared and noisy, so only the ratio means anything), plus pack's peak memory.
+#
+#   scripts/bench-pack.sh [--images N] [--runs R] [--work DIR]
+#
+# Generates (once, cached in DIR) a tree of N JPEGs of ImageNet-like sizes (about 110 KB average),
+# warms the page cache, then alternates `tar cf` and `shardpack pack` R times each and reports the
+# median times and their ratio. Both write to the same file system; pack is measured both with its
+# default fsync-before-publish and with --no-sync, tar both alone and followed by `sync`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+images=20000 runs=3 work=build/bench
+while (($#)); do
+  case $1 in
+    --images) images=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    *) echo "usage: $0 [--images N] [--runs R] [--work DIR]" >&2; exit 2 ;;
+  esac
+done
+scripts/install-deps.sh
+scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
+bin=build/release
+src=$work/tree-$images
+if [[ ! -f $src/.complete ]]; then
+  echo "generating $images images in $src ..."
+  rm -rf "$src"
+  $bin/tests/make_image_tree "$src" --classes 100 --images "$images" --png-every 0 --noise 46 --jobs "$(nproc)"
+  touch "$src/.complete"
+fi
+bytes=$(du -sb --exclude=.complete "$src" | cut -f1)
+echo "tree: $images images, $bytes bytes ($((bytes / images)) bytes average)"
+cat "$src"/*/* >/dev/null  # warm the page cache for both contenders
+
+# Prints the wall seconds of "$@" (and keeps the peak RSS of the last run in $work/rss).
+timed() {
+  /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>&1
+  read -r secs kb <"$work/time"
+  echo "$kb" >"$work/rss"
+  echo "$secs"
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+tar_t=() tar_sync_t=() pack_t=() pack_nosync_t=() rss=()
+for ((r = 1; r <= runs; r++)); do
+  rm -f "$work/tree.tar"
+  tar_t+=("$(timed tar cf "$work/tree.tar" -C "$src" .)")
+  rm -f "$work/tree.tar"
+  tar_sync_t+=("$(timed sh -c "tar cf '$work/tree.tar' -C '$src' . && sync -f '$work/tree.tar'")")
+  rm -f "$work/tree.tar"
+  rm -rf "$work/out"
+  pack_t+=("$(timed $bin/shardpack pack "$src" "$work/out" --quiet)")
+  rss+=("$(cat "$work/rss")")
+  rm -rf "$work/out"
+  pack_nosync_t+=("$(timed $bin/shardpack pack "$src" "$work/out" --quiet --no-sync)")
+  rss+=("$(cat "$work/rss")")
+  echo "run $r: tar ${tar_t[-1]} s, tar+sync ${tar_sync_t[-1]} s, pack ${pack_t[-1]} s, pack --no-sync ${pack_nosync_t[-1]} s"
+done
+$bin/shardpack verify "$work/out" >/dev/null && echo "verify: OK"
+rm -rf "$work/out"
+
+t_tar=$(median "${tar_t[@]}") t_tar_sync=$(median "${tar_sync_t[@]}")
+t_pack=$(median "${pack_t[@]}") t_pack_nosync=$(median "${pack_nosync_t[@]}")
+peak_kb=$(printf '%s\n' "${rss[@]}" | sort -n | tail -n1)
+awk -v b="$bytes" -v n="$images" -v tt="$t_tar" -v tts="$t_tar_sync" -v tp="$t_pack" -v tpn="$t_pack_nosync" \
+    -v kb="$peak_kb" -v cores="$(nproc)" 'BEGIN {
+  printf "cores: %d\n", cores
+  printf "tar cf            %6.2f s  %7.1f MB/s\n", tt, b / tt / 1e6
+  printf "tar cf + sync     %6.2f s  %7.1f MB/s\n", tts, b / tts / 1e6
+  printf "pack (fsync)      %6.2f s  %7.1f MB/s  %7.0f images/s\n", tp, b / tp / 1e6, n / tp
+  printf "pack --no-sync    %6.2f s  %7.1f MB/s  %7.0f images/s\n", tpn, b / tpn / 1e6, n / tpn
+  printf "ratio pack/tar throughput: %.2f (fsync vs tar+sync), %.2f (no-sync vs tar)\n", tts / tp, tt / tpn
+  printf "peak RSS of pack: %.1f MB\n", kb / 1024
+}'
