@@ -275,6 +275,23 @@ TEST_F(DatasetTest, RefusesNonEmptyOutputUnlessForced) {
                                                          "shard-000000.samples.tsv", "shard-000000.tar"}));
 }
 
+TEST_F(DatasetTest, FailureMidPackLeavesNoManifestAndNoTemporaryShard) {
+  MakeTree(2, 5);
+  PackOptions o = QuietOptions();
+  o.samples_per_shard = 3;
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), o, &r).ok());  // an old, complete dataset
+  FaultEnv env;
+  env.FailCreationOf("shard-000002.tar.tmp");
+  o.env = &env;
+  o.force = true;
+  Status s = PackTo(out(), o, &r);
+  EXPECT_EQ(s.message(), "cannot create " + out() + "/shard-000002.tar.tmp: No space left on device");
+  EXPECT_EQ(DirListing(out()), (std::vector<std::string>{"shard-000000.idx", "shard-000000.samples.tsv",
+                                                         "shard-000000.tar", "shard-000001.idx",
+                                                         "shard-000001.samples.tsv", "shard-000001.tar"}));
+}
+
 TEST_F(DatasetTest, RefusesOutputInsideSource) {
   MakeTree(1, 1);
   PackResult r;

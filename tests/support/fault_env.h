@@ -17,15 +17,22 @@ class FaultEnv final : public Env {
     failing_.insert(suffix);
   }
 
+  // Creating a file whose path ends in `suffix` fails with "No space left on device".
+  void FailCreationOf(const std::string& suffix) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_creation_.insert(suffix);
+  }
+
   Status NewWritableFile(const std::string& p, std::unique_ptr<WritableFile>* f) override {
+    if (Matches(failing_creation_, p)) return Status::IOError("cannot create " + p + ": No space left on device");
     return base_->NewWritableFile(p, f);
   }
   Status NewSequentialFile(const std::string& p, std::unique_ptr<SequentialFile>* f) override {
-    if (Fails(p)) return Status::IOError("cannot open " + p + ": Input/output error");
+    if (Matches(failing_, p)) return Status::IOError("cannot open " + p + ": Input/output error");
     return base_->NewSequentialFile(p, f);
   }
   Status ReadFile(const std::string& p, uint64_t max, std::string* c) override {
-    if (Fails(p)) return Status::IOError("cannot read " + p + ": Input/output error");
+    if (Matches(failing_, p)) return Status::IOError("cannot read " + p + ": Input/output error");
     return base_->ReadFile(p, max, c);
   }
   Status ListDir(const std::string& p, std::vector<DirEntry>* e) override { return base_->ListDir(p, e); }
@@ -38,9 +45,9 @@ class FaultEnv final : public Env {
   Status SyncDir(const std::string& p) override { return base_->SyncDir(p); }
 
  private:
-  bool Fails(const std::string& path) {
+  bool Matches(const std::set<std::string>& suffixes, const std::string& path) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const std::string& s : failing_) {
+    for (const std::string& s : suffixes) {
       if (path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0) return true;
     }
     return false;
@@ -49,6 +56,7 @@ class FaultEnv final : public Env {
   Env* base_ = Env::Default();
   std::mutex mu_;
   std::set<std::string> failing_;
+  std::set<std::string> failing_creation_;
 };
 
 }  // namespace shardpack::testing
