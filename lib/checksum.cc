@@ -3,6 +3,9 @@
 #include <xxhash.h>
 
 #include <cstdio>
+#include <vector>
+
+#include "shardpack/env.h"
 
 namespace shardpack {
 
@@ -26,6 +29,23 @@ bool ParseChecksumHex(const std::string& text, uint64_t* value) {
   }
   *value = v;
   return true;
+}
+
+Status ChecksumFile(Env* env, const std::string& path, uint64_t* xxh64, uint64_t* size) {
+  std::unique_ptr<SequentialFile> file;
+  SHARDPACK_RETURN_IF_ERROR(env->NewSequentialFile(path, &file));
+  StreamingXxh64 hash;
+  std::vector<char> buf(1 << 20);
+  *size = 0;
+  for (;;) {
+    size_t n = 0;
+    SHARDPACK_RETURN_IF_ERROR(file->Read(buf.size(), buf.data(), &n));
+    if (n == 0) break;
+    hash.Update(std::string_view(buf.data(), n));
+    *size += n;
+  }
+  *xxh64 = hash.Digest();
+  return Status::OK();
 }
 
 struct StreamingXxh64::State {

@@ -18,18 +18,14 @@ nlohmann::json ManifestToJson(const Manifest& m) {
   json shardlist = json::array();
   for (const ShardEntry& s : m.shards) {
     // url and nsamples are the wids fields; the rest is ours.
-    shardlist.push_back(json{{"url", s.file},
-                             {"nsamples", s.samples},
-                             {"filesize", s.bytes},
-                             {"xxh64", s.xxh64},
-                             {"index", SideFileToJson(s.index)},
-                             {"sample_table", SideFileToJson(s.sample_table)}});
+    json entry{{"url", s.file}, {"nsamples", s.samples}, {"filesize", s.bytes}, {"xxh64", s.xxh64}};
+    if (!s.index.file.empty()) entry["index"] = SideFileToJson(s.index);
+    if (!s.sample_table.file.empty()) entry["sample_table"] = SideFileToJson(s.sample_table);
+    shardlist.push_back(std::move(entry));
   }
   json skipped = json::array();
   for (const SkippedFile& f : m.skipped) skipped.push_back(json{{"path", f.path}, {"reason", f.reason}});
-  return json{{"__kind__", "wids-shard-index-v1"},
-              {"wids_version", 1},
-              {"name", m.name},
+  json j{{"name", m.name},
               {"shardpack_manifest_version", kManifestVersion},
               {"shardpack_version", m.tool_version},
               {"format", m.format},
@@ -41,6 +37,11 @@ nlohmann::json ManifestToJson(const Manifest& m) {
               {"options", m.options},
               {"shardlist", shardlist},
               {"skipped", skipped}};
+  if (m.format == "wds") {  // also a wids shard-list description
+    j["__kind__"] = "wids-shard-index-v1";
+    j["wids_version"] = 1;
+  }
+  return j;
 }
 
 Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
@@ -67,8 +68,8 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
       e.samples = s.at("nsamples").get<uint64_t>();
       e.bytes = s.at("filesize").get<uint64_t>();
       e.xxh64 = s.at("xxh64").get<std::string>();
-      SideFileFromJson(s.at("index"), &e.index);
-      SideFileFromJson(s.at("sample_table"), &e.sample_table);
+      if (s.contains("index")) SideFileFromJson(s.at("index"), &e.index);
+      if (s.contains("sample_table")) SideFileFromJson(s.at("sample_table"), &e.sample_table);
       m->shards.push_back(std::move(e));
     }
     for (const json& f : j.value("skipped", json::array())) {

@@ -17,6 +17,8 @@
 #include <random>
 #include <thread>
 
+#include "formats/lmdb/lmdb_dataset_writer.h"
+#include "formats/lmdb/lmdb_format.h"
 #include "formats/wds/wds_dataset_writer.h"
 #include "lib/sample_keys.h"
 #include "lib/source_scan.h"
@@ -33,10 +35,12 @@ double SecondsSince(Clock::time_point start) {
 }
 
 Status ValidateOptions(const PackOptions& o) {
-  if (o.format == "lmdb" || o.format == "raw") {
-    return Status::Unsupported("format '" + o.format + "' is not implemented in this version; use --format wds");
+  if (o.format == "raw") {
+    return Status::Unsupported("format '" + o.format + "' is not implemented in this version; use --format wds or lmdb");
   }
-  if (o.format != "wds") return Status::InvalidArgument("unknown format '" + o.format + "'; use wds");
+  if (o.format != "wds" && o.format != "lmdb") {
+    return Status::InvalidArgument("unknown format '" + o.format + "'; use wds or lmdb");
+  }
   if (o.prefix.empty() || o.prefix.find_first_of("/.") != std::string::npos) {
     return Status::InvalidArgument("shard prefix '" + o.prefix + "' must be non-empty and contain no '/' or '.'");
   }
@@ -51,7 +55,7 @@ bool IsOurOutputFile(const std::string& name) {
     return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
   };
   return name == kManifestFileName || ends_with(".tar") || ends_with(".idx") ||
-         ends_with(".samples.tsv") || ends_with(".tmp");
+         ends_with(".samples.tsv") || ends_with(".tmp") || name == kLmdbDataFile || name == kLmdbLockFile;
 }
 
 // OUT must be empty, or hold a dataset the user agreed to replace. The old manifest goes first, so
@@ -136,25 +140,8 @@ class Packer {
       path_keys_ = UniquePathKeys(relpaths);
     }
 
-    WdsWriterOptions wo;
-    wo.dir = out_;
-    wo.prefix = options_.prefix;
-    wo.shard_size_bytes = options_.shard_size_bytes;
-    wo.samples_per_shard = options_.samples_per_shard;
-    wo.sync = options_.sync;
-    writer_ = std::make_unique<WdsDatasetWriter>(env_, wo);
-
+    writer_ = NewWriter();
     s = RunPipeline();
-    std::vector<ShardEntry> shards;
-    if (s.ok()) s = writer_->Finish(&shards);
-    if (!s.ok()) {
-      writer_->Abandon();
-      return s;
-    }
-    if (samples_ == 0) {
-      return Status::InvalidArgument("no images to pack in " + src_ + " (" +
-                                     std::to_string(skipped_.size()) + " files skipped)");
-    }
     Manifest& m = result->manifest;
     m.name = BaseName(out_);
     m.format = options_.format;
@@ -163,9 +150,24 @@ class Packer {
     m.classes = tree_.class_names;
     m.empty_classes = tree_.empty_classes;
     m.samples = samples_;
+    m.skipped = std::move(skipped_);
+    // What the dataset's own metadata record may hold: the manifest, less what depends on the
+    // finished files.
+    nlohmann::json info = ManifestToJson(m);
+    info.erase("shardlist");
+    info.erase("bytes");
+    std::vector<ShardEntry> shards;
+    if (s.ok()) s = writer_->Finish(info, &shards);
+    if (!s.ok()) {
+      writer_->Abandon();
+      return s;
+    }
+    if (samples_ == 0) {
+      return Status::InvalidArgument("no images to pack in " + src_ + " (" +
+                                     std::to_string(m.skipped.size()) + " files skipped)");
+    }
     m.shards = std::move(shards);
     for (const ShardEntry& e : m.shards) m.bytes += e.bytes;
-    m.skipped = std::move(skipped_);
     SHARDPACK_RETURN_IF_ERROR(WriteManifest(env_, out_, m));
     result->bytes_read = bytes_read_;
     result->seconds = SecondsSince(start_);
@@ -174,6 +176,19 @@ class Packer {
   }
 
  private:
+  std::unique_ptr<DatasetWriter> NewWriter() const {
+    if (options_.format == "lmdb") {
+      return std::make_unique<LmdbDatasetWriter>(env_, out_, options_.sync, kLmdbInitialMapSize);
+    }
+    WdsWriterOptions wo;
+    wo.dir = out_;
+    wo.prefix = options_.prefix;
+    wo.shard_size_bytes = options_.shard_size_bytes;
+    wo.samples_per_shard = options_.samples_per_shard;
+    wo.sync = options_.sync;
+    return std::make_unique<WdsDatasetWriter>(env_, wo);
+  }
+
   static std::string BaseName(std::string path) {
     while (path.size() > 1 && path.back() == '/') path.pop_back();
     size_t slash = path.find_last_of('/');
@@ -182,6 +197,7 @@ class Packer {
 
   Status Skip(const SkippedFile& f) {
     skipped_.push_back(f);
+    ++files_skipped_;
     if (options_.on_skip) options_.on_skip(f);
     if (options_.strict) {
       return Status::Aborted(f.path + ": " + f.reason + " (--strict stops at the first bad input)");
@@ -287,7 +303,7 @@ class Packer {
     p.files_total = tree_.files.size() + tree_.skipped.size();
     p.bytes_read = bytes_read_;
     p.samples_packed = samples_;
-    p.files_skipped = skipped_.size();
+    p.files_skipped = files_skipped_;
     p.elapsed_seconds = SecondsSince(start_);
     options_.on_progress(p);
   }
@@ -301,7 +317,7 @@ class Packer {
   std::vector<std::string> path_keys_;
   std::unique_ptr<DatasetWriter> writer_;
   std::vector<SkippedFile> skipped_;
-  uint64_t samples_ = 0, files_done_ = 0, bytes_read_ = 0;
+  uint64_t samples_ = 0, files_done_ = 0, files_skipped_ = 0, bytes_read_ = 0;
 };
 
 }  // namespace

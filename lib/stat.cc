@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "formats/lmdb/lmdb_dataset_reader.h"
 #include "lib/sample_table.h"
 #include "shardpack/manifest.h"
 
@@ -28,6 +29,18 @@ DatasetStats::Percentiles Summarise(std::vector<uint64_t>* values) {
   return p;
 }
 
+// The per-sample records of one shard: its sample table (wds) or its records (lmdb).
+Status LoadSampleRecords(Env* env, const std::string& dir, const std::string& format, const ShardEntry& shard,
+                         std::vector<SampleRecord>* records) {
+  if (format == "lmdb") return ReadLmdbSampleRecords(dir, records);
+  std::string text;
+  const std::string path = JoinPath(dir, shard.sample_table.file);
+  SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 32, &text));
+  Status s = ParseSampleTable(text, records);
+  if (!s.ok()) return Status::DataLoss(path + ": " + s.message() + " (run shardpack verify)");
+  return Status::OK();
+}
+
 }  // namespace
 
 Status Stat(const std::string& dir, Env* env, DatasetStats* stats) {
@@ -46,12 +59,8 @@ Status Stat(const std::string& dir, Env* env, DatasetStats* stats) {
   }
   std::vector<uint64_t> sizes, widths, heights;
   for (const ShardEntry& shard : manifest.shards) {
-    std::string text;
-    const std::string path = JoinPath(dir, shard.sample_table.file);
-    SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 32, &text));
     std::vector<SampleRecord> records;
-    Status s = ParseSampleTable(text, &records);
-    if (!s.ok()) return Status::DataLoss(path + ": " + s.message() + " (run shardpack verify)");
+    SHARDPACK_RETURN_IF_ERROR(LoadSampleRecords(env, dir, manifest.format, shard, &records));
     for (const SampleRecord& r : records) {
       sizes.push_back(r.size);
       widths.push_back(r.width);

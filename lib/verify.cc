@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "formats/lmdb/lmdb_dataset_reader.h"
 #include "formats/wds/wds_verifier.h"
 #include "shardpack/manifest.h"
 
@@ -17,20 +18,24 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   Env* env = options.env ? options.env : Env::Default();
   Manifest manifest;
   SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
-  if (manifest.format != "wds") {
+  if (manifest.format != "wds" && manifest.format != "lmdb") {
     return Status::Unsupported("format '" + manifest.format + "' cannot be verified by this version");
   }
   report->format = manifest.format;
   report->shards = manifest.shards.size();
 
-  std::vector<WdsShardCheck> checks(manifest.shards.size());
+  std::vector<ShardCheck> checks(manifest.shards.size());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = options.threads > 0 ? std::min(options.threads, cores) : cores;
   try {
     tbb::task_arena arena(threads);
     arena.execute([&] {
       tbb::parallel_for(size_t(0), manifest.shards.size(), [&](size_t i) {
-        VerifyWdsShard(env, dir, manifest.shards[i], options, &checks[i]);
+        if (manifest.format == "lmdb") {
+          VerifyLmdbDataset(env, dir, manifest.shards[i], options, &checks[i]);
+        } else {
+          VerifyWdsShard(env, dir, manifest.shards[i], options, &checks[i]);
+        }
       });
     });
   } catch (const std::exception& e) {

@@ -10,7 +10,7 @@
 # default fsync-before-publish and with --no-sync, tar both alone and followed by `sync`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-images=20000 runs=3 work=build/bench
+images=20000 runs=5 work=build/bench
 while (($#)); do
   case $1 in
     --images) images=$2; shift 2 ;;
@@ -33,8 +33,10 @@ bytes=$(du -sb --exclude=.complete "$src" | cut -f1)
 echo "tree: $images images, $bytes bytes ($((bytes / images)) bytes average)"
 cat "$src"/*/* >/dev/null  # warm the page cache for both contenders
 
-# Prints the wall seconds of "$@" (and keeps the peak RSS of the last run in $work/rss).
+# Prints the wall seconds of "$@" (and keeps the peak RSS of the last run in $work/rss). Dirty pages
+# of earlier runs are flushed first, so that no contender pays for another's write-back.
 timed() {
+  sync
   /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>&1
   read -r secs kb <"$work/time"
   echo "$kb" >"$work/rss"
@@ -42,7 +44,7 @@ timed() {
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-tar_t=() tar_sync_t=() pack_t=() pack_nosync_t=() rss=()
+tar_t=() tar_sync_t=() pack_t=() pack_nosync_t=() lmdb_t=() rss=()
 for ((r = 1; r <= runs; r++)); do
   rm -f "$work/tree.tar"
   tar_t+=("$(timed tar cf "$work/tree.tar" -C "$src" .)")
@@ -55,21 +57,25 @@ for ((r = 1; r <= runs; r++)); do
   rm -rf "$work/out"
   pack_nosync_t+=("$(timed $bin/shardpack pack "$src" "$work/out" --quiet --no-sync)")
   rss+=("$(cat "$work/rss")")
-  echo "run $r: tar ${tar_t[-1]} s, tar+sync ${tar_sync_t[-1]} s, pack ${pack_t[-1]} s, pack --no-sync ${pack_nosync_t[-1]} s"
+  rm -rf "$work/out"
+  lmdb_t+=("$(timed $bin/shardpack pack "$src" "$work/lmdb" --format lmdb --quiet)")
+  rm -rf "$work/lmdb"
+  echo "run $r: tar ${tar_t[-1]} s, tar+sync ${tar_sync_t[-1]} s, pack ${pack_t[-1]} s," \
+    "pack --no-sync ${pack_nosync_t[-1]} s, pack --format lmdb ${lmdb_t[-1]} s"
 done
-$bin/shardpack verify "$work/out" >/dev/null && echo "verify: OK"
-rm -rf "$work/out"
 
 t_tar=$(median "${tar_t[@]}") t_tar_sync=$(median "${tar_sync_t[@]}")
-t_pack=$(median "${pack_t[@]}") t_pack_nosync=$(median "${pack_nosync_t[@]}")
+t_pack=$(median "${pack_t[@]}") t_pack_nosync=$(median "${pack_nosync_t[@]}") t_lmdb=$(median "${lmdb_t[@]}")
 peak_kb=$(printf '%s\n' "${rss[@]}" | sort -n | tail -n1)
 awk -v b="$bytes" -v n="$images" -v tt="$t_tar" -v tts="$t_tar_sync" -v tp="$t_pack" -v tpn="$t_pack_nosync" \
-    -v kb="$peak_kb" -v cores="$(nproc)" 'BEGIN {
+    -v tl="$t_lmdb" -v kb="$peak_kb" -v cores="$(nproc)" 'BEGIN {
   printf "cores: %d\n", cores
   printf "tar cf            %6.2f s  %7.1f MB/s\n", tt, b / tt / 1e6
   printf "tar cf + sync     %6.2f s  %7.1f MB/s\n", tts, b / tts / 1e6
   printf "pack (fsync)      %6.2f s  %7.1f MB/s  %7.0f images/s\n", tp, b / tp / 1e6, n / tp
   printf "pack --no-sync    %6.2f s  %7.1f MB/s  %7.0f images/s\n", tpn, b / tpn / 1e6, n / tpn
+  printf "pack --format lmdb %6.2f s  %7.1f MB/s  %7.0f images/s\n", tl, b / tl / 1e6, n / tl
   printf "ratio pack/tar throughput: %.2f (fsync vs tar+sync), %.2f (no-sync vs tar)\n", tts / tp, tt / tpn
+  printf "ratio lmdb pack/tar throughput: %.2f (vs tar+sync; lmdb syncs once at the end)\n", tts / tl
   printf "peak RSS of pack: %.1f MB\n", kb / 1024
 }'

@@ -354,9 +354,9 @@ TEST_F(DatasetTest, EmptySourceFails) {
 TEST_F(DatasetTest, UnimplementedFormatsSayWhatToUse) {
   MakeTree(1, 1);
   PackOptions o = QuietOptions();
-  o.format = "lmdb";
+  o.format = "raw";
   PackResult r;
-  EXPECT_EQ(PackTo(out(), o, &r).message(), "format 'lmdb' is not implemented in this version; use --format wds");
+  EXPECT_EQ(PackTo(out(), o, &r).message(), "format 'raw' is not implemented in this version; use --format wds or lmdb");
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ int RunPack(PackFlags& f) {
     std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
     return 0;
   }
-  std::printf("packed %llu samples into %zu shards (%s) in %s in %.1f s (%.1f MB/s); skipped %zu %s%s\n",
+  std::printf("packed %llu samples into %zu shards (%s) in %s in %.2f s (%.1f MB/s); skipped %zu %s%s\n",
               static_cast<unsigned long long>(m.samples), m.shards.size(), FormatBytes(m.bytes).c_str(),
               f.out.c_str(), result.seconds, result.seconds > 0 ? result.bytes_read / 1e6 / result.seconds : 0.0,
               m.skipped.size(), m.skipped.size() == 1 ? "file" : "files",
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   pack->add_option("SRC", pf.src, "Source folder: one sub-folder per class (ImageNet layout), or images directly")
       ->required();
   pack->add_option("OUT", pf.out, "Output folder (created; must be empty unless --force)")->required();
-  pack->add_option("--format", pf.options.format, "Output format: wds (WebDataset tar shards)")
+  pack->add_option("--format", pf.options.format, "Output format: wds (WebDataset tar shards) or lmdb (one LMDB environment)")
       ->capture_default_str();
   pack->add_option("--shard-size", pf.shard_size, "Start a new shard before one would exceed this size (e.g. 512MB, 1GiB)")
       ->capture_default_str();

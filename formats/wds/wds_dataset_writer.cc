@@ -141,7 +141,7 @@ Status WdsDatasetWriter::FinishShard() {
   return Status::OK();
 }
 
-Status WdsDatasetWriter::Finish(std::vector<ShardEntry>* shards) {
+Status WdsDatasetWriter::Finish(const nlohmann::json& /*dataset_info*/, std::vector<ShardEntry>* shards) {
   if (!status_.ok()) return status_;
   if (tar_) {
     status_ = FinishShard();

@@ -38,7 +38,7 @@ class WdsDatasetWriter final : public DatasetWriter {
   ~WdsDatasetWriter() override;
 
   Status Add(const Sample& sample) override;
-  Status Finish(std::vector<ShardEntry>* shards) override;
+  Status Finish(const nlohmann::json& dataset_info, std::vector<ShardEntry>* shards) override;
   void Abandon() override;
   Status status() const override { return status_; }
   uint64_t samples_written() const override { return samples_written_; }

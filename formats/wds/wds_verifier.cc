@@ -18,7 +18,7 @@ constexpr size_t kMaxProblemsPerShard = 50;
 class ShardChecker {
  public:
   ShardChecker(Env* env, const std::string& dir, const ShardEntry& shard, const VerifyOptions& options,
-               WdsShardCheck* check)
+               ShardCheck* check)
       : env_(env), dir_(dir), shard_(shard), options_(options), check_(check) {}
 
   void Run() {
@@ -205,7 +205,7 @@ class ShardChecker {
   const std::string& dir_;
   const ShardEntry& shard_;
   const VerifyOptions& options_;
-  WdsShardCheck* check_;
+  ShardCheck* check_;
   bool have_index_ = false;
   bool have_table_ = false;
   std::vector<DaliIndexSample> index_;
@@ -225,7 +225,7 @@ bool SplitWdsMemberName(const std::string& name, std::string* key, std::string* 
 }
 
 void VerifyWdsShard(Env* env, const std::string& dir, const ShardEntry& shard,
-                    const VerifyOptions& options, WdsShardCheck* check) {
+                    const VerifyOptions& options, ShardCheck* check) {
   ShardChecker(env, dir, shard, options, check).Run();
 }
 

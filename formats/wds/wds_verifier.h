@@ -5,22 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "lib/shard_check.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/verify.h"
 
 namespace shardpack {
 
-struct WdsShardCheck {
-  uint64_t samples = 0;         // samples found in the tar
-  uint64_t bytes = 0;           // bytes read
-  uint64_t images_decoded = 0;
-  std::vector<VerifyProblem> problems;
-};
-
 // Never fails: every problem, including unreadable files, is recorded in `check`.
 void VerifyWdsShard(Env* env, const std::string& dir, const ShardEntry& shard,
-                    const VerifyOptions& options, WdsShardCheck* check);
+                    const VerifyOptions& options, ShardCheck* check);
 
 // The key and extension of a WebDataset member name: split at the first '.' of the base name.
 // Returns false when the base name has no '.' or starts with one.

@@ -6,12 +6,18 @@
 #include <string>
 #include <string_view>
 
+#include "shardpack/status.h"
+
 namespace shardpack {
 
 uint64_t Xxh64(std::string_view data);
 std::string ChecksumHex(uint64_t value);
 // Parses what ChecksumHex wrote; false on anything else.
 bool ParseChecksumHex(const std::string& text, uint64_t* value);
+
+class Env;
+// XXH64 and size of a whole file, read in 1 MiB pieces through `env`.
+Status ChecksumFile(Env* env, const std::string& path, uint64_t* xxh64, uint64_t* size);
 
 // An XXH64 computed over data that arrives in pieces. Not thread-safe.
 class StreamingXxh64 {

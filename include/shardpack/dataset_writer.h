@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +36,9 @@ class DatasetWriter {
 
   virtual Status Add(const Sample& sample) = 0;
   // Completes the last shard and returns the entries of all published shards, in order.
-  virtual Status Finish(std::vector<ShardEntry>* shards) = 0;
+  // `dataset_info` (sample count, classes, options) is for formats that store dataset metadata
+  // inside their own files as well as in the manifest.
+  virtual Status Finish(const nlohmann::json& dataset_info, std::vector<ShardEntry>* shards) = 0;
   // Removes the temporary file of the shard in progress. Completed shards stay on disk (they are
   // complete and checksummed), but without a manifest the dataset does not look complete.
   virtual void Abandon() = 0;

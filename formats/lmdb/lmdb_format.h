@@ -1,0 +1,35 @@
+// The LMDB format (format "lmdb", version 1): one LMDB environment in the dataset folder
+// (data.mdb, lock.mdb), one record per sample. Normative description: docs/formats/lmdb.md.
+//
+// Keys: the zero-padded sample index ("000000042"), so keys sort in sample order; the dataset
+// metadata lives under kLmdbMetadataKey, which sorts after every sample key.
+// Value of a sample (little-endian):
+//   bytes 0..3   magic "SPR1"
+//   bytes 4..7   H: length of the JSON header
+//   bytes 8..8+H JSON header {"key", "label", "class", "path", "format", "width", "height", "xxh64"}
+//   the rest     the encoded image, untouched ("xxh64" is its XXH64)
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+inline constexpr char kLmdbRecordMagic[4] = {'S', 'P', 'R', '1'};
+inline constexpr char kLmdbMetadataKey[] = "__shardpack__";
+inline constexpr char kLmdbDataFile[] = "data.mdb";
+inline constexpr char kLmdbLockFile[] = "lock.mdb";
+inline constexpr uint64_t kLmdbInitialMapSize = uint64_t(1) << 30;
+
+// Builds a record from its header and image bytes.
+std::string EncodeLmdbRecord(const nlohmann::json& header, std::string_view image);
+
+// Splits a record; DataLoss when the magic, the header length or the header JSON is wrong.
+// `image` points into `record`.
+Status ParseLmdbRecord(std::string_view record, nlohmann::json* header, std::string_view* image);
+
+}  // namespace shardpack

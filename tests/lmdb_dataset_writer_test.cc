@@ -1,0 +1,125 @@
+#include "formats/lmdb/lmdb_dataset_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "formats/lmdb/lmdb_dataset_reader.h"
+#include "formats/lmdb/lmdb_format.h"
+#include "lib/sample_keys.h"
+#include "shardpack/checksum.h"
+#include "shardpack/stat.h"
+#include "shardpack/verify.h"
+#include "tests/support/dataset_fixture.h"
+
+namespace shardpack {
+namespace {
+
+using testing::DatasetTest;
+using testing::ReadFile;
+using testing::WriteFile;
+
+TEST(LmdbRecord, RoundTripsHeaderAndImage) {
+  std::string record = EncodeLmdbRecord({{"label", 3}}, std::string("\xff\xd8\xff\x00img", 7));
+  EXPECT_EQ(record.substr(0, 8), std::string("SPR1\x0b\0\0\0", 8));  // {"label":3} is 11 bytes
+  nlohmann::json header;
+  std::string_view image;
+  ASSERT_TRUE(ParseLmdbRecord(record, &header, &image).ok());
+  EXPECT_EQ(header["label"], 3);
+  EXPECT_EQ(image, std::string("\xff\xd8\xff\x00img", 7));
+}
+
+TEST(LmdbRecord, RejectsDamagedRecords) {
+  nlohmann::json header;
+  std::string_view image;
+  EXPECT_EQ(ParseLmdbRecord("XPR1\0\0\0\0", &header, &image).message(), "record does not start with the SPR1 magic");
+  EXPECT_EQ(ParseLmdbRecord(std::string("SPR1\xff\0\0\0{}", 10), &header, &image).message(),
+            "record header length runs past the record");
+  EXPECT_EQ(ParseLmdbRecord(std::string("SPR1\x02\0\0\0[]", 10), &header, &image).message(),
+            "record header is not a JSON object");
+}
+
+class LmdbPackTest : public DatasetTest {
+ protected:
+  PackOptions LmdbOptions() {
+    PackOptions o = QuietOptions();
+    o.format = "lmdb";
+    return o;
+  }
+};
+
+TEST_F(LmdbPackTest, RecordsHoldTheSourceBytesLabelsAndMetadata) {
+  std::vector<std::string> paths = MakeTree(3, 4);
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), LmdbOptions(), &r).ok());
+  ASSERT_EQ(r.manifest.shards.size(), 1u);
+  EXPECT_EQ(r.manifest.shards[0].file, "data.mdb");
+  EXPECT_EQ(r.manifest.samples, 12u);
+  std::vector<SampleRecord> records;
+  ASSERT_TRUE(ReadLmdbSampleRecords(out(), &records).ok());
+  ASSERT_EQ(records.size(), paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    EXPECT_EQ(records[i].key, IndexKey(i));
+    EXPECT_EQ(records[i].label, paths[i][1] - '0');
+    EXPECT_EQ(records[i].xxh64, Xxh64(ReadFile(src() + "/" + paths[i])));
+  }
+  VerifyReport report;
+  ASSERT_TRUE(Verify(out(), VerifyOptions{true}, &report).ok());
+  EXPECT_TRUE(report.clean());
+  EXPECT_EQ(report.samples, 12u);
+  EXPECT_EQ(report.images_decoded, 12u);
+  DatasetStats st;
+  ASSERT_TRUE(Stat(out(), nullptr, &st).ok());
+  EXPECT_EQ(st.format, "lmdb");
+  EXPECT_EQ(st.classes[2].samples, 4u);
+  EXPECT_EQ(st.image_formats["jpeg"], 12u);
+}
+
+TEST_F(LmdbPackTest, MapGrowsWhenItFills) {
+  Sample s;
+  std::string image = testing::MakeImage(ImageFormat::kPng, 200, 200, 1);  // ~100 KB of noise
+  std::filesystem::create_directories(out());
+  LmdbDatasetWriter w(Env::Default(), out(), false, 256 * 1024);
+  for (int i = 0; i < 30; ++i) {
+    s.key = "k";
+    s.bytes = image;
+    s.image.format = ImageFormat::kPng;
+    ASSERT_TRUE(w.Add(s).ok()) << i;
+  }
+  std::vector<ShardEntry> shards;
+  ASSERT_TRUE(w.Finish(nlohmann::json{{"samples", 30}}, &shards).ok());
+  EXPECT_GE(w.map_size(), 30 * image.size());
+  std::vector<SampleRecord> records;
+  ASSERT_TRUE(ReadLmdbSampleRecords(out(), &records).ok());
+  EXPECT_EQ(records.size(), 30u);
+}
+
+TEST_F(LmdbPackTest, VerifyReportsDamageWithoutOpeningTheDamagedFile) {
+  MakeTree(2, 3);
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), LmdbOptions(), &r).ok());
+  const std::string path = out() + "/data.mdb";
+  std::string bytes = ReadFile(path);
+  bytes[bytes.size() / 2] ^= 0x20;
+  WriteFile(path, bytes);
+  VerifyReport report;
+  ASSERT_TRUE(Verify(out(), VerifyOptions(), &report).ok());
+  ASSERT_EQ(report.problems.size(), 2u);
+  EXPECT_EQ(report.problems[0].what.rfind("checksum mismatch: xxh64 ", 0), 0u);
+  EXPECT_EQ(report.problems[1].what, "records not read: LMDB cannot safely open a damaged environment");
+}
+
+TEST_F(LmdbPackTest, OutputIsByteIdenticalWhateverTheThreadCount) {
+  MakeTree(3, 10);
+  PackResult a, b;
+  PackOptions o = LmdbOptions();
+  o.threads = 1;
+  ASSERT_TRUE(PackTo(out("a") + "/ds", o, &a).ok());
+  o.threads = 2;
+  ASSERT_TRUE(PackTo(out("b") + "/ds", o, &b).ok());
+  EXPECT_EQ(ReadFile(out("a") + "/ds/data.mdb"), ReadFile(out("b") + "/ds/data.mdb"));
+  EXPECT_EQ(ReadFile(out("a") + "/ds/manifest.json"), ReadFile(out("b") + "/ds/manifest.json"));
+}
+
+}  // namespace
+}  // namespace shardpack
