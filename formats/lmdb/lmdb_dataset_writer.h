@@ -1,14 +1,17 @@
 // LmdbDatasetWriter: writes samples as records of one LMDB environment (lmdb_format.h).
 //
-// Records are buffered and written in batches, one write transaction per batch (kBatchSamples
-// samples or kBatchBytes bytes, whichever comes first), appended in key order (MDB_APPEND). A full
-// map is grown and the batch retried, so the user never chooses a map size. Finish() writes the
-// dataset metadata record, syncs, closes the environment and checksums data.mdb.
+// Records are gathered in a reused buffer and written in batches of kBatchSamples samples or
+// kBatchBytes bytes, each batch in one write transaction, appended in key order (MDB_APPEND) straight
+// into the map (MDB_RESERVE with MDB_WRITEMAP). A batch is begun and committed within one call
+// because LMDB ties a write transaction to the thread that began it, and the pipeline may call Add()
+// from different threads. Before each batch the map is grown until it has room for it with a wide
+// margin, so the user never chooses a map size. Finish() writes the dataset metadata record, syncs,
+// closes the environment, trims data.mdb to the pages in use (WRITEMAP extends it to the map size)
+// and checksums it.
 #pragma once
 
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "formats/lmdb/lmdb_environment.h"
@@ -36,8 +39,16 @@ class LmdbDatasetWriter final : public DatasetWriter {
   uint64_t map_size() const { return map_size_; }
 
  private:
+  struct PendingRecord {
+    std::string key;
+    size_t offset;  // in batch_
+    size_t size;
+  };
+
   Status Open();
-  Status CommitBatch();
+  // Queues one record; `header` and `image` are copied. A raw value is `header` alone.
+  Status Queue(std::string key, const std::string& header, std::string_view image, bool raw_value);
+  Status WriteBatch();
 
   Env* env_;
   std::string dir_;
@@ -45,8 +56,8 @@ class LmdbDatasetWriter final : public DatasetWriter {
   uint64_t initial_map_size_;
   Status status_;
   std::unique_ptr<LmdbEnvironment> lmdb_;
-  std::vector<std::pair<std::string, std::string>> batch_;  // key, record
-  size_t batch_bytes_ = 0;
+  std::string batch_;  // the records of the batch, back to back; its capacity is reused
+  std::vector<PendingRecord> pending_;
   uint64_t samples_ = 0;
   uint64_t bytes_ = 0;
   uint64_t map_size_ = 0;

@@ -11,46 +11,44 @@ Status LmdbEnvironment::Open(const std::string& dir, bool read_only, uint64_t ma
   MDB_env* env = nullptr;
   int rc = mdb_env_create(&env);
   if (rc != 0) return LmdbError("cannot create LMDB environment", rc);
-  rc = mdb_env_set_mapsize(env, map_size);
-  // NOSYNC while writing: durability comes from one explicit Sync() before the manifest is written.
-  // NOTLS: transactions may be used from whichever thread runs the pipeline's writer stage.
-  unsigned flags = MDB_NOTLS | (read_only ? MDB_RDONLY : MDB_NOSYNC);
+  if (!read_only) rc = mdb_env_set_mapsize(env, map_size);
+  // NOTLS: transactions are used from whichever thread runs the pipeline's writer stage.
+  const unsigned flags = MDB_NOTLS | (read_only ? MDB_RDONLY : MDB_WRITEMAP | MDB_NOSYNC);
   if (rc == 0) rc = mdb_env_open(env, dir.c_str(), flags, 0644);
   if (rc != 0) {
     mdb_env_close(env);
     return LmdbError("cannot open LMDB environment in " + dir, rc);
   }
-  if (read_only) {
-    MDB_envinfo info;
-    mdb_env_info(env, &info);
-    map_size = info.me_mapsize;
-  }
-  out->reset(new LmdbEnvironment(env, dir, map_size));
+  MDB_envinfo info;
+  mdb_env_info(env, &info);
+  out->reset(new LmdbEnvironment(env, dir, info.me_mapsize));
   return Status::OK();
 }
 
 LmdbEnvironment::~LmdbEnvironment() { mdb_env_close(env_); }
 
-Status LmdbEnvironment::Write(const std::function<int(MDB_txn*, MDB_dbi)>& fill) {
-  for (;;) {
-    MDB_txn* txn = nullptr;
-    int rc = mdb_txn_begin(env_, nullptr, 0, &txn);
-    if (rc != 0) return LmdbError("cannot begin LMDB transaction in " + dir_, rc);
-    MDB_dbi dbi;
-    rc = mdb_dbi_open(txn, nullptr, 0, &dbi);
-    if (rc == 0) rc = fill(txn, dbi);
-    if (rc == 0) {
-      rc = mdb_txn_commit(txn);
-    } else {
-      mdb_txn_abort(txn);
-    }
-    if (rc != MDB_MAP_FULL) {
-      return rc == 0 ? Status::OK() : LmdbError("cannot write to LMDB environment in " + dir_, rc);
-    }
-    map_size_ *= 2;
-    rc = mdb_env_set_mapsize(env_, map_size_);
-    if (rc != 0) return LmdbError("cannot grow LMDB map in " + dir_, rc);
-  }
+uint64_t LmdbEnvironment::UsedBytes() const {
+  MDB_envinfo info;
+  MDB_stat stat;
+  mdb_env_info(env_, &info);
+  mdb_env_stat(env_, &stat);
+  return (uint64_t(info.me_last_pgno) + 1) * stat.ms_psize;
+}
+
+uint64_t LmdbEnvironment::FreeBytes() const {
+  const uint64_t used = UsedBytes();
+  return map_size_ > used ? map_size_ - used : 0;
+}
+
+Status LmdbEnvironment::GrowUntilFree(uint64_t free_bytes) {
+  const uint64_t used = UsedBytes();
+  uint64_t size = map_size_;
+  while (size < used + free_bytes) size *= 2;
+  if (size == map_size_) return Status::OK();
+  int rc = mdb_env_set_mapsize(env_, size);
+  if (rc != 0) return LmdbError("cannot grow the LMDB map of " + dir_ + " to " + std::to_string(size) + " bytes", rc);
+  map_size_ = size;
+  return Status::OK();
 }
 
 Status LmdbEnvironment::Read(const std::function<Status(MDB_txn*, MDB_dbi)>& visit) {

@@ -17,20 +17,27 @@ Status LmdbError(const std::string& context, int rc);
 
 class LmdbEnvironment {
  public:
-  // Opens (creating when writable) the environment in folder `dir`.
+  // Opens the environment in folder `dir`. A writable one is created when missing and written
+  // through the map (MDB_WRITEMAP: records are copied once, straight into the page cache) without
+  // syncing each commit (MDB_NOSYNC: one Sync() before the manifest is written makes it durable).
   static Status Open(const std::string& dir, bool read_only, uint64_t map_size,
                      std::unique_ptr<LmdbEnvironment>* out);
   ~LmdbEnvironment();
   LmdbEnvironment(const LmdbEnvironment&) = delete;
   LmdbEnvironment& operator=(const LmdbEnvironment&) = delete;
 
-  // Runs `fill` inside one write transaction and commits. When the map is full, the transaction
-  // is thrown away, the map doubled, and `fill` run again: callers never choose a map size.
-  Status Write(const std::function<int(MDB_txn*, MDB_dbi)>& fill);
+  MDB_env* env() const { return env_; }
+  const std::string& dir() const { return dir_; }
+  uint64_t map_size() const { return map_size_; }
+  // Bytes of the map not yet used by pages. No write transaction may be open.
+  uint64_t FreeBytes() const;
+  // Bytes of data.mdb that hold pages (the file may be longer: WRITEMAP extends it to the map size).
+  uint64_t UsedBytes() const;
+  // Doubles the map until at least `free_bytes` are free. No transaction may be open.
+  Status GrowUntilFree(uint64_t free_bytes);
   // Runs `visit` inside one read-only transaction.
   Status Read(const std::function<Status(MDB_txn*, MDB_dbi)>& visit);
   Status Sync();
-  uint64_t map_size() const { return map_size_; }
 
  private:
   LmdbEnvironment(MDB_env* env, std::string dir, uint64_t map_size)

@@ -4,15 +4,18 @@
 
 namespace shardpack {
 
+void WriteLmdbRecord(const std::string& header_json, std::string_view image, char* out) {
+  const uint32_t h = static_cast<uint32_t>(header_json.size());
+  std::memcpy(out, kLmdbRecordMagic, 4);
+  for (int i = 0; i < 4; ++i) out[4 + i] = static_cast<char>((h >> (8 * i)) & 0xFF);
+  std::memcpy(out + 8, header_json.data(), header_json.size());
+  if (!image.empty()) std::memcpy(out + 8 + header_json.size(), image.data(), image.size());
+}
+
 std::string EncodeLmdbRecord(const nlohmann::json& header, std::string_view image) {
   const std::string json = header.dump();
-  const uint32_t h = static_cast<uint32_t>(json.size());
-  std::string record;
-  record.reserve(8 + json.size() + image.size());
-  record.append(kLmdbRecordMagic, 4);
-  for (int i = 0; i < 4; ++i) record.push_back(static_cast<char>((h >> (8 * i)) & 0xFF));
-  record.append(json);
-  record.append(image);
+  std::string record(8 + json.size() + image.size(), '\0');
+  WriteLmdbRecord(json, image, record.data());
   return record;
 }
 
