@@ -94,6 +94,21 @@ TEST_F(LmdbPackTest, MapGrowsWhenItFills) {
   EXPECT_EQ(records.size(), 30u);
 }
 
+// Regression: a write transaction begun in one Add() and committed in another deadlocked once the
+// pipeline ran Add() on a different thread (LMDB ties write transactions to their thread).
+TEST_F(LmdbPackTest, ManyBatchesFromSeveralThreadsDoNotDeadlock) {
+  MakeTree(2, 1100 / 2);
+  PackOptions o = LmdbOptions();
+  o.threads = 2;
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), o, &r).ok());
+  EXPECT_EQ(r.manifest.samples, 1100u);
+  VerifyReport report;
+  ASSERT_TRUE(Verify(out(), VerifyOptions(), &report).ok());
+  EXPECT_TRUE(report.clean());
+  EXPECT_EQ(report.samples, 1100u);
+}
+
 TEST_F(LmdbPackTest, VerifyReportsDamageWithoutOpeningTheDamagedFile) {
   MakeTree(2, 3);
   PackResult r;
