@@ -32,6 +32,18 @@ class PosixWritableFile final : public WritableFile {
     return WriteAll(data.data(), data.size());
   }
 
+  Status WriteAt(uint64_t offset, std::string_view data) override {
+    SHARDPACK_RETURN_IF_ERROR(Flush());
+    while (!data.empty()) {
+      ssize_t w = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return Status::FromErrno("cannot write " + path_, errno);
+      data.remove_prefix(static_cast<size_t>(w));
+      offset += static_cast<uint64_t>(w);
+    }
+    return Status::OK();
+  }
+
   Status Sync() override {
     SHARDPACK_RETURN_IF_ERROR(Flush());
     if (::fdatasync(fd_) != 0) return Status::FromErrno("cannot sync " + path_, errno);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/wds/tar_format.h"
+#include "lib/side_file.h"
 
 namespace shardpack {
 namespace {
@@ -109,19 +110,6 @@ Status WdsDatasetWriter::StartShard() {
   return Status::OK();
 }
 
-Status WdsDatasetWriter::PublishSideFile(const std::string& file, const std::string& contents,
-                                         SideFile* entry) {
-  entry->file = file;
-  entry->xxh64 = ChecksumHex(Xxh64(contents));
-  const std::string path = JoinPath(options_.dir, file);
-  if (options_.sync) return WriteFileAtomically(env_, path, contents);
-  std::unique_ptr<WritableFile> f;
-  SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(path + ".tmp", &f));
-  SHARDPACK_RETURN_IF_ERROR(f->Append(contents));
-  SHARDPACK_RETURN_IF_ERROR(f->Close());
-  return env_->RenameFile(path + ".tmp", path);
-}
-
 // Publishes the side files first and the shard last, so a shard under its final name always has
 // complete side files next to it.
 Status WdsDatasetWriter::FinishShard() {
@@ -131,8 +119,8 @@ Status WdsDatasetWriter::FinishShard() {
   SHARDPACK_RETURN_IF_ERROR(tar_->Finish(options_.sync));
   entry.bytes = tar_->size();
   entry.xxh64 = ChecksumHex(tar_->checksum());
-  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(WdsIndexFileName(shard_file_), index_.Contents(), &entry.index));
-  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(WdsSampleTableFileName(shard_file_), sample_table_, &entry.sample_table));
+  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, options_.dir, WdsIndexFileName(shard_file_), index_.Contents(), options_.sync, &entry.index));
+  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, options_.dir, WdsSampleTableFileName(shard_file_), sample_table_, options_.sync, &entry.sample_table));
   const std::string path = JoinPath(options_.dir, shard_file_);
   SHARDPACK_RETURN_IF_ERROR(env_->RenameFile(path + ".tmp", path));
   tar_.reset();

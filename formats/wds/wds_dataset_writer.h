@@ -47,7 +47,6 @@ class WdsDatasetWriter final : public DatasetWriter {
  private:
   Status StartShard();
   Status FinishShard();
-  Status PublishSideFile(const std::string& file, const std::string& contents, SideFile* entry);
 
   Env* env_;
   WdsWriterOptions options_;

@@ -6,6 +6,7 @@
 #include "formats/wds/dali_index.h"
 #include "formats/wds/tar_format.h"
 #include "formats/wds/tar_shard_reader.h"
+#include "lib/range_checksums.h"
 #include "lib/sample_table.h"
 #include "shardpack/checksum.h"
 #include "shardpack/image.h"
@@ -82,50 +83,10 @@ class ShardChecker {
     return true;
   }
 
-  // One pass over the bytes: the whole-file checksum and, to name damaged samples, each sample's
-  // range checksum from the sample table.
   void CheckChecksums(const std::string& path) {
-    std::unique_ptr<SequentialFile> file;
-    Status s = env_->NewSequentialFile(path, &file);
-    if (!s.ok()) {
-      Problem("", s.message());
-      return;
-    }
-    std::vector<const SampleRecord*> ranges;
-    for (const SampleRecord& r : table_) ranges.push_back(&r);
-    std::sort(ranges.begin(), ranges.end(),
-              [](const SampleRecord* a, const SampleRecord* b) { return a->offset < b->offset; });
-    StreamingXxh64 whole, sample;
-    size_t next = 0;  // first range not yet finished
-    uint64_t offset = 0;
-    std::vector<char> buf(1 << 20);
-    for (;;) {
-      size_t n = 0;
-      s = file->Read(buf.size(), buf.data(), &n);
-      if (!s.ok()) {
-        Problem("", s.message());
-        return;
-      }
-      if (n == 0) break;
-      whole.Update(std::string_view(buf.data(), n));
-      uint64_t end = offset + n;
-      while (next < ranges.size() && ranges[next]->offset < end) {
-        const SampleRecord& r = *ranges[next];
-        uint64_t from = std::max(r.offset, offset);
-        uint64_t to = std::min(r.offset + r.size, end);
-        if (from == r.offset) sample.Reset();
-        if (to > from) sample.Update(std::string_view(buf.data() + (from - offset), to - from));
-        if (r.offset + r.size > end) break;  // continues in the next chunk
-        if (sample.Digest() != r.xxh64) Problem(r.key, "checksum mismatch: bytes of this sample changed");
-        ++next;
-      }
-      offset = end;
-    }
-    check_->bytes = offset;
-    for (; next < ranges.size(); ++next) Problem(ranges[next]->key, "sample lies past the end of the file (truncated)");
-    if (ChecksumHex(whole.Digest()) != shard_.xxh64) {
-      Problem("", "checksum mismatch: xxh64 " + ChecksumHex(whole.Digest()) + ", manifest says " + shard_.xxh64);
-    }
+    CheckShardChecksums(env_, path, shard_.xxh64, table_,
+                        [&](const std::string& key, const std::string& what) { Problem(key, what); },
+                        &check_->bytes);
   }
 
   // Walks the tar with libarchive and checks members against the DALI index, the grouping of

@@ -22,6 +22,8 @@ class WritableFile {
  public:
   virtual ~WritableFile() = default;
   virtual Status Append(std::string_view data) = 0;
+  // Overwrites bytes already appended (a header whose counts are known only at the end).
+  virtual Status WriteAt(uint64_t offset, std::string_view data) = 0;
   virtual Status Sync() = 0;
   virtual Status Close() = 0;
 };

@@ -48,4 +48,24 @@ struct DecodedImage {
 // declares more than max_pixels pixels before allocating for them.
 Status DecodeImage(std::string_view bytes, uint64_t max_pixels, DecodedImage* out);
 
+// What `pack --format raw` does to each image: decode, convert to RGB (grey, CMYK and alpha
+// handled), apply the EXIF orientation, resize the shorter side, centre-crop.
+struct TransformOptions {
+  uint32_t resize_shorter = 0;   // shorter side after resizing; 0: no resize
+  uint32_t crop_height = 0;      // centre crop; 0: no crop (both or neither are set)
+  uint32_t crop_width = 0;
+  uint64_t max_pixels = 178'956'970;
+  // JPEG only: decode at the smallest libjpeg-turbo DCT scale (M/8) whose result still covers the
+  // resize target, which skips most of the IDCT work for large images.
+  bool scaled_decode = true;
+};
+
+// Decodes and transforms one image into `out` (its buffer is reused). The result is exactly
+// crop_height x crop_width when a crop is set. Corrupt with a reason on bad input; refuses images
+// declaring more than max_pixels pixels before allocating for them.
+Status DecodeAndTransform(std::string_view bytes, const TransformOptions& options, DecodedImage* out);
+
+// The EXIF orientation (1..8) of a JPEG, 1 when it has none or it cannot be read.
+int JpegExifOrientation(std::string_view jpeg);
+
 }  // namespace shardpack

@@ -1,0 +1,22 @@
+// One pass over a shard file: its whole XXH64 and, to name damaged samples, the XXH64 of each
+// sample's byte range listed in its sample table. Shared by every format that has sample tables.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lib/sample_table.h"
+#include "shardpack/env.h"
+
+namespace shardpack {
+
+// Calls problem(key, what) for each sample whose range checksum differs or that lies past the end,
+// and problem("", what) when the file cannot be read or its whole checksum differs from
+// expected_xxh64. *bytes_read receives the file's length.
+void CheckShardChecksums(Env* env, const std::string& path, const std::string& expected_xxh64,
+                         const std::vector<SampleRecord>& records,
+                         const std::function<void(const std::string& key, const std::string& what)>& problem,
+                         uint64_t* bytes_read);
+
+}  // namespace shardpack
