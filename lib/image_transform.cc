@@ -75,7 +75,7 @@ Status TooManyPixels(uint64_t w, uint64_t h, uint64_t max_pixels) {
 
 // Decodes a JPEG into an RGB cv::Mat, scaled so that its shorter side still covers `target`
 // (the image's orientation is applied later; the shorter side does not depend on it).
-Status DecodeJpegScaled(std::string_view bytes, const TransformOptions& o, cv::Mat* rgb) {
+Status DecodeJpegScaled(std::string_view bytes, const TransformOptions& o, cv::Mat* rgb, cv::Size* full_size) {
   std::unique_ptr<void, TjCloser> tj(tjInitDecompress());
   if (!tj) return Status::IOError("cannot initialise libjpeg-turbo");
   auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -84,6 +84,7 @@ Status DecodeJpegScaled(std::string_view bytes, const TransformOptions& o, cv::M
     return Status::Corrupt(std::string("JPEG header: ") + tjGetErrorStr2(tj.get()));
   }
   if (uint64_t(w) * uint64_t(h) > o.max_pixels) return TooManyPixels(w, h, o.max_pixels);
+  *full_size = cv::Size(w, h);
   const tjscalingfactor f = o.scaled_decode ? ChooseScale(w, h, o.resize_shorter) : tjscalingfactor{1, 1};
   const int sw = TJSCALED(w, f), sh = TJSCALED(h, f);
   const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
@@ -162,20 +163,26 @@ Status DecodeAndTransform(std::string_view bytes, const TransformOptions& o, Dec
   SHARDPACK_RETURN_IF_ERROR(ProbeImage(bytes, &info));
   cv::Mat rgb;
   try {
+    // The resized size follows from the image's full size, not from the reduced size that a scaled
+    // JPEG decode produced, so that it does not depend on the decoder's shortcut.
+    cv::Size full;
     if (info.format == ImageFormat::kJpeg) {
-      SHARDPACK_RETURN_IF_ERROR(DecodeJpegScaled(bytes, o, &rgb));
-      ApplyOrientation(JpegExifOrientation(bytes), &rgb);
+      SHARDPACK_RETURN_IF_ERROR(DecodeJpegScaled(bytes, o, &rgb, &full));
+      const int orientation = JpegExifOrientation(bytes);
+      ApplyOrientation(orientation, &rgb);
+      if (orientation >= 5) full = cv::Size(full.height, full.width);
     } else {
       SHARDPACK_RETURN_IF_ERROR(DecodeOther(bytes, info, o, &rgb));
+      full = rgb.size();
     }
     if (o.resize_shorter > 0) {
-      const int w = rgb.cols, h = rgb.rows, s = static_cast<int>(o.resize_shorter);
+      const int w = full.width, h = full.height, s = static_cast<int>(o.resize_shorter);
       const int nw = w <= h ? s : std::max(1, static_cast<int>((int64_t(w) * s + h / 2) / h));
       const int nh = w <= h ? std::max(1, static_cast<int>((int64_t(h) * s + w / 2) / w)) : s;
-      if (nw != w || nh != h) {
+      if (nw != rgb.cols || nh != rgb.rows) {
         cv::Mat resized;
         // INTER_AREA averages when shrinking (no aliasing); bilinear when enlarging.
-        cv::resize(rgb, resized, cv::Size(nw, nh), 0, 0, nw < w ? cv::INTER_AREA : cv::INTER_LINEAR);
+        cv::resize(rgb, resized, cv::Size(nw, nh), 0, 0, nw < rgb.cols ? cv::INTER_AREA : cv::INTER_LINEAR);
         rgb = resized;
       }
     }

@@ -21,6 +21,10 @@ nlohmann::json ManifestToJson(const Manifest& m) {
     json entry{{"url", s.file}, {"nsamples", s.samples}, {"filesize", s.bytes}, {"xxh64", s.xxh64}};
     if (!s.index.file.empty()) entry["index"] = SideFileToJson(s.index);
     if (!s.sample_table.file.empty()) entry["sample_table"] = SideFileToJson(s.sample_table);
+    if (!s.side_files.empty()) {
+      entry["side_files"] = json::array();
+      for (const SideFile& f : s.side_files) entry["side_files"].push_back(SideFileToJson(f));
+    }
     shardlist.push_back(std::move(entry));
   }
   json skipped = json::array();
@@ -70,6 +74,10 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
       e.xxh64 = s.at("xxh64").get<std::string>();
       if (s.contains("index")) SideFileFromJson(s.at("index"), &e.index);
       if (s.contains("sample_table")) SideFileFromJson(s.at("sample_table"), &e.sample_table);
+      for (const json& f : s.value("side_files", json::array())) {
+        e.side_files.emplace_back();
+        SideFileFromJson(f, &e.side_files.back());
+      }
       m->shards.push_back(std::move(e));
     }
     for (const json& f : j.value("skipped", json::array())) {

@@ -19,6 +19,7 @@
 
 #include "formats/lmdb/lmdb_dataset_writer.h"
 #include "formats/lmdb/lmdb_format.h"
+#include "formats/raw/raw_dataset_writer.h"
 #include "formats/wds/wds_dataset_writer.h"
 #include "lib/sample_keys.h"
 #include "lib/source_scan.h"
@@ -35,11 +36,19 @@ double SecondsSince(Clock::time_point start) {
 }
 
 Status ValidateOptions(const PackOptions& o) {
-  if (o.format == "raw") {
-    return Status::Unsupported("format '" + o.format + "' is not implemented in this version; use --format wds or lmdb");
+  if (o.format != "wds" && o.format != "lmdb" && o.format != "raw") {
+    return Status::InvalidArgument("unknown format '" + o.format + "'; use wds, lmdb or raw");
   }
-  if (o.format != "wds" && o.format != "lmdb") {
-    return Status::InvalidArgument("unknown format '" + o.format + "'; use wds or lmdb");
+  const bool crop = o.crop_height > 0 || o.crop_width > 0;
+  if (o.format == "raw" && crop == o.keep_size) {
+    return Status::InvalidArgument(o.keep_size ? "--keep-size and --crop exclude each other"
+                                               : "--format raw needs --crop H[xW] (fixed-size images) or --keep-size");
+  }
+  if (o.format != "raw" && (crop || o.keep_size || o.resize > 0)) {
+    return Status::InvalidArgument("--resize, --crop and --keep-size apply to --format raw only");
+  }
+  if (crop && (o.crop_height == 0 || o.crop_width == 0)) {
+    return Status::InvalidArgument("--crop needs a height and a width above zero");
   }
   if (o.prefix.empty() || o.prefix.find_first_of("/.") != std::string::npos) {
     return Status::InvalidArgument("shard prefix '" + o.prefix + "' must be non-empty and contain no '/' or '.'");
@@ -55,7 +64,8 @@ bool IsOurOutputFile(const std::string& name) {
     return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
   };
   return name == kManifestFileName || ends_with(".tar") || ends_with(".idx") ||
-         ends_with(".samples.tsv") || ends_with(".tmp") || name == kLmdbDataFile || name == kLmdbLockFile;
+         ends_with(".samples.tsv") || ends_with(".tmp") || ends_with(".npy") || ends_with(".keys.txt") ||
+         name == kLmdbDataFile || name == kLmdbLockFile;
 }
 
 // OUT must be empty, or hold a dataset the user agreed to replace. The old manifest goes first, so
@@ -98,8 +108,18 @@ std::vector<uint32_t> PackOrder(size_t n, bool shuffle, uint64_t seed) {
   return order;
 }
 
+// The effective transform of a raw pack: resize defaults to the crop's longer side.
+TransformOptions RawTransform(const PackOptions& o) {
+  TransformOptions t;
+  t.crop_height = o.crop_height;
+  t.crop_width = o.crop_width;
+  t.resize_shorter = o.resize > 0 ? o.resize : std::max(o.crop_height, o.crop_width);
+  t.max_pixels = o.max_pixels;
+  return t;
+}
+
 nlohmann::json OptionsToJson(const PackOptions& o) {
-  return {{"prefix", o.prefix},
+  nlohmann::json j = {{"prefix", o.prefix},
           {"shard_size", o.shard_size_bytes},
           {"samples_per_shard", o.samples_per_shard},
           {"shuffle", o.shuffle},
@@ -108,6 +128,13 @@ nlohmann::json OptionsToJson(const PackOptions& o) {
           {"check", o.decode_check ? "decode" : "header"},
           {"max_sample_bytes", o.max_sample_bytes},
           {"max_pixels", o.max_pixels}};
+  if (o.format == "raw") {
+    const TransformOptions t = RawTransform(o);
+    j["resize"] = t.resize_shorter;
+    j["crop"] = {t.crop_height, t.crop_width};
+    j["keep_size"] = o.keep_size;
+  }
+  return j;
 }
 
 // One file in flight through the pipeline. Slots are reused, so buffers keep their capacity.
@@ -115,13 +142,14 @@ struct Item {
   size_t position = 0;  // in pack order
   std::string bytes;
   ImageInfo info;
+  DecodedImage pixels;  // raw format: decoded and transformed
   Status status;
 };
 
 class Packer {
  public:
   Packer(const std::string& src, const std::string& out, const PackOptions& o, Env* env)
-      : src_(src), out_(out), options_(o), env_(env) {}
+      : src_(src), out_(out), options_(o), env_(env), transform_(RawTransform(o)) {}
 
   Status Run(PackResult* result) {
     start_ = Clock::now();
@@ -180,6 +208,18 @@ class Packer {
     if (options_.format == "lmdb") {
       return std::make_unique<LmdbDatasetWriter>(env_, out_, options_.sync, kLmdbInitialMapSize);
     }
+    if (options_.format == "raw") {
+      RawWriterOptions ro;
+      ro.dir = out_;
+      ro.prefix = options_.prefix;
+      ro.shard_size_bytes = options_.shard_size_bytes;
+      ro.samples_per_shard = options_.samples_per_shard;
+      ro.sync = options_.sync;
+      ro.keep_size = options_.keep_size;
+      ro.height = transform_.crop_height;
+      ro.width = transform_.crop_width;
+      return std::make_unique<RawDatasetWriter>(env_, ro);
+    }
     WdsWriterOptions wo;
     wo.dir = out_;
     wo.prefix = options_.prefix;
@@ -224,9 +264,10 @@ class Packer {
                                      std::to_string(options_.max_pixels));
       return;
     }
-    if (options_.decode_check) {
-      DecodedImage decoded;
-      item->status = DecodeImage(item->bytes, options_.max_pixels, &decoded);
+    if (options_.format == "raw") {
+      item->status = DecodeAndTransform(item->bytes, transform_, &item->pixels);
+    } else if (options_.decode_check) {
+      item->status = DecodeImage(item->bytes, options_.max_pixels, &item->pixels);
     }
   }
 
@@ -243,6 +284,7 @@ class Packer {
     sample.relpath = f.relpath;
     sample.image = item->info;
     sample.bytes = item->bytes;
+    if (options_.format == "raw") sample.pixels = &item->pixels;
     SHARDPACK_RETURN_IF_ERROR(writer_->Add(sample));
     ++samples_;
     ReportProgress(false);
@@ -311,6 +353,7 @@ class Packer {
   const std::string src_, out_;
   const PackOptions& options_;
   Env* env_;
+  const TransformOptions transform_;
   Clock::time_point start_, last_progress_;
   SourceTree tree_;
   std::vector<uint32_t> order_;

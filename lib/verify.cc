@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "formats/lmdb/lmdb_dataset_reader.h"
+#include "formats/raw/raw_verifier.h"
 #include "formats/wds/wds_verifier.h"
 #include "shardpack/manifest.h"
 
@@ -18,7 +19,7 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   Env* env = options.env ? options.env : Env::Default();
   Manifest manifest;
   SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
-  if (manifest.format != "wds" && manifest.format != "lmdb") {
+  if (manifest.format != "wds" && manifest.format != "lmdb" && manifest.format != "raw") {
     return Status::Unsupported("format '" + manifest.format + "' cannot be verified by this version");
   }
   report->format = manifest.format;
@@ -33,6 +34,8 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
       tbb::parallel_for(size_t(0), manifest.shards.size(), [&](size_t i) {
         if (manifest.format == "lmdb") {
           VerifyLmdbDataset(env, dir, manifest.shards[i], options, &checks[i]);
+        } else if (manifest.format == "raw") {
+          VerifyRawShard(env, dir, manifest.shards[i], manifest.options, &checks[i]);
         } else {
           VerifyWdsShard(env, dir, manifest.shards[i], options, &checks[i]);
         }
@@ -68,7 +71,12 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   std::set<std::string> extra;
   for (const DirEntry& e : entries) {
     const std::string& n = e.name;
-    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".tar") == 0 && !known.count(n)) extra.insert(n);
+    const std::string shard_ext = manifest.format == "raw" ? ".npy" : ".tar";
+    const bool side = n.find('.') != n.rfind('.');  // "x.labels.npy" and the like
+    if (manifest.format != "lmdb" && !side && n.size() > 4 && n.compare(n.size() - 4, 4, shard_ext) == 0 &&
+        !known.count(n)) {
+      extra.insert(n);
+    }
   }
   for (const std::string& n : extra) {
     report->problems.push_back({n, "", "shard file is not listed in the manifest"});

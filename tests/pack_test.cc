@@ -351,12 +351,19 @@ TEST_F(DatasetTest, EmptySourceFails) {
   EXPECT_FALSE(std::filesystem::exists(out() + "/manifest.json"));
 }
 
-TEST_F(DatasetTest, UnimplementedFormatsSayWhatToUse) {
+TEST_F(DatasetTest, OptionsThatDoNotFitTheFormatAreRefused) {
   MakeTree(1, 1);
   PackOptions o = QuietOptions();
-  o.format = "raw";
   PackResult r;
-  EXPECT_EQ(PackTo(out(), o, &r).message(), "format 'raw' is not implemented in this version; use --format wds or lmdb");
+  o.format = "raw";
+  EXPECT_EQ(PackTo(out(), o, &r).message(), "--format raw needs --crop H[xW] (fixed-size images) or --keep-size");
+  o.keep_size = true;
+  o.crop_height = o.crop_width = 8;
+  EXPECT_EQ(PackTo(out(), o, &r).message(), "--keep-size and --crop exclude each other");
+  o.format = "wds";
+  EXPECT_EQ(PackTo(out(), o, &r).message(), "--resize, --crop and --keep-size apply to --format raw only");
+  o.format = "tfrecord";
+  EXPECT_EQ(PackTo(out(), o, &r).message(), "unknown format 'tfrecord'; use wds, lmdb or raw");
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ int Fail(const char* command, const Status& s) {
 }
 
 struct PackFlags {
-  std::string src, out, shard_size = "512MB", max_sample_bytes = "256MiB", keys = "index", check = "header";
+  std::string src, out, shard_size = "512MB", max_sample_bytes = "256MiB", keys = "index", check = "header", crop;
   bool quiet = false, json = false, no_sync = false;
   PackOptions options;
 };
@@ -30,6 +30,17 @@ int RunPack(PackFlags& f) {
   Status s = ParseByteSize(f.shard_size, &f.options.shard_size_bytes);
   if (s.ok()) s = ParseByteSize(f.max_sample_bytes, &f.options.max_sample_bytes);
   if (!s.ok()) return Fail("pack", s);
+  if (!f.crop.empty()) {
+    unsigned h = 0, w = 0;
+    char x = 0, extra = 0;
+    int n = std::sscanf(f.crop.c_str(), "%u%c%u%c", &h, &x, &w, &extra);
+    if (n == 1) w = h;
+    if (!(n == 1 || (n == 3 && x == 'x')) || h == 0 || w == 0) {
+      return Fail("pack", Status::InvalidArgument("--crop takes SIZE or HEIGHTxWIDTH, e.g. 224 or 224x192"));
+    }
+    f.options.crop_height = h;
+    f.options.crop_width = w;
+  }
   f.options.path_keys = f.keys == "path";
   f.options.decode_check = f.check == "decode";
   f.options.sync = !f.no_sync;
@@ -143,7 +154,7 @@ int main(int argc, char** argv) {
   pack->add_option("SRC", pf.src, "Source folder: one sub-folder per class (ImageNet layout), or images directly")
       ->required();
   pack->add_option("OUT", pf.out, "Output folder (created; must be empty unless --force)")->required();
-  pack->add_option("--format", pf.options.format, "Output format: wds (WebDataset tar shards) or lmdb (one LMDB environment)")
+  pack->add_option("--format", pf.options.format, "Output format: wds (WebDataset tar shards), lmdb (one LMDB environment) or raw (decoded pixels in .npy shards)")
       ->capture_default_str();
   pack->add_option("--shard-size", pf.shard_size, "Start a new shard before one would exceed this size (e.g. 512MB, 1GiB)")
       ->capture_default_str();
@@ -160,6 +171,9 @@ int main(int argc, char** argv) {
   pack->add_option("--check", pf.check, "Input check: header (fast: format, size, truncation) or decode (full decode)")
       ->check(CLI::IsMember({"header", "decode"}))
       ->capture_default_str();
+  pack->add_option("--resize", pf.options.resize, "raw: resize the shorter side to this many pixels (default: the crop's longer side)");
+  pack->add_option("--crop", pf.crop, "raw: centre-crop to SIZE or HEIGHTxWIDTH; every image then has that size");
+  pack->add_flag("--keep-size", pf.options.keep_size, "raw: keep each image's own size (after --resize), with an offsets index");
   pack->add_option("--max-sample-bytes", pf.max_sample_bytes, "Skip larger input files")->capture_default_str();
   pack->add_option("--max-pixels", pf.options.max_pixels, "Skip images whose header declares more pixels")
       ->capture_default_str();

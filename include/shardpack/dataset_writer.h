@@ -25,6 +25,7 @@ struct Sample {
   std::string_view relpath;     // source path relative to SRC
   ImageInfo image;
   std::string_view bytes;       // the encoded image, untouched
+  const DecodedImage* pixels = nullptr;  // decoded and transformed (raw format only)
 };
 
 class DatasetWriter {

@@ -38,6 +38,7 @@ struct ShardEntry {
   std::string xxh64;   // of the whole shard file
   SideFile index;      // DALI index (wds)
   SideFile sample_table;
+  std::vector<SideFile> side_files;  // format-specific: labels, keys, offsets, shapes (raw)
 };
 
 struct Manifest {

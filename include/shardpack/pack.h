@@ -23,7 +23,7 @@ struct PackProgress {
 };
 
 struct PackOptions {
-  std::string format = "wds";               // "wds" or "lmdb"
+  std::string format = "wds";               // "wds", "lmdb" or "raw"
   std::string prefix = "shard";             // shard file names: "<prefix>-000000.tar", ...
   uint64_t shard_size_bytes = 512'000'000;  // a new shard starts before one would exceed this
   uint64_t samples_per_shard = 100'000;     // ... or once it holds this many samples
@@ -35,6 +35,12 @@ struct PackOptions {
   bool decode_check = false;                // fully decode every image (slow) instead of probing
   uint64_t max_sample_bytes = 256ull << 20; // larger files are skipped; bounds memory
   uint64_t max_pixels = 178'956'970;        // images declaring more pixels are skipped
+  // raw only: decode, resize the shorter side to `resize`, centre-crop to crop_height x crop_width.
+  // A fixed-size raw dataset needs the crop; resize defaults to the crop's longer side.
+  uint32_t resize = 0;
+  uint32_t crop_height = 0;
+  uint32_t crop_width = 0;
+  bool keep_size = false;                   // raw: store each image at its own size (no crop)
   bool force = false;                       // replace a non-empty OUT
   bool sync = true;                         // fsync files before publishing them
   Env* env = nullptr;                       // nullptr: Env::Default()

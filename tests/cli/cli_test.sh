@@ -39,7 +39,8 @@ run_case() {
 
 run_case no_command "$shardpack"
 run_case pack_missing_source "$shardpack" pack missing out
-run_case pack_unimplemented_format "$shardpack" pack src out --format raw
+run_case pack_raw_without_crop "$shardpack" pack src out --format raw
+run_case pack_bad_crop "$shardpack" pack src out --format raw --crop 224x
 run_case pack_bad_size "$shardpack" pack src out --shard-size 12XB
 run_case pack_strict "$shardpack" pack src strict --strict --no-sync
 run_case pack "$shardpack" pack src out --samples-per-shard 5 --no-sync

@@ -1,0 +1,134 @@
+#include "formats/raw/raw_dataset_writer.h"
+
+#include "formats/raw/raw_format.h"
+#include "lib/side_file.h"
+#include "shardpack/checksum.h"
+
+namespace shardpack {
+
+RawDatasetWriter::RawDatasetWriter(Env* env, RawWriterOptions options) : env_(env), options_(std::move(options)) {}
+
+RawDatasetWriter::~RawDatasetWriter() { Abandon(); }
+
+Status RawDatasetWriter::Add(const Sample& sample) {
+  if (!status_.ok()) return status_;
+  if (sample.pixels == nullptr) return status_ = Status::InvalidArgument("raw format needs decoded pixels");
+  const DecodedImage& px = *sample.pixels;
+  if (!options_.keep_size && (px.width != options_.width || px.height != options_.height)) {
+    return status_ = Status::InvalidArgument("image of " + std::to_string(px.width) + "x" + std::to_string(px.height) +
+                                             " does not match the shard's " + std::to_string(options_.width) + "x" +
+                                             std::to_string(options_.height));
+  }
+  const uint64_t size = px.rgb.size();
+  if (file_ && !labels_.empty() &&
+      (labels_.size() >= options_.samples_per_shard || shard_bytes_ + size > options_.shard_size_bytes)) {
+    status_ = FinishShard();
+    if (!status_.ok()) return status_;
+  }
+  if (!file_) {
+    status_ = StartShard();
+    if (!status_.ok()) return status_;
+  }
+  const std::string_view bytes(reinterpret_cast<const char*>(px.rgb.data()), size);
+  SampleRecord record;
+  record.key = std::string(sample.key);
+  record.offset = shard_bytes_;
+  record.size = size;
+  record.xxh64 = Xxh64(bytes);
+  record.label = sample.label;
+  record.format = sample.image.format;
+  record.width = px.width;
+  record.height = px.height;
+  status_ = file_->Append(bytes);
+  if (!status_.ok()) return status_;
+  if (options_.keep_size) {
+    offsets_.push_back(static_cast<int64_t>(shard_bytes_ - kNpyHeaderBytes));
+    shapes_.insert(shapes_.end(), {static_cast<int32_t>(px.height), static_cast<int32_t>(px.width), 3});
+  }
+  shard_bytes_ += size;
+  labels_.push_back(sample.label);
+  keys_ += record.key + "\n";
+  sample_table_ += FormatSampleRecord(record);
+  ++samples_written_;
+  return Status::OK();
+}
+
+Status RawDatasetWriter::StartShard() {
+  shard_file_ = RawShardFileName(options_.prefix, finished_.size());
+  SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(JoinPath(options_.dir, shard_file_ + ".tmp"), &file_));
+  // A placeholder; FinishShard() writes the real header of the same length.
+  SHARDPACK_RETURN_IF_ERROR(file_->Append(std::string(kNpyHeaderBytes, ' ')));
+  shard_bytes_ = kNpyHeaderBytes;
+  labels_.clear();
+  keys_.clear();
+  offsets_.clear();
+  shapes_.clear();
+  sample_table_ = kSampleTableHeader;
+  return Status::OK();
+}
+
+Status RawDatasetWriter::Publish(const std::string& suffix, const std::string& contents, ShardEntry* entry) {
+  SideFile side;
+  SHARDPACK_RETURN_IF_ERROR(
+      PublishSideFile(env_, options_.dir, RawSideFileName(shard_file_, suffix), contents, options_.sync, &side));
+  entry->side_files.push_back(side);
+  return Status::OK();
+}
+
+Status RawDatasetWriter::FinishShard() {
+  const uint64_t n = labels_.size();
+  const uint64_t data_bytes = shard_bytes_ - kNpyHeaderBytes;
+  const std::string header = options_.keep_size
+                                 ? NpyHeader("|u1", {data_bytes})
+                                 : NpyHeader("|u1", {n, options_.height, options_.width, 3});
+  SHARDPACK_RETURN_IF_ERROR(file_->WriteAt(0, header));
+  if (options_.sync) SHARDPACK_RETURN_IF_ERROR(file_->Sync());
+  SHARDPACK_RETURN_IF_ERROR(file_->Close());
+  file_.reset();
+
+  ShardEntry entry;
+  entry.file = shard_file_;
+  entry.samples = n;
+  const std::string tmp = JoinPath(options_.dir, shard_file_ + ".tmp");
+  uint64_t checksum = 0;
+  // The header changed after the data was written, so the checksum is taken from the file.
+  SHARDPACK_RETURN_IF_ERROR(ChecksumFile(env_, tmp, &checksum, &entry.bytes));
+  entry.xxh64 = ChecksumHex(checksum);
+  SHARDPACK_RETURN_IF_ERROR(Publish(".labels.npy", NpyHeader("<i4", {n}) + NpyInt32Body(labels_), &entry));
+  SHARDPACK_RETURN_IF_ERROR(Publish(".keys.txt", keys_, &entry));
+  if (options_.keep_size) {
+    offsets_.push_back(static_cast<int64_t>(data_bytes));
+    SHARDPACK_RETURN_IF_ERROR(Publish(".offsets.npy", NpyHeader("<i8", {n + 1}) + NpyInt64Body(offsets_), &entry));
+    SHARDPACK_RETURN_IF_ERROR(Publish(".shapes.npy", NpyHeader("<i4", {n, 3}) + NpyInt32Body(shapes_), &entry));
+  }
+  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, options_.dir, RawSideFileName(shard_file_, ".samples.tsv"),
+                                            sample_table_, options_.sync, &entry.sample_table));
+  SHARDPACK_RETURN_IF_ERROR(env_->RenameFile(tmp, JoinPath(options_.dir, shard_file_)));
+  finished_bytes_ += entry.bytes;
+  shard_bytes_ = 0;
+  finished_.push_back(std::move(entry));
+  return Status::OK();
+}
+
+Status RawDatasetWriter::Finish(const nlohmann::json& /*dataset_info*/, std::vector<ShardEntry>* shards) {
+  if (!status_.ok()) return status_;
+  if (file_) {
+    status_ = FinishShard();
+    if (!status_.ok()) return status_;
+  }
+  if (options_.sync) {
+    status_ = env_->SyncDir(options_.dir);
+    if (!status_.ok()) return status_;
+  }
+  *shards = finished_;
+  return Status::OK();
+}
+
+void RawDatasetWriter::Abandon() {
+  if (!file_) return;
+  (void)file_->Close();
+  file_.reset();
+  (void)env_->RemoveFile(JoinPath(options_.dir, shard_file_ + ".tmp"));
+}
+
+}  // namespace shardpack

@@ -1,0 +1,66 @@
+// RawDatasetWriter: writes pre-decoded pixels into .npy shards (raw_format.h).
+//
+// Samples arrive decoded and transformed (Sample::pixels). A shard is written as "<name>.tmp" with a
+// placeholder header, which is rewritten with the final sample count when the shard completes; then
+// its side files are published and the shard renamed into place. Roll-over as for WebDataset: before
+// a sample that would push the shard past shard_size_bytes, or once it holds samples_per_shard.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/sample_table.h"
+#include "shardpack/dataset_writer.h"
+#include "shardpack/env.h"
+
+namespace shardpack {
+
+struct RawWriterOptions {
+  std::string dir;
+  std::string prefix = "shard";
+  uint64_t shard_size_bytes = 512'000'000;
+  uint64_t samples_per_shard = 100'000;
+  bool sync = true;
+  bool keep_size = false;  // variable-size images with offsets; else every image is height x width
+  uint32_t height = 0;
+  uint32_t width = 0;
+};
+
+class RawDatasetWriter final : public DatasetWriter {
+ public:
+  RawDatasetWriter(Env* env, RawWriterOptions options);
+  ~RawDatasetWriter() override;
+
+  // InvalidArgument when the sample carries no pixels, or pixels of the wrong size.
+  Status Add(const Sample& sample) override;
+  Status Finish(const nlohmann::json& dataset_info, std::vector<ShardEntry>* shards) override;
+  void Abandon() override;
+  Status status() const override { return status_; }
+  uint64_t samples_written() const override { return samples_written_; }
+  uint64_t bytes_written() const override { return finished_bytes_ + shard_bytes_; }
+
+ private:
+  Status StartShard();
+  Status FinishShard();
+  Status Publish(const std::string& suffix, const std::string& contents, ShardEntry* entry);
+
+  Env* env_;
+  RawWriterOptions options_;
+  Status status_;
+  std::vector<ShardEntry> finished_;
+  uint64_t finished_bytes_ = 0;
+  uint64_t samples_written_ = 0;
+
+  // The shard in progress (file_ is null between shards).
+  std::unique_ptr<WritableFile> file_;
+  std::string shard_file_;
+  uint64_t shard_bytes_ = 0;  // header included
+  std::vector<int32_t> labels_;
+  std::string keys_;
+  std::vector<int64_t> offsets_;  // keep_size: byte offsets of each image, relative to the data
+  std::vector<int32_t> shapes_;   // keep_size: height, width, 3 per image
+  std::string sample_table_;
+};
+
+}  // namespace shardpack

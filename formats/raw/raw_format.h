@@ -1,0 +1,43 @@
+// The raw format (format "raw", version 1): pre-decoded uint8 RGB pixels that numpy memory-maps.
+// Normative description: docs/formats/raw.md.
+//
+// Fixed size (--crop): "<prefix>-NNNNNN.npy" is an .npy file of shape (N, H, W, 3), dtype uint8.
+// Variable size (--keep-size): the .npy is 1-D uint8 holding the images back to back, with
+// "<stem>.offsets.npy" (int64, N+1 byte offsets into it) and "<stem>.shapes.npy" (int32, (N, 3)).
+// Both: "<stem>.labels.npy" (int32, N), "<stem>.keys.txt" (one key a line), and the sample table.
+// Every .npy written here has a header of exactly kNpyHeaderBytes bytes, so pixel data starts at
+// that offset.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+inline constexpr uint64_t kNpyHeaderBytes = 128;
+
+// A version 1.0 .npy header for a C-order array, padded to kNpyHeaderBytes. descr: "|u1", "<i4", "<i8".
+std::string NpyHeader(const std::string& descr, const std::vector<uint64_t>& shape);
+
+struct NpyInfo {
+  std::string descr;
+  std::vector<uint64_t> shape;
+  bool fortran_order = false;
+  uint64_t data_offset = 0;
+};
+// Parses the header at the start of `bytes` (any .npy v1/v2 header, not only ours).
+Status ParseNpyHeader(std::string_view bytes, NpyInfo* info);
+
+// Little-endian array bodies.
+std::string NpyInt32Body(const std::vector<int32_t>& values);
+std::string NpyInt64Body(const std::vector<int64_t>& values);
+
+// File names derived from a shard's "<stem>.npy".
+std::string RawShardFileName(const std::string& prefix, uint64_t index);
+std::string RawSideFileName(const std::string& shard_file, const std::string& suffix);  // e.g. ".labels.npy"
+
+}  // namespace shardpack

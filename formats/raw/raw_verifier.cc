@@ -1,0 +1,170 @@
+#include "formats/raw/raw_verifier.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "formats/raw/raw_format.h"
+#include "lib/range_checksums.h"
+#include "lib/sample_table.h"
+#include "shardpack/checksum.h"
+
+namespace shardpack {
+namespace {
+
+class RawShardChecker {
+ public:
+  RawShardChecker(Env* env, const std::string& dir, const ShardEntry& shard, const nlohmann::json& options,
+                  ShardCheck* check)
+      : env_(env), dir_(dir), shard_(shard), options_(options), check_(check) {}
+
+  void Run() {
+    const std::string path = JoinPath(dir_, shard_.file);
+    uint64_t size = 0;
+    if (!env_->GetFileSize(path, &size).ok()) {
+      Problem("", "shard file is missing");
+      return;
+    }
+    if (size != shard_.bytes) {
+      Problem("", "file is " + std::to_string(size) + " bytes, manifest says " + std::to_string(shard_.bytes) +
+                      (size < shard_.bytes ? " (truncated)" : ""));
+    }
+    std::string text;
+    if (Load(shard_.sample_table, &text)) {
+      Status s = ParseSampleTable(text, &table_);
+      if (!s.ok()) Problem("", shard_.sample_table.file + ": " + s.message());
+    }
+    if (table_.size() != shard_.samples) {
+      Problem("", "sample table lists " + std::to_string(table_.size()) + " samples, manifest says " +
+                      std::to_string(shard_.samples));
+    }
+    CheckShardChecksums(env_, path, shard_.xxh64, table_,
+                        [&](const std::string& key, const std::string& what) { Problem(key, what); }, &check_->bytes);
+    check_->samples = table_.size();
+    CheckPixelHeader(path, size);
+    for (const SideFile& side : shard_.side_files) CheckSideFile(side);
+  }
+
+ private:
+  void Problem(const std::string& key, const std::string& what) {
+    if (check_->problems.size() <= 50) check_->problems.push_back({shard_.file, key, what});
+  }
+
+  static bool EndsWith(const std::string& s, const char* suffix) {
+    const size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+  }
+
+  // Reads a side file and checks it against its manifest checksum.
+  bool Load(const SideFile& side, std::string* text) {
+    Status s = env_->ReadFile(JoinPath(dir_, side.file), uint64_t(1) << 32, text);
+    if (!s.ok()) {
+      Problem("", side.file + ": " + s.message());
+      return false;
+    }
+    if (ChecksumHex(Xxh64(*text)) != side.xxh64) Problem("", side.file + ": checksum mismatch (file changed since pack)");
+    return true;
+  }
+
+  void CheckPixelHeader(const std::string& path, uint64_t file_size) {
+    std::unique_ptr<SequentialFile> f;
+    std::string head(kNpyHeaderBytes, '\0');
+    size_t n = 0;
+    if (!env_->NewSequentialFile(path, &f).ok() || !f->Read(head.size(), head.data(), &n).ok()) return;
+    head.resize(n);
+    NpyInfo info;
+    Status s = ParseNpyHeader(head, &info);
+    if (!s.ok()) {
+      Problem("", s.message());
+      return;
+    }
+    data_offset_ = info.data_offset;
+    std::vector<uint64_t> expected;
+    if (options_.value("keep_size", false)) {
+      expected = {file_size > info.data_offset ? file_size - info.data_offset : 0};
+    } else {
+      const auto crop = options_.value("crop", std::vector<uint64_t>{0, 0});
+      expected = {shard_.samples, crop.size() == 2 ? crop[0] : 0, crop.size() == 2 ? crop[1] : 0, 3};
+    }
+    if (info.descr != "|u1" || info.fortran_order || info.shape != expected) {
+      Problem("", ".npy header does not describe the expected uint8 array");
+    }
+  }
+
+  void CheckSideFile(const SideFile& side) {
+    std::string text;
+    if (!Load(side, &text)) return;
+    if (EndsWith(side.file, ".keys.txt")) {
+      std::istringstream in(text);
+      std::string key;
+      size_t i = 0;
+      for (; std::getline(in, key); ++i) {
+        if (i >= table_.size() || table_[i].key != key) {
+          Problem(key, side.file + ": key " + std::to_string(i) + " disagrees with the sample table");
+          return;
+        }
+      }
+      if (i != table_.size()) Problem("", side.file + ": lists " + std::to_string(i) + " keys");
+      return;
+    }
+    NpyInfo info;
+    Status s = ParseNpyHeader(text, &info);
+    if (!s.ok()) {
+      Problem("", side.file + ": " + s.message());
+      return;
+    }
+    const uint64_t n = table_.size();
+    auto int_at = [&](uint64_t i, int width) {
+      int64_t v = 0;
+      for (int b = width - 1; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(text[info.data_offset + i * width + b]);
+      return width == 4 ? static_cast<int64_t>(static_cast<int32_t>(v)) : v;
+    };
+    if (EndsWith(side.file, ".labels.npy")) {
+      if (info.descr != "<i4" || info.shape != std::vector<uint64_t>{n} || text.size() != info.data_offset + 4 * n) {
+        Problem("", side.file + ": not an int32 array of " + std::to_string(n) + " labels");
+        return;
+      }
+      for (uint64_t i = 0; i < n; ++i) {
+        if (int_at(i, 4) != table_[i].label) Problem(table_[i].key, side.file + ": label disagrees with the sample table");
+      }
+    } else if (EndsWith(side.file, ".offsets.npy")) {
+      if (info.descr != "<i8" || info.shape != std::vector<uint64_t>{n + 1} || text.size() != info.data_offset + 8 * (n + 1)) {
+        Problem("", side.file + ": not an int64 array of " + std::to_string(n + 1) + " offsets");
+        return;
+      }
+      for (uint64_t i = 0; i < n; ++i) {
+        const int64_t from = int_at(i, 8), to = int_at(i + 1, 8);
+        if (uint64_t(from) + data_offset_ != table_[i].offset || uint64_t(to - from) != table_[i].size) {
+          Problem(table_[i].key, side.file + ": offsets disagree with the sample table");
+        }
+      }
+    } else if (EndsWith(side.file, ".shapes.npy")) {
+      if (info.descr != "<i4" || info.shape != std::vector<uint64_t>{n, 3} || text.size() != info.data_offset + 12 * n) {
+        Problem("", side.file + ": not an int32 array of " + std::to_string(n) + " shapes");
+        return;
+      }
+      for (uint64_t i = 0; i < n; ++i) {
+        if (uint64_t(int_at(3 * i, 4)) != table_[i].height || uint64_t(int_at(3 * i + 1, 4)) != table_[i].width ||
+            uint64_t(int_at(3 * i, 4)) * int_at(3 * i + 1, 4) * 3 != table_[i].size) {
+          Problem(table_[i].key, side.file + ": shape disagrees with the sample table");
+        }
+      }
+    }
+  }
+
+  Env* env_;
+  const std::string& dir_;
+  const ShardEntry& shard_;
+  const nlohmann::json& options_;
+  ShardCheck* check_;
+  std::vector<SampleRecord> table_;
+  uint64_t data_offset_ = kNpyHeaderBytes;
+};
+
+}  // namespace
+
+void VerifyRawShard(Env* env, const std::string& dir, const ShardEntry& shard, const nlohmann::json& pack_options,
+                    ShardCheck* check) {
+  RawShardChecker(env, dir, shard, pack_options, check).Run();
+}
+
+}  // namespace shardpack
