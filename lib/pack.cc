@@ -22,6 +22,7 @@
 #include "formats/raw/raw_dataset_writer.h"
 #include "formats/wds/wds_dataset_writer.h"
 #include "lib/sample_keys.h"
+#include "lib/source_list.h"
 #include "lib/source_scan.h"
 #include "shardpack/image.h"
 #include "shardpack/pack.h"
@@ -119,7 +120,8 @@ TransformOptions RawTransform(const PackOptions& o) {
 }
 
 nlohmann::json OptionsToJson(const PackOptions& o) {
-  nlohmann::json j = {{"prefix", o.prefix},
+  nlohmann::json j = {{"source", o.list_file.empty() ? "tree" : "list"},
+                      {"prefix", o.prefix},
           {"shard_size", o.shard_size_bytes},
           {"samples_per_shard", o.samples_per_shard},
           {"shuffle", o.shuffle},
@@ -156,7 +158,8 @@ class Packer {
     SHARDPACK_RETURN_IF_ERROR(ValidateOptions(options_));
     if (!env_->FileExists(src_)) return Status::NotFound("source folder " + src_ + " does not exist");
     SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env_, src_, out_, options_.force));
-    Status s = ScanSourceTree(env_, src_, &tree_);
+    Status s = options_.list_file.empty() ? ScanSourceTree(env_, src_, &tree_)
+                                          : ReadSourceList(env_, options_.list_file, &tree_);
     if (!s.ok()) return s;
     for (const SkippedFile& f : tree_.skipped) SHARDPACK_RETURN_IF_ERROR(Skip(f));
 
@@ -280,7 +283,9 @@ class Packer {
     Sample sample;
     sample.key = key;
     sample.label = f.label;
-    if (f.label >= 0) sample.class_name = tree_.class_names[f.label];
+    if (f.label >= 0 && static_cast<size_t>(f.label) < tree_.class_names.size()) {
+      sample.class_name = tree_.class_names[f.label];
+    }
     sample.relpath = f.relpath;
     sample.image = item->info;
     sample.bytes = item->bytes;

@@ -188,39 +188,6 @@ TEST_F(DatasetTest, PathKeysComeFromRelativePaths) {
   EXPECT_EQ(samples[1].key, "c0_img1");
 }
 
-TEST_F(DatasetTest, BadInputsAreSkippedReportedAndListed) {
-  MakeTree(1, 3);
-  const std::string jpeg = MakeImage(ImageFormat::kJpeg, 400, 300, 5);
-  WriteFile(src() + "/c0/empty.jpg", "");
-  WriteFile(src() + "/c0/truncated.jpg", jpeg.substr(0, jpeg.size() / 2));
-  WriteFile(src() + "/c0/notes.txt", "not an image\n");
-  WriteFile(src() + "/c0/corrupt.png", "\x89PNG\r\n\x1a\n garbage garbage garbage garbage");
-  WriteFile(src() + "/c0/unreadable.jpg", jpeg);
-  WriteFile(src() + "/c0/bad\xfe.jpg", jpeg);
-  FaultEnv env;
-  env.FailReadsOf("/c0/unreadable.jpg");
-  PackOptions o = QuietOptions();
-  o.env = &env;
-  std::vector<SkippedFile> reported;
-  o.on_skip = [&](const SkippedFile& f) { reported.push_back(f); };
-  PackResult r;
-  ASSERT_TRUE(PackTo(out(), o, &r).ok());
-  EXPECT_EQ(r.manifest.samples, 3u);
-  std::map<std::string, std::string> reasons;
-  for (const SkippedFile& f : r.manifest.skipped) reasons[f.path] = f.reason;
-  EXPECT_EQ(reasons.size(), 6u);
-  EXPECT_EQ(reasons["c0/bad\\xFE.jpg"], "file name is not valid UTF-8; rename the file");
-  EXPECT_EQ(reasons["c0/empty.jpg"], "empty file");
-  EXPECT_EQ(reasons["c0/truncated.jpg"], "truncated JPEG: no end-of-image marker after the image data");
-  EXPECT_EQ(reasons["c0/notes.txt"], "not a supported image (JPEG, PNG, WebP, BMP)");
-  EXPECT_EQ(reasons["c0/corrupt.png"], "corrupt PNG: missing or malformed IHDR chunk");
-  EXPECT_EQ(reasons["c0/unreadable.jpg"], "cannot read " + src() + "/c0/unreadable.jpg: Input/output error");
-  EXPECT_EQ(reported.size(), 6u);
-  Manifest on_disk;
-  ASSERT_TRUE(ReadManifest(Env::Default(), out(), &on_disk).ok());
-  EXPECT_EQ(on_disk.skipped.size(), 6u);
-}
-
 TEST_F(DatasetTest, StrictStopsAtFirstBadInputAndLeavesNoManifest) {
   MakeTree(1, 3);
   WriteFile(src() + "/c0/img1.JPG", "");

@@ -154,6 +154,8 @@ int main(int argc, char** argv) {
   pack->add_option("SRC", pf.src, "Source folder: one sub-folder per class (ImageNet layout), or images directly")
       ->required();
   pack->add_option("OUT", pf.out, "Output folder (created; must be empty unless --force)")->required();
+  pack->add_option("--list", pf.options.list_file,
+                   "Pack the files listed in FILE (lines 'relative_path<TAB>label', label an integer or a class name) instead of scanning SRC");
   pack->add_option("--format", pf.options.format, "Output format: wds (WebDataset tar shards), lmdb (one LMDB environment) or raw (decoded pixels in .npy shards)")
       ->capture_default_str();
   pack->add_option("--shard-size", pf.shard_size, "Start a new shard before one would exceed this size (e.g. 512MB, 1GiB)")

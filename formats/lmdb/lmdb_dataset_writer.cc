@@ -76,7 +76,7 @@ Status LmdbDatasetWriter::Add(const Sample& sample) {
                            {"width", sample.image.width},
                            {"height", sample.image.height},
                            {"xxh64", ChecksumHex(Xxh64(sample.bytes))}};
-  header["class"] = sample.label >= 0 ? nlohmann::json(sample.class_name) : nlohmann::json(nullptr);
+  header["class"] = sample.class_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(sample.class_name);
   status_ = Queue(IndexKey(samples_), header.dump(), sample.bytes, /*raw_value=*/false);
   if (!status_.ok()) return status_;
   bytes_ += 8 + sample.bytes.size();

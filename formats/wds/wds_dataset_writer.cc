@@ -50,7 +50,7 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
                          {"width", sample.image.width},
                          {"height", sample.image.height},
                          {"format", ImageFormatName(sample.image.format)}};
-  meta["class"] = sample.label >= 0 ? nlohmann::json(sample.class_name) : nlohmann::json(nullptr);
+  meta["class"] = sample.class_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(sample.class_name);
   const std::string json = meta.dump();
   const std::string label = std::to_string(sample.label);
 

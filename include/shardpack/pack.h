@@ -24,6 +24,7 @@ struct PackProgress {
 
 struct PackOptions {
   std::string format = "wds";               // "wds", "lmdb" or "raw"
+  std::string list_file;                    // pack the files listed here (path<TAB>label) instead of scanning
   std::string prefix = "shard";             // shard file names: "<prefix>-000000.tar", ...
   uint64_t shard_size_bytes = 512'000'000;  // a new shard starts before one would exceed this
   uint64_t samples_per_shard = 100'000;     // ... or once it holds this many samples
