@@ -2,7 +2,10 @@
 // and appending members to a tar shard. Run: build/release/bench/shardpack_micro_bench
 #include <benchmark/benchmark.h>
 
+#include <turbojpeg.h>
+
 #include <cstdio>
+#include <vector>
 
 #include "formats/wds/tar_shard_writer.h"
 #include "shardpack/checksum.h"
@@ -12,8 +15,9 @@
 namespace shardpack {
 namespace {
 
+// An ImageNet-like JPEG: 500x375 at about 110 KB (the bench-pack.sh tree's noise level).
 const std::string& Jpeg() {
-  static const std::string jpeg = testing::MakeImage(ImageFormat::kJpeg, 500, 375, 1);
+  static const std::string jpeg = testing::EncodeJpeg(testing::MakePixels(500, 375, 1, 46), 500, 375);
   return jpeg;
 }
 
@@ -30,6 +34,34 @@ void BM_DecodeJpeg(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_DecodeJpeg);
+
+// Decode only, at DCT scale num/8 (8 = full decode): the gain of scaled decode alone.
+void BM_DecodeJpegAtScale(benchmark::State& state) {
+  const int num = static_cast<int>(state.range(0));
+  tjhandle tj = tjInitDecompress();
+  const tjscalingfactor f{num, 8};
+  const int w = TJSCALED(500, f), h = TJSCALED(375, f);
+  std::vector<unsigned char> out(size_t(w) * h * 3);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(tjDecompress2(tj, reinterpret_cast<const unsigned char*>(Jpeg().data()), Jpeg().size(),
+                                           out.data(), w, 0, h, TJPF_RGB, static_cast<int>(state.range(1))));
+  }
+  tjDestroy(tj);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DecodeJpegAtScale)->Args({8, 0})->Args({6, 0})->Args({4, 0})->Args({2, 0})->Args({1, 0})->Args({8, TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE});
+
+// What pack --format raw --resize 256 --crop 224 does per image, with and without scaled decode.
+void BM_TransformJpeg(benchmark::State& state) {
+  TransformOptions t;
+  t.resize_shorter = 256;
+  t.crop_height = t.crop_width = 224;
+  t.scaled_decode = state.range(0) != 0;
+  DecodedImage image;
+  for (auto _ : state) benchmark::DoNotOptimize(DecodeAndTransform(Jpeg(), t, &image));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_TransformJpeg)->Arg(1)->Arg(0);
 
 void BM_Xxh64(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(Xxh64(Jpeg()));

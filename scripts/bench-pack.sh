@@ -7,16 +7,20 @@
 # Generates (once, cached in DIR) a tree of N JPEGs of ImageNet-like sizes (about 110 KB average),
 # warms the page cache, then alternates `tar cf` and `shardpack pack` R times each and reports the
 # median times and their ratio. Both write to the same file system; pack is measured both with its
-# default fsync-before-publish and with --no-sync, tar both alone and followed by `sync`.
+# default fsync-before-publish and with --no-sync, tar both alone and followed by `sync`. LMDB pack
+# is measured against the same tar figures. Then, on the first --raw-images images, pre-decoding
+# (`--format raw --resize 256 --crop 224`) against Debian's python3 + PIL doing the same with a
+# 2-process pool (scripts/bench_pil_baseline.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-images=20000 runs=5 work=build/bench
+images=20000 runs=5 work=build/bench raw_images=2000
 while (($#)); do
   case $1 in
     --images) images=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
-    *) echo "usage: $0 [--images N] [--runs R] [--work DIR]" >&2; exit 2 ;;
+    --raw-images) raw_images=$2; shift 2 ;;
+    *) echo "usage: $0 [--images N] [--runs R] [--work DIR] [--raw-images N]" >&2; exit 2 ;;
   esac
 done
 scripts/install-deps.sh
@@ -79,3 +83,26 @@ awk -v b="$bytes" -v n="$images" -v tt="$t_tar" -v tts="$t_tar_sync" -v tp="$t_p
   printf "ratio lmdb pack/tar throughput: %.2f (vs tar+sync; lmdb syncs once at the end)\n", tts / tl
   printf "peak RSS of pack: %.1f MB\n", kb / 1024
 }'
+
+# Pre-decoding: shardpack raw against PIL with a 2-process pool, on the same images.
+find "$src" -type f -name '*.JPEG' | sort | head -n "$raw_images" | sed "s|^$src/||" |
+  awk -F/ '{print $0 "\t" $1}' >"$work/raw-list.txt"
+raw_t=() pil_t=()
+for ((r = 1; r <= runs; r++)); do
+  rm -rf "$work/raw"
+  raw_t+=("$(timed $bin/shardpack pack "$src" "$work/raw" --list "$work/raw-list.txt" --format raw --resize 256 --crop 224 --quiet)")
+  rm -f "$work/pil.npy"
+  pil_t+=("$(timed /usr/bin/python3 scripts/bench_pil_baseline.py "$src" "$work/pil.npy" 256 224 2 "$raw_images")")
+  echo "raw run $r: shardpack ${raw_t[-1]} s, PIL x2 ${pil_t[-1]} s"
+done
+rm -rf "$work/raw" "$work/pil.npy"
+t_raw=$(median "${raw_t[@]}") t_pil=$(median "${pil_t[@]}")
+awk -v n="$raw_images" -v tr="$t_raw" -v tp="$t_pil" 'BEGIN {
+  printf "raw pack (decode+resize 256+crop 224)  %6.2f s  %7.0f images/s\n", tr, n / tr
+  printf "PIL, 2-process pool, same work         %6.2f s  %7.0f images/s\n", tp, n / tp
+  printf "ratio raw pack / PIL: %.2f\n", tp / tr
+}'
+if [[ -x $bin/bench/shardpack_micro_bench ]]; then
+  echo "JPEG decode per core (500x375, ~110 KB), by DCT scale num/8 (args: num, flags):"
+  $bin/bench/shardpack_micro_bench --benchmark_filter='AtScale|TransformJpeg' 2>/dev/null | grep BM_
+fi
