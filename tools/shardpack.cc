@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "shardpack/convert.h"
 #include "shardpack/pack.h"
 #include "shardpack/report_json.h"
 #include "shardpack/stat.h"
@@ -26,17 +27,17 @@ struct PackFlags {
   PackOptions options;
 };
 
-int RunPack(PackFlags& f) {
-  Status s = ParseByteSize(f.shard_size, &f.options.shard_size_bytes);
-  if (s.ok()) s = ParseByteSize(f.max_sample_bytes, &f.options.max_sample_bytes);
-  if (!s.ok()) return Fail("pack", s);
+// Fills f.options from the flags that are strings on the command line.
+Status ParseOutputFlags(PackFlags& f) {
+  SHARDPACK_RETURN_IF_ERROR(ParseByteSize(f.shard_size, &f.options.shard_size_bytes));
+  SHARDPACK_RETURN_IF_ERROR(ParseByteSize(f.max_sample_bytes, &f.options.max_sample_bytes));
   if (!f.crop.empty()) {
     unsigned h = 0, w = 0;
     char x = 0, extra = 0;
     int n = std::sscanf(f.crop.c_str(), "%u%c%u%c", &h, &x, &w, &extra);
     if (n == 1) w = h;
     if (!(n == 1 || (n == 3 && x == 'x')) || h == 0 || w == 0) {
-      return Fail("pack", Status::InvalidArgument("--crop takes SIZE or HEIGHTxWIDTH, e.g. 224 or 224x192"));
+      return Status::InvalidArgument("--crop takes SIZE or HEIGHTxWIDTH, e.g. 224 or 224x192");
     }
     f.options.crop_height = h;
     f.options.crop_width = w;
@@ -44,6 +45,14 @@ int RunPack(PackFlags& f) {
   f.options.path_keys = f.keys == "path";
   f.options.decode_check = f.check == "decode";
   f.options.sync = !f.no_sync;
+  return Status::OK();
+}
+
+// pack and convert: one library call with progress and skip reports, then the summary.
+int RunPack(PackFlags& f, bool convert) {
+  const char* command = convert ? "convert" : "pack";
+  Status s = ParseOutputFlags(f);
+  if (!s.ok()) return Fail(command, s);
   ProgressPrinter progress(!f.quiet && !f.json);
   f.options.on_progress = [&](const PackProgress& p) { progress.Update(p); };
   f.options.on_skip = [&](const SkippedFile& sf) {
@@ -52,16 +61,16 @@ int RunPack(PackFlags& f) {
     std::fprintf(stderr, "skipped %s: %s\n", sf.path.c_str(), sf.reason.c_str());
   };
   PackResult result;
-  s = Pack(f.src, f.out, f.options, &result);
+  s = convert ? Convert(f.src, f.out, f.options, &result) : Pack(f.src, f.out, f.options, &result);
   progress.Finish();
-  if (!s.ok()) return Fail("pack", s);
+  if (!s.ok()) return Fail(command, s);
   const Manifest& m = result.manifest;
   if (f.json) {
     std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
     return 0;
   }
-  std::printf("packed %llu samples into %zu shards (%s) in %s in %.2f s (%.1f MB/s); skipped %zu %s%s\n",
-              static_cast<unsigned long long>(m.samples), m.shards.size(), FormatBytes(m.bytes).c_str(),
+  std::printf("%s %llu samples into %zu shards (%s) in %s in %.2f s (%.1f MB/s); skipped %zu %s%s\n",
+              convert ? "converted" : "packed", static_cast<unsigned long long>(m.samples), m.shards.size(), FormatBytes(m.bytes).c_str(),
               f.out.c_str(), result.seconds, result.seconds > 0 ? result.bytes_read / 1e6 / result.seconds : 0.0,
               m.skipped.size(), m.skipped.size() == 1 ? "file" : "files",
               m.skipped.empty() ? "" : " (listed in manifest.json)");
@@ -140,6 +149,32 @@ int RunStat(const std::string& dir, bool json, size_t top) {
   return 0;
 }
 
+void AddOutputOptions(CLI::App* app, PackFlags& f) {
+  app->add_option("--format", f.options.format, "Output format: wds (WebDataset tar shards), lmdb (one LMDB environment) or raw (decoded pixels in .npy shards)")
+      ->capture_default_str();
+  app->add_option("--shard-size", f.shard_size, "Start a new shard before one would exceed this size (e.g. 512MB, 1GiB)")
+      ->capture_default_str();
+  app->add_option("--samples-per-shard", f.options.samples_per_shard, "Start a new shard after this many samples")
+      ->capture_default_str();
+  app->add_option("--prefix", f.options.prefix, "Shard file name prefix: PREFIX-000000.tar, ...")->capture_default_str();
+  app->add_option("--threads", f.options.threads, "Reader threads (0 = all cores); output does not depend on it")
+      ->capture_default_str();
+  app->add_option("--check", f.check, "Input check: header (fast: format, size, truncation) or decode (full decode)")
+      ->check(CLI::IsMember({"header", "decode"}))
+      ->capture_default_str();
+  app->add_option("--resize", f.options.resize, "raw: resize the shorter side to this many pixels (default: the crop's longer side)");
+  app->add_option("--crop", f.crop, "raw: centre-crop to SIZE or HEIGHTxWIDTH; every image then has that size");
+  app->add_flag("--keep-size", f.options.keep_size, "raw: keep each image's own size (after --resize), with an offsets index");
+  app->add_option("--max-sample-bytes", f.max_sample_bytes, "Skip larger input files")->capture_default_str();
+  app->add_option("--max-pixels", f.options.max_pixels, "Skip images whose header declares more pixels")
+      ->capture_default_str();
+  app->add_flag("--strict", f.options.strict, "Fail on the first bad input instead of skipping and reporting it");
+  app->add_flag("--force", f.options.force, "Replace the dataset in a non-empty OUT");
+  app->add_flag("--no-sync", f.no_sync, "Do not fsync files before publishing them (faster, not crash-safe)");
+  app->add_flag("-q,--quiet", f.quiet, "No progress and no per-file skip lines; only the summary");
+  app->add_flag("--json", f.json, "Print the summary as JSON on stdout");
+}
+
 }  // namespace
 }  // namespace shardpack
 
@@ -156,34 +191,19 @@ int main(int argc, char** argv) {
   pack->add_option("OUT", pf.out, "Output folder (created; must be empty unless --force)")->required();
   pack->add_option("--list", pf.options.list_file,
                    "Pack the files listed in FILE (lines 'relative_path<TAB>label', label an integer or a class name) instead of scanning SRC");
-  pack->add_option("--format", pf.options.format, "Output format: wds (WebDataset tar shards), lmdb (one LMDB environment) or raw (decoded pixels in .npy shards)")
-      ->capture_default_str();
-  pack->add_option("--shard-size", pf.shard_size, "Start a new shard before one would exceed this size (e.g. 512MB, 1GiB)")
-      ->capture_default_str();
-  pack->add_option("--samples-per-shard", pf.options.samples_per_shard, "Start a new shard after this many samples")
-      ->capture_default_str();
-  pack->add_option("--prefix", pf.options.prefix, "Shard file name prefix: PREFIX-000000.tar, ...")->capture_default_str();
-  pack->add_option("--threads", pf.options.threads, "Reader threads (0 = all cores); output does not depend on it")
-      ->capture_default_str();
   pack->add_flag("--shuffle", pf.options.shuffle, "Shuffle sample order once at pack time (for streaming readers)");
   pack->add_option("--seed", pf.options.seed, "Seed for --shuffle")->capture_default_str();
   pack->add_option("--key", pf.keys, "Sample keys: index (zero-padded sample number) or path (from the relative path)")
       ->check(CLI::IsMember({"index", "path"}))
       ->capture_default_str();
-  pack->add_option("--check", pf.check, "Input check: header (fast: format, size, truncation) or decode (full decode)")
-      ->check(CLI::IsMember({"header", "decode"}))
-      ->capture_default_str();
-  pack->add_option("--resize", pf.options.resize, "raw: resize the shorter side to this many pixels (default: the crop's longer side)");
-  pack->add_option("--crop", pf.crop, "raw: centre-crop to SIZE or HEIGHTxWIDTH; every image then has that size");
-  pack->add_flag("--keep-size", pf.options.keep_size, "raw: keep each image's own size (after --resize), with an offsets index");
-  pack->add_option("--max-sample-bytes", pf.max_sample_bytes, "Skip larger input files")->capture_default_str();
-  pack->add_option("--max-pixels", pf.options.max_pixels, "Skip images whose header declares more pixels")
-      ->capture_default_str();
-  pack->add_flag("--strict", pf.options.strict, "Fail on the first bad input instead of skipping and reporting it");
-  pack->add_flag("--force", pf.options.force, "Replace the dataset in a non-empty OUT");
-  pack->add_flag("--no-sync", pf.no_sync, "Do not fsync files before publishing them (faster, not crash-safe)");
-  pack->add_flag("-q,--quiet", pf.quiet, "No progress and no per-file skip lines; only the summary");
-  pack->add_flag("--json", pf.json, "Print the summary as JSON on stdout");
+  AddOutputOptions(pack, pf);
+
+  PackFlags cf;
+  CLI::App* convert = app.add_subcommand(
+      "convert", "Write an existing dataset (shardpack wds or lmdb, or WebDataset shards from any tool) in another format.");
+  convert->add_option("IN", cf.src, "Dataset folder, folder of .tar/.tar.gz shards, or one shard")->required();
+  convert->add_option("OUT", cf.out, "Output folder (created; must be empty unless --force)")->required();
+  AddOutputOptions(convert, cf);
 
   std::string verify_dir;
   VerifyOptions vo;
@@ -207,7 +227,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (pack->parsed()) return RunPack(pf);
+  if (pack->parsed()) return RunPack(pf, false);
+  if (convert->parsed()) return RunPack(cf, true);
   if (verify->parsed()) return RunVerify(verify_dir, vo, verify_json);
   if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top);
   return 2;

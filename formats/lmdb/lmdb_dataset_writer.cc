@@ -77,6 +77,7 @@ Status LmdbDatasetWriter::Add(const Sample& sample) {
                            {"height", sample.image.height},
                            {"xxh64", ChecksumHex(Xxh64(sample.bytes))}};
   header["class"] = sample.class_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(sample.class_name);
+  if (sample.extra != nullptr) header["source"] = *sample.extra;
   status_ = Queue(IndexKey(samples_), header.dump(), sample.bytes, /*raw_value=*/false);
   if (!status_.ok()) return status_;
   bytes_ += 8 + sample.bytes.size();

@@ -66,6 +66,7 @@ Status TarShardReader::Next(TarMember* member, bool* done) {
   member->header_offset = static_cast<uint64_t>(archive_read_header_position(impl_->a));
   member->size = archive_entry_size_is_set(entry) ? static_cast<uint64_t>(archive_entry_size(entry)) : 0;
   member->regular = archive_entry_filetype(entry) == AE_IFREG && archive_entry_hardlink(entry) == nullptr;
+  member->directory = archive_entry_filetype(entry) == AE_IFDIR;
   impl_->current_size = member->size;
   return Status::OK();
 }

@@ -51,6 +51,7 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
                          {"height", sample.image.height},
                          {"format", ImageFormatName(sample.image.format)}};
   meta["class"] = sample.class_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(sample.class_name);
+  if (sample.extra != nullptr) meta["source"] = *sample.extra;
   const std::string json = meta.dump();
   const std::string label = std::to_string(sample.label);
 

@@ -26,6 +26,9 @@ struct Sample {
   ImageInfo image;
   std::string_view bytes;       // the encoded image, untouched
   const DecodedImage* pixels = nullptr;  // decoded and transformed (raw format only)
+  // Metadata carried over from a converted dataset (its key, json and txt fields); formats that
+  // keep per-sample metadata store it under "source". nullptr when none.
+  const nlohmann::json* extra = nullptr;
 };
 
 class DatasetWriter {

@@ -1,0 +1,187 @@
+#include "formats/wds/wds_input.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "formats/wds/wds_verifier.h"
+#include "lib/sample_keys.h"
+#include "shardpack/checksum.h"
+
+namespace shardpack {
+namespace {
+
+bool IsImageExtension(std::string ext) {
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == "jpg" || ext == "jpeg" || ext == "png" || ext == "webp" || ext == "bmp";
+}
+
+bool UnsafeMemberName(const std::string& n) {
+  if (n.empty() || n[0] == '/') return true;
+  return n == ".." || n.rfind("../", 0) == 0 || n.find("/../") != std::string::npos ||
+         (n.size() >= 3 && n.compare(n.size() - 3, 3, "/..") == 0);
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+WdsInput::WdsInput(Env* env, std::vector<std::string> shard_paths, std::vector<std::string> classes, uint64_t expected,
+                   bool own_format, uint64_t max_member_bytes)
+    : env_(env),
+      shard_paths_(std::move(shard_paths)),
+      classes_(std::move(classes)),
+      expected_(expected),
+      own_format_(own_format),
+      max_member_bytes_(max_member_bytes) {}
+
+WdsInput::~WdsInput() = default;
+
+Status WdsInput::NextMember(Member* m, bool* end) {
+  for (;;) {
+    if (!reader_) {
+      if (shard_ >= shard_paths_.size()) {
+        *end = true;
+        return Status::OK();
+      }
+      SHARDPACK_RETURN_IF_ERROR(TarShardReader::Open(env_, shard_paths_[shard_], &reader_));
+      done_keys_.clear();
+    }
+    TarMember t;
+    bool shard_done = false;
+    SHARDPACK_RETURN_IF_ERROR(reader_->Next(&t, &shard_done));
+    const std::string& shard = shard_paths_[shard_];
+    if (shard_done) {
+      reader_.reset();
+      ++shard_;
+      *end = false;
+      m->name.clear();  // marks a shard boundary: the sample in progress ends here
+      return Status::OK();
+    }
+    if (t.directory) continue;
+    if (!t.regular) {
+      return Status::DataLoss(shard + ": member '" + t.name + "' is a link or special file; refusing it");
+    }
+    if (UnsafeMemberName(t.name)) {
+      return Status::DataLoss(shard + ": member '" + t.name + "' has an absolute or '..' path; refusing it");
+    }
+    if (!SplitWdsMemberName(t.name, &m->key, &m->ext)) continue;  // no extension, or a hidden file
+    m->name = t.name;
+    m->shard = shard_;
+    m->data.clear();
+    const std::string ext_lower = [&] {
+      std::string e = m->ext;
+      std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
+      return e;
+    }();
+    if (IsImageExtension(ext_lower) || ext_lower == "cls" || ext_lower == "json" || ext_lower == "txt") {
+      SHARDPACK_RETURN_IF_ERROR(reader_->ReadData(max_member_bytes_, &m->data));
+    }
+    *end = false;
+    return Status::OK();
+  }
+}
+
+std::string WdsInput::OutputKey(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    out += keep ? c : '_';
+  }
+  if (out.empty()) out = "_";
+  if (out.size() > kMaxKeyLength - 8) out = out.substr(0, kMaxKeyLength - 8 - 17) + "_" + ChecksumHex(Xxh64(key));
+  std::string candidate = out;
+  for (uint64_t n = 2; !used_keys_.insert(Xxh64(candidate)).second; ++n) candidate = out + "_" + std::to_string(n);
+  return candidate;
+}
+
+void WdsInput::Emit(std::vector<Member>& members, PackItem* item) {
+  const std::string shard = BaseName(shard_paths_[members.front().shard]);
+  const std::string& key = members.front().key;
+  item->relpath = shard + ":" + key;
+  item->label = -1;
+  item->extra = nullptr;
+  item->loaded = true;
+  item->bytes.clear();
+  nlohmann::json json_field, txt_field;
+  bool have_image = false;
+  for (Member& m : members) {
+    std::string ext = m.ext;
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (IsImageExtension(ext) && !have_image) {
+      item->bytes.swap(m.data);
+      have_image = true;
+    } else if (ext == "cls") {
+      try {
+        item->label = std::stoi(m.data);
+      } catch (...) {
+        item->label = -1;
+      }
+    } else if (ext == "json") {
+      json_field = nlohmann::json::parse(m.data, nullptr, false);
+      if (json_field.is_discarded()) json_field = m.data;
+    } else if (ext == "txt") {
+      txt_field = m.data;
+    }
+  }
+  if (own_format_) {
+    item->key = key;
+    if (json_field.is_object() && json_field.contains("path") && json_field["path"].is_string()) {
+      item->relpath = json_field["path"].get<std::string>();
+    }
+  } else {
+    item->key = OutputKey(key);
+    nlohmann::json extra = {{"shard", shard}, {"key", key}};
+    if (!json_field.is_null()) extra["json"] = json_field;
+    if (!txt_field.is_null()) extra["txt"] = txt_field;
+    item->extra = std::move(extra);
+  }
+  if (!have_image) item->status = Status::Corrupt("sample has no image member (jpg, jpeg, png, webp, bmp)");
+}
+
+Status WdsInput::NotAdjacent(const Member& m) const {
+  return Status::DataLoss(shard_paths_[m.shard] + ": member '" + m.name + "' belongs to sample '" + m.key +
+                          "', whose members are not adjacent; write shards with the members of a sample "
+                          "together (tar --sort=name, webdataset's TarWriter)");
+}
+
+Status WdsInput::Next(PackItem* item, bool* done) {
+  std::vector<Member> members;
+  if (have_pending_) {
+    members.push_back(std::move(pending_));
+    have_pending_ = false;
+  }
+  for (;;) {
+    Member m;
+    bool end = false;
+    SHARDPACK_RETURN_IF_ERROR(NextMember(&m, &end));
+    if (end || m.name.empty()) {  // end of everything, or of a shard: the sample ends here
+      if (!members.empty()) {
+        done_keys_.clear();
+        Emit(members, item);
+        *done = false;
+        return Status::OK();
+      }
+      if (end) {
+        *done = true;
+        return Status::OK();
+      }
+      continue;
+    }
+    if (!members.empty() && m.key != members.front().key) {
+      done_keys_.insert(members.front().key);
+      if (done_keys_.count(m.key)) return NotAdjacent(m);
+      pending_ = std::move(m);
+      have_pending_ = true;
+      Emit(members, item);
+      *done = false;
+      return Status::OK();
+    }
+    if (members.empty() && done_keys_.count(m.key)) return NotAdjacent(m);
+    members.push_back(std::move(m));
+  }
+}
+
+}  // namespace shardpack

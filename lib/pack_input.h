@@ -1,0 +1,50 @@
+// PackInput: where the pack pipeline's samples come from. A folder tree or list of image files
+// (pack), or the samples of an existing dataset (convert).
+//
+// The pipeline calls Next() from its serial first stage, in order, and Load() from its parallel
+// stage. Inputs that stream (tar shards, LMDB cursors) fill the bytes in Next(); file inputs leave
+// that to Load(), so that files are read in parallel.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "shardpack/image.h"
+#include "shardpack/manifest.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+// One sample in flight through the pipeline. Slots are reused, so buffers keep their capacity.
+struct PackItem {
+  size_t position = 0;   // in pack order
+  std::string relpath;   // where it came from, for reports and metadata
+  int32_t label = -1;
+  std::string key;       // empty: the pipeline assigns the index key
+  nlohmann::json extra;  // metadata carried over from a converted dataset; null when none
+  std::string bytes;     // the encoded image
+  bool loaded = false;   // bytes filled by Next()
+  ImageInfo info;
+  DecodedImage pixels;   // raw format: decoded and transformed
+  Status status;         // a problem with this sample: it is skipped and reported
+};
+
+class PackInput {
+ public:
+  virtual ~PackInput() = default;
+  virtual const std::vector<std::string>& class_names() const = 0;
+  virtual std::vector<std::string> empty_classes() const { return {}; }
+  // Inputs found unusable before the pipeline started (scan-time skips).
+  virtual std::vector<SkippedFile> initial_skips() const { return {}; }
+  // How many samples to expect, for progress; 0 when unknown.
+  virtual uint64_t expected() const = 0;
+  // Fills the identity of the next sample (and its bytes for streaming inputs); *done at the end.
+  // An error stops the pack (a malformed input dataset); a problem with one sample goes into
+  // item->status instead.
+  virtual Status Next(PackItem* item, bool* done) = 0;
+  // Reads the bytes of an item that Next() left unloaded. Thread-safe.
+  virtual Status Load(PackItem* item) const { (void)item; return Status::OK(); }
+};
+
+}  // namespace shardpack
