@@ -46,6 +46,13 @@ Status ValidatePackOptions(const PackOptions& o) {
   if (o.format != "raw" && (crop || o.keep_size || o.resize > 0)) {
     return Status::InvalidArgument("--resize, --crop and --keep-size apply to --format raw only");
   }
+  if (o.compress != "none" && o.compress != "zstd") {
+    return Status::InvalidArgument("unknown compression '" + o.compress + "'; use none or zstd");
+  }
+  if (o.compress == "zstd" && o.format != "raw") {
+    return Status::InvalidArgument("--compress applies to --format raw only (wds and lmdb keep the encoded images)");
+  }
+  if (o.compress == "zstd" && o.chunk_samples == 0) return Status::InvalidArgument("--chunk-samples must be at least 1");
   if (crop && (o.crop_height == 0 || o.crop_width == 0)) {
     return Status::InvalidArgument("--crop needs a height and a width above zero");
   }
@@ -65,7 +72,7 @@ bool IsOurOutputFile(const std::string& name) {
     return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
   };
   return name == kManifestFileName || ends_with(".tar") || ends_with(".idx") ||
-         ends_with(".samples.tsv") || ends_with(".tmp") || ends_with(".npy") || ends_with(".keys.txt") ||
+         ends_with(".samples.tsv") || ends_with(".tmp") || ends_with(".npy") || ends_with(".zst") || ends_with(".keys.txt") ||
          name == kLmdbDataFile || name == kLmdbLockFile;
 }
 
@@ -127,6 +134,8 @@ nlohmann::json OptionsToJson(const PackOptions& o) {
     j["resize"] = t.resize_shorter;
     j["crop"] = {t.crop_height, t.crop_width};
     j["keep_size"] = o.keep_size;
+    j["compress"] = o.compress;
+    if (o.compress == "zstd") j["chunk_samples"] = o.chunk_samples;
   }
   return j;
 }
@@ -189,6 +198,7 @@ class Packer {
       ro.keep_size = options_.keep_size;
       ro.height = transform_.crop_height;
       ro.width = transform_.crop_width;
+      ro.zstd_chunk_samples = options_.compress == "zstd" ? options_.chunk_samples : 0;
       return std::make_unique<RawDatasetWriter>(env_, ro);
     }
     WdsWriterOptions wo;

@@ -71,10 +71,10 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   std::set<std::string> extra;
   for (const DirEntry& e : entries) {
     const std::string& n = e.name;
-    const std::string shard_ext = manifest.format == "raw" ? ".npy" : ".tar";
+    const std::string ext = n.size() > 4 ? n.substr(n.size() - 4) : "";
+    const bool shard_like = manifest.format == "raw" ? (ext == ".npy" || ext == ".zst") : ext == ".tar";
     const bool side = n.find('.') != n.rfind('.');  // "x.labels.npy" and the like
-    if (manifest.format != "lmdb" && !side && n.size() > 4 && n.compare(n.size() - 4, 4, shard_ext) == 0 &&
-        !known.count(n)) {
+    if (manifest.format != "lmdb" && shard_like && !side && !known.count(n)) {
       extra.insert(n);
     }
   }

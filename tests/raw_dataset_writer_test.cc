@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
+#include <zstd.h>
 
 #include <filesystem>
 #include <opencv2/imgcodecs.hpp>
@@ -235,6 +236,45 @@ TEST_F(RawPackTest, DecompressionBombIsRefusedFromItsHeader) {
   ASSERT_EQ(r.manifest.skipped.size(), 1u);
   EXPECT_EQ(r.manifest.skipped[0].reason, "image declares 60000x60000 pixels, more than --max-pixels 178956970");
   EXPECT_EQ(r.manifest.samples, 2u);
+}
+
+TEST_F(RawPackTest, ZstdChunksDecompressToThePlainShardsPixels) {
+  MakeTree(2, 5);
+  PackOptions o = RawOptions();
+  PackResult plain, packed;
+  ASSERT_TRUE(PackTo(out("plain"), o, &plain).ok());
+  o.compress = "zstd";
+  o.chunk_samples = 3;
+  ASSERT_TRUE(PackTo(out("zstd"), o, &packed).ok());
+  ASSERT_EQ(packed.manifest.shards[0].file, "shard-000000.zst");
+  const std::string compressed = ReadFile(out("zstd") + "/shard-000000.zst");
+  const std::string chunks = ReadFile(out("zstd") + "/shard-000000.chunks.npy");
+  NpyInfo info;
+  ASSERT_TRUE(ParseNpyHeader(chunks, &info).ok());
+  ASSERT_EQ(info.shape, std::vector<uint64_t>{5});  // 10 images in chunks of 3: 4 chunks, 5 offsets
+  std::string pixels;
+  for (int c = 0; c < 4; ++c) {
+    int64_t from, to;
+    std::memcpy(&from, chunks.data() + kNpyHeaderBytes + 8 * c, 8);
+    std::memcpy(&to, chunks.data() + kNpyHeaderBytes + 8 * (c + 1), 8);
+    std::string chunk(ZSTD_getFrameContentSize(compressed.data() + from, to - from), '\0');
+    ASSERT_EQ(ZSTD_decompress(chunk.data(), chunk.size(), compressed.data() + from, to - from), chunk.size());
+    pixels += chunk;
+  }
+  EXPECT_EQ(pixels, ReadFile(out("plain") + "/shard-000000.npy").substr(kNpyHeaderBytes));
+  VerifyReport report;
+  ASSERT_TRUE(Verify(out("zstd"), VerifyOptions(), &report).ok());
+  EXPECT_TRUE(report.clean());
+  // Damage the second chunk: verify names its first sample.
+  std::string damaged = compressed;
+  int64_t second;
+  std::memcpy(&second, chunks.data() + kNpyHeaderBytes + 8, 8);
+  damaged[second + 20] ^= 0x55;
+  WriteFile(out("zstd") + "/shard-000000.zst", damaged);
+  ASSERT_TRUE(Verify(out("zstd"), VerifyOptions(), &report).ok());
+  bool named = false;
+  for (const VerifyProblem& p : report.problems) named |= p.key == "000000003";
+  EXPECT_TRUE(named);
 }
 
 TEST_F(RawPackTest, OutputIsByteIdenticalWhateverTheThreadCount) {

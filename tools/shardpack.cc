@@ -165,6 +165,11 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
   app->add_option("--resize", f.options.resize, "raw: resize the shorter side to this many pixels (default: the crop's longer side)");
   app->add_option("--crop", f.crop, "raw: centre-crop to SIZE or HEIGHTxWIDTH; every image then has that size");
   app->add_flag("--keep-size", f.options.keep_size, "raw: keep each image's own size (after --resize), with an offsets index");
+  app->add_option("--compress", f.options.compress, "raw: none, or zstd (chunks of --chunk-samples images, each one zstd frame)")
+      ->check(CLI::IsMember({"none", "zstd"}))
+      ->capture_default_str();
+  app->add_option("--chunk-samples", f.options.chunk_samples, "raw with --compress zstd: images per chunk (the unit of random access)")
+      ->capture_default_str();
   app->add_option("--max-sample-bytes", f.max_sample_bytes, "Skip larger input files")->capture_default_str();
   app->add_option("--max-pixels", f.options.max_pixels, "Skip images whose header declares more pixels")
       ->capture_default_str();

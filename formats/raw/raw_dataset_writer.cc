@@ -1,5 +1,7 @@
 #include "formats/raw/raw_dataset_writer.h"
 
+#include <zstd.h>
+
 #include "formats/raw/raw_format.h"
 #include "lib/side_file.h"
 #include "shardpack/checksum.h"
@@ -39,10 +41,15 @@ Status RawDatasetWriter::Add(const Sample& sample) {
   record.format = sample.image.format;
   record.width = px.width;
   record.height = px.height;
-  status_ = file_->Append(bytes);
+  if (compressed()) {
+    chunk_.append(bytes);
+    if (++chunk_count_ == options_.zstd_chunk_samples) status_ = FlushChunk();
+  } else {
+    status_ = file_->Append(bytes);
+  }
   if (!status_.ok()) return status_;
   if (options_.keep_size) {
-    offsets_.push_back(static_cast<int64_t>(shard_bytes_ - kNpyHeaderBytes));
+    offsets_.push_back(static_cast<int64_t>(shard_bytes_ - (compressed() ? 0 : kNpyHeaderBytes)));
     shapes_.insert(shapes_.end(), {static_cast<int32_t>(px.height), static_cast<int32_t>(px.width), 3});
   }
   shard_bytes_ += size;
@@ -54,11 +61,16 @@ Status RawDatasetWriter::Add(const Sample& sample) {
 }
 
 Status RawDatasetWriter::StartShard() {
-  shard_file_ = RawShardFileName(options_.prefix, finished_.size());
+  shard_file_ = RawShardFileName(options_.prefix, finished_.size(), compressed());
   SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(JoinPath(options_.dir, shard_file_ + ".tmp"), &file_));
-  // A placeholder; FinishShard() writes the real header of the same length.
-  SHARDPACK_RETURN_IF_ERROR(file_->Append(std::string(kNpyHeaderBytes, ' ')));
-  shard_bytes_ = kNpyHeaderBytes;
+  // Offsets in a compressed shard refer to the decompressed pixel data, which has no header.
+  // Otherwise a placeholder header; FinishShard() writes the real one of the same length.
+  shard_bytes_ = compressed() ? 0 : kNpyHeaderBytes;
+  if (!compressed()) SHARDPACK_RETURN_IF_ERROR(file_->Append(std::string(kNpyHeaderBytes, ' ')));
+  chunk_.clear();
+  chunk_count_ = 0;
+  file_bytes_ = 0;
+  chunk_offsets_.assign(1, 0);
   labels_.clear();
   keys_.clear();
   offsets_.clear();
@@ -75,13 +87,31 @@ Status RawDatasetWriter::Publish(const std::string& suffix, const std::string& c
   return Status::OK();
 }
 
+// Compresses the gathered images as one zstd frame and appends it.
+Status RawDatasetWriter::FlushChunk() {
+  if (chunk_count_ == 0) return Status::OK();
+  std::string frame(ZSTD_compressBound(chunk_.size()), '\0');
+  const size_t n = ZSTD_compress(frame.data(), frame.size(), chunk_.data(), chunk_.size(), options_.zstd_level);
+  if (ZSTD_isError(n)) return Status::IOError(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+  frame.resize(n);
+  SHARDPACK_RETURN_IF_ERROR(file_->Append(frame));
+  file_bytes_ += n;
+  chunk_offsets_.push_back(static_cast<int64_t>(file_bytes_));
+  chunk_.clear();
+  chunk_count_ = 0;
+  return Status::OK();
+}
+
 Status RawDatasetWriter::FinishShard() {
   const uint64_t n = labels_.size();
-  const uint64_t data_bytes = shard_bytes_ - kNpyHeaderBytes;
-  const std::string header = options_.keep_size
-                                 ? NpyHeader("|u1", {data_bytes})
-                                 : NpyHeader("|u1", {n, options_.height, options_.width, 3});
-  SHARDPACK_RETURN_IF_ERROR(file_->WriteAt(0, header));
+  const uint64_t data_bytes = shard_bytes_ - (compressed() ? 0 : kNpyHeaderBytes);
+  if (compressed()) {
+    SHARDPACK_RETURN_IF_ERROR(FlushChunk());
+  } else {
+    const std::string header = options_.keep_size ? NpyHeader("|u1", {data_bytes})
+                                                  : NpyHeader("|u1", {n, options_.height, options_.width, 3});
+    SHARDPACK_RETURN_IF_ERROR(file_->WriteAt(0, header));
+  }
   if (options_.sync) SHARDPACK_RETURN_IF_ERROR(file_->Sync());
   SHARDPACK_RETURN_IF_ERROR(file_->Close());
   file_.reset();
@@ -96,6 +126,10 @@ Status RawDatasetWriter::FinishShard() {
   entry.xxh64 = ChecksumHex(checksum);
   SHARDPACK_RETURN_IF_ERROR(Publish(".labels.npy", NpyHeader("<i4", {n}) + NpyInt32Body(labels_), &entry));
   SHARDPACK_RETURN_IF_ERROR(Publish(".keys.txt", keys_, &entry));
+  if (compressed()) {
+    const uint64_t chunks = chunk_offsets_.size();
+    SHARDPACK_RETURN_IF_ERROR(Publish(".chunks.npy", NpyHeader("<i8", {chunks}) + NpyInt64Body(chunk_offsets_), &entry));
+  }
   if (options_.keep_size) {
     offsets_.push_back(static_cast<int64_t>(data_bytes));
     SHARDPACK_RETURN_IF_ERROR(Publish(".offsets.npy", NpyHeader("<i8", {n + 1}) + NpyInt64Body(offsets_), &entry));

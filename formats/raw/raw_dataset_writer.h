@@ -1,4 +1,5 @@
-// RawDatasetWriter: writes pre-decoded pixels into .npy shards (raw_format.h).
+// RawDatasetWriter: writes pre-decoded pixels into .npy shards, or zstd-compressed chunked shards
+// (raw_format.h).
 //
 // Samples arrive decoded and transformed (Sample::pixels). A shard is written as "<name>.tmp" with a
 // placeholder header, which is rewritten with the final sample count when the shard completes; then
@@ -25,6 +26,10 @@ struct RawWriterOptions {
   bool keep_size = false;  // variable-size images with offsets; else every image is height x width
   uint32_t height = 0;
   uint32_t width = 0;
+  // 0: plain .npy shards. Else "<stem>.zst" shards: the pixel data cut into chunks of this many
+  // images, each chunk one zstd frame, with "<stem>.chunks.npy" giving the frames' offsets.
+  uint32_t zstd_chunk_samples = 0;
+  int zstd_level = 3;
 };
 
 class RawDatasetWriter final : public DatasetWriter {
@@ -44,6 +49,8 @@ class RawDatasetWriter final : public DatasetWriter {
   Status StartShard();
   Status FinishShard();
   Status Publish(const std::string& suffix, const std::string& contents, ShardEntry* entry);
+  Status FlushChunk();
+  bool compressed() const { return options_.zstd_chunk_samples > 0; }
 
   Env* env_;
   RawWriterOptions options_;
@@ -61,6 +68,11 @@ class RawDatasetWriter final : public DatasetWriter {
   std::vector<int64_t> offsets_;  // keep_size: byte offsets of each image, relative to the data
   std::vector<int32_t> shapes_;   // keep_size: height, width, 3 per image
   std::string sample_table_;
+  // Compressed shards: pixels of the chunk being gathered, and where each written frame starts.
+  std::string chunk_;
+  uint32_t chunk_count_ = 0;
+  uint64_t file_bytes_ = 0;
+  std::vector<int64_t> chunk_offsets_;
 };
 
 }  // namespace shardpack

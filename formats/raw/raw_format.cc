@@ -96,9 +96,9 @@ std::string NpyInt64Body(const std::vector<int64_t>& values) {
   return out;
 }
 
-std::string RawShardFileName(const std::string& prefix, uint64_t index) {
+std::string RawShardFileName(const std::string& prefix, uint64_t index, bool compressed) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "-%06llu.npy", static_cast<unsigned long long>(index));
+  std::snprintf(buf, sizeof(buf), "-%06llu.%s", static_cast<unsigned long long>(index), compressed ? "zst" : "npy");
   return prefix + buf;
 }
 

@@ -7,6 +7,9 @@
 // Both: "<stem>.labels.npy" (int32, N), "<stem>.keys.txt" (one key a line), and the sample table.
 // Every .npy written here has a header of exactly kNpyHeaderBytes bytes, so pixel data starts at
 // that offset.
+// Compressed (--compress zstd): the shard is "<stem>.zst", the pixel data (no header) cut into
+// chunks of chunk_samples images, each an independent zstd frame; "<stem>.chunks.npy" (int64,
+// C+1) holds the frames' byte offsets. Sample-table offsets refer to the decompressed data.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +40,7 @@ std::string NpyInt32Body(const std::vector<int32_t>& values);
 std::string NpyInt64Body(const std::vector<int64_t>& values);
 
 // File names derived from a shard's "<stem>.npy".
-std::string RawShardFileName(const std::string& prefix, uint64_t index);
+std::string RawShardFileName(const std::string& prefix, uint64_t index, bool compressed = false);
 std::string RawSideFileName(const std::string& shard_file, const std::string& suffix);  // e.g. ".labels.npy"
 
 }  // namespace shardpack

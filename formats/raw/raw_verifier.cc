@@ -1,5 +1,8 @@
 #include "formats/raw/raw_verifier.h"
 
+#include <zstd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -37,11 +40,15 @@ class RawShardChecker {
       Problem("", "sample table lists " + std::to_string(table_.size()) + " samples, manifest says " +
                       std::to_string(shard_.samples));
     }
-    CheckShardChecksums(env_, path, shard_.xxh64, table_,
+    const bool compressed = EndsWith(shard_.file, ".zst");
+    // Sample-table offsets of a compressed shard refer to the decompressed data: its per-sample
+    // checksums are checked chunk by chunk below.
+    CheckShardChecksums(env_, path, shard_.xxh64, compressed ? std::vector<SampleRecord>() : table_,
                         [&](const std::string& key, const std::string& what) { Problem(key, what); }, &check_->bytes);
     check_->samples = table_.size();
-    CheckPixelHeader(path, size);
+    if (!compressed) CheckPixelHeader(path, size);
     for (const SideFile& side : shard_.side_files) CheckSideFile(side);
+    if (compressed) CheckChunks(path);
   }
 
  private:
@@ -90,6 +97,61 @@ class RawShardChecker {
     }
   }
 
+  // Decompresses every chunk (refusing a frame that claims another size than its samples need) and
+  // checks each sample's pixels against its sample-table checksum.
+  void CheckChunks(const std::string& path) {
+    const uint64_t per_chunk = options_.value("chunk_samples", 0u);
+    if (chunk_offsets_.size() < 2 || per_chunk == 0) {
+      Problem("", "compressed shard without a chunk index");
+      return;
+    }
+    std::unique_ptr<SequentialFile> f;
+    if (!env_->NewSequentialFile(path, &f).ok()) return;
+    std::string frame, data;
+    uint64_t at = 0;
+    for (size_t c = 0; c + 1 < chunk_offsets_.size(); ++c) {
+      const uint64_t first = c * per_chunk, last = std::min<uint64_t>(table_.size(), first + per_chunk);
+      const std::string key = first < table_.size() ? table_[first].key : "";
+      const int64_t from = chunk_offsets_[c], to = chunk_offsets_[c + 1];
+      if (from < 0 || to < from || uint64_t(from) != at || to - from > (int64_t(1) << 31)) {
+        Problem(key, "chunk index is damaged");
+        return;
+      }
+      frame.resize(static_cast<size_t>(to - from));
+      size_t got = 0;
+      while (got < frame.size()) {
+        size_t n = 0;
+        if (!f->Read(frame.size() - got, frame.data() + got, &n).ok() || n == 0) break;
+        got += n;
+      }
+      at = static_cast<uint64_t>(to);
+      if (got != frame.size()) {
+        Problem(key, "chunk lies past the end of the file (truncated)");
+        return;
+      }
+      uint64_t expected = 0;
+      for (uint64_t i = first; i < last; ++i) expected += table_[i].size;
+      if (ZSTD_getFrameContentSize(frame.data(), frame.size()) != expected) {
+        Problem(key, "chunk " + std::to_string(c) + " does not hold the " + std::to_string(expected) + " bytes its samples need");
+        continue;
+      }
+      data.resize(expected);
+      const size_t n = ZSTD_decompress(data.data(), data.size(), frame.data(), frame.size());
+      if (ZSTD_isError(n) || n != expected) {
+        Problem(key, "chunk " + std::to_string(c) + " does not decompress: " + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short"));
+        continue;
+      }
+      const uint64_t base = table_[first].offset;
+      for (uint64_t i = first; i < last; ++i) {
+        const SampleRecord& r = table_[i];
+        if (r.offset < base || r.offset - base + r.size > expected ||
+            Xxh64(std::string_view(data.data() + (r.offset - base), r.size)) != r.xxh64) {
+          Problem(r.key, "checksum mismatch: pixels of this sample changed");
+        }
+      }
+    }
+  }
+
   void CheckSideFile(const SideFile& side) {
     std::string text;
     if (!Load(side, &text)) return;
@@ -133,10 +195,17 @@ class RawShardChecker {
       }
       for (uint64_t i = 0; i < n; ++i) {
         const int64_t from = int_at(i, 8), to = int_at(i + 1, 8);
-        if (uint64_t(from) + data_offset_ != table_[i].offset || uint64_t(to - from) != table_[i].size) {
+        const uint64_t base = EndsWith(shard_.file, ".zst") ? 0 : data_offset_;
+        if (uint64_t(from) + base != table_[i].offset || uint64_t(to - from) != table_[i].size) {
           Problem(table_[i].key, side.file + ": offsets disagree with the sample table");
         }
       }
+    } else if (EndsWith(side.file, ".chunks.npy")) {
+      if (info.descr != "<i8" || info.shape.size() != 1 || text.size() != info.data_offset + 8 * info.shape[0]) {
+        Problem("", side.file + ": not an int64 array of chunk offsets");
+        return;
+      }
+      for (uint64_t i = 0; i < info.shape[0]; ++i) chunk_offsets_.push_back(int_at(i, 8));
     } else if (EndsWith(side.file, ".shapes.npy")) {
       if (info.descr != "<i4" || info.shape != std::vector<uint64_t>{n, 3} || text.size() != info.data_offset + 12 * n) {
         Problem("", side.file + ": not an int32 array of " + std::to_string(n) + " shapes");
@@ -158,6 +227,7 @@ class RawShardChecker {
   ShardCheck* check_;
   std::vector<SampleRecord> table_;
   uint64_t data_offset_ = kNpyHeaderBytes;
+  std::vector<int64_t> chunk_offsets_;
 };
 
 }  // namespace

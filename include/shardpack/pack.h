@@ -42,6 +42,8 @@ struct PackOptions {
   uint32_t crop_height = 0;
   uint32_t crop_width = 0;
   bool keep_size = false;                   // raw: store each image at its own size (no crop)
+  std::string compress = "none";            // raw: "none" or "zstd" (chunked, see docs/formats/raw.md)
+  uint32_t chunk_samples = 16;              // raw with zstd: images per compressed chunk
   bool force = false;                       // replace a non-empty OUT
   bool sync = true;                         // fsync files before publishing them
   Env* env = nullptr;                       // nullptr: Env::Default()

@@ -94,6 +94,21 @@ for i, path in enumerate(files):
     image = flat[offsets[i]:offsets[i + 1]].reshape(shapes[i])
     close_enough(image, reference(os.path.join(src, path), 48), "keep-size " + path)
 
+# --compress zstd: each chunk is one zstd frame; decompressed, the chunks are the plain shard's pixels.
+import zstandard
+zs = os.path.join(work, "zstd")
+subprocess.run([shardpack, "pack", src, zs, "--format", "raw", "--resize", "72", "--crop", "64x56",
+                "--samples-per-shard", "10", "--compress", "zstd", "--chunk-samples", "4", "--quiet", "--no-sync"],
+               check=True)
+for entry in json.load(open(os.path.join(zs, "manifest.json")))["shardlist"]:
+    stem = entry["url"][:-4]
+    data = open(os.path.join(zs, entry["url"]), "rb").read()
+    chunks = np.load(os.path.join(zs, stem + ".chunks.npy"))
+    pixels = b"".join(zstandard.ZstdDecompressor().decompress(data[chunks[c]:chunks[c + 1]])
+                      for c in range(len(chunks) - 1))
+    plain = np.load(os.path.join(out, stem + ".npy"))
+    check(pixels == plain.tobytes(), "%s: decompressed chunks equal the plain shard" % entry["url"])
+
 for f in failures:
     print("FAIL:", f)
 print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
