@@ -85,7 +85,8 @@ awk -v b="$bytes" -v n="$images" -v tt="$t_tar" -v tts="$t_tar_sync" -v tp="$t_p
 }'
 
 # Pre-decoding: shardpack raw against PIL with a 2-process pool, on the same images.
-find "$src" -type f -name '*.JPEG' | sort | head -n "$raw_images" | sed "s|^$src/||" |
+# (awk, not head: head would close the pipe early, and pipefail would end the script.)
+find "$src" -type f -name '*.JPEG' | sort | awk -v n="$raw_images" 'NR <= n' | sed "s|^$src/||" |
   awk -F/ '{print $0 "\t" $1}' >"$work/raw-list.txt"
 raw_t=() pil_t=()
 for ((r = 1; r <= runs; r++)); do

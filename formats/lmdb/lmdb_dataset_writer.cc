@@ -31,11 +31,10 @@ Status LmdbDatasetWriter::Open() {
 Status LmdbDatasetWriter::Queue(std::string key, const std::string& header, std::string_view image, bool raw_value) {
   const size_t offset = batch_.size();
   const size_t size = raw_value ? header.size() : 8 + header.size() + image.size();
-  batch_.resize(offset + size);
   if (raw_value) {
-    std::memcpy(batch_.data() + offset, header.data(), header.size());
+    batch_.append(header);
   } else {
-    WriteLmdbRecord(header, image, batch_.data() + offset);
+    AppendLmdbRecord(header, image, &batch_);  // appends, so the buffer is never zero-filled first
   }
   pending_.push_back({std::move(key), offset, size});
   if (pending_.size() >= kBatchSamples || batch_.size() >= kBatchBytes) return WriteBatch();
@@ -104,7 +103,7 @@ Status LmdbDatasetWriter::Finish(const nlohmann::json& dataset_info, std::vector
   entry.file = kLmdbDataFile;
   entry.samples = samples_;
   uint64_t checksum = 0;
-  status_ = ChecksumFile(env_, path, &checksum, &entry.bytes);
+  status_ = ChecksumMappedFile(path, &checksum, &entry.bytes);
   if (!status_.ok()) return status_;
   entry.xxh64 = ChecksumHex(checksum);
   shards->assign(1, entry);

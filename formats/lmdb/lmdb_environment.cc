@@ -1,9 +1,36 @@
 #include "formats/lmdb/lmdb_environment.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "shardpack/checksum.h"
+
 namespace shardpack {
 
 Status LmdbError(const std::string& context, int rc) {
   return Status::IOError(context + ": " + mdb_strerror(rc));
+}
+
+Status ChecksumMappedFile(const std::string& path, uint64_t* xxh64, uint64_t* size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return Status::FromErrno("cannot stat " + path, e);
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  void* map = *size > 0 ? ::mmap(nullptr, *size, PROT_READ, MAP_SHARED, fd, 0) : nullptr;
+  ::close(fd);
+  if (map == MAP_FAILED) return Status::FromErrno("cannot map " + path, errno);
+  *xxh64 = Xxh64(std::string_view(static_cast<const char*>(map), *size));
+  if (map != nullptr) ::munmap(map, *size);
+  return Status::OK();
 }
 
 Status LmdbEnvironment::Open(const std::string& dir, bool read_only, uint64_t map_size,
@@ -13,7 +40,7 @@ Status LmdbEnvironment::Open(const std::string& dir, bool read_only, uint64_t ma
   if (rc != 0) return LmdbError("cannot create LMDB environment", rc);
   if (!read_only) rc = mdb_env_set_mapsize(env, map_size);
   // NOTLS: transactions are used from whichever thread runs the pipeline's writer stage.
-  const unsigned flags = MDB_NOTLS | (read_only ? MDB_RDONLY : MDB_WRITEMAP | MDB_NOSYNC);
+  const unsigned flags = MDB_NOTLS | (read_only ? MDB_RDONLY : MDB_WRITEMAP | MDB_NOSYNC | MDB_NORDAHEAD);
   if (rc == 0) rc = mdb_env_open(env, dir.c_str(), flags, 0644);
   if (rc != 0) {
     mdb_env_close(env);

@@ -4,18 +4,17 @@
 
 namespace shardpack {
 
-void WriteLmdbRecord(const std::string& header_json, std::string_view image, char* out) {
+void AppendLmdbRecord(const std::string& header_json, std::string_view image, std::string* out) {
   const uint32_t h = static_cast<uint32_t>(header_json.size());
-  std::memcpy(out, kLmdbRecordMagic, 4);
-  for (int i = 0; i < 4; ++i) out[4 + i] = static_cast<char>((h >> (8 * i)) & 0xFF);
-  std::memcpy(out + 8, header_json.data(), header_json.size());
-  if (!image.empty()) std::memcpy(out + 8 + header_json.size(), image.data(), image.size());
+  out->append(kLmdbRecordMagic, 4);
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((h >> (8 * i)) & 0xFF));
+  out->append(header_json);
+  out->append(image);
 }
 
 std::string EncodeLmdbRecord(const nlohmann::json& header, std::string_view image) {
-  const std::string json = header.dump();
-  std::string record(8 + json.size() + image.size(), '\0');
-  WriteLmdbRecord(json, image, record.data());
+  std::string record;
+  AppendLmdbRecord(header.dump(), image, &record);
   return record;
 }
 

@@ -27,9 +27,8 @@ inline constexpr uint64_t kLmdbInitialMapSize = uint64_t(1) << 30;
 
 // Builds a record from its header and image bytes.
 std::string EncodeLmdbRecord(const nlohmann::json& header, std::string_view image);
-// Writes the record of `header_json` and `image` to `out`, which has room for
-// 8 + header_json.size() + image.size() bytes.
-void WriteLmdbRecord(const std::string& header_json, std::string_view image, char* out);
+// Appends the record of `header_json` and `image` to `out`.
+void AppendLmdbRecord(const std::string& header_json, std::string_view image, std::string* out);
 
 // Splits a record; DataLoss when the magic, the header length or the header JSON is wrong.
 // `image` points into `record`.
