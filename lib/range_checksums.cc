@@ -6,6 +6,20 @@
 
 namespace shardpack {
 
+bool CheckShardFileSize(Env* env, const std::string& path, uint64_t expected_bytes,
+                        const std::function<void(const std::string&, const std::string&)>& problem) {
+  uint64_t size = 0;
+  if (!env->GetFileSize(path, &size).ok()) {
+    problem("", "shard file is missing");
+    return false;
+  }
+  if (size != expected_bytes) {
+    problem("", "file is " + std::to_string(size) + " bytes, manifest says " + std::to_string(expected_bytes) +
+                    (size < expected_bytes ? " (truncated)" : ""));
+  }
+  return true;
+}
+
 void CheckShardChecksums(Env* env, const std::string& path, const std::string& expected_xxh64,
                          const std::vector<SampleRecord>& records,
                          const std::function<void(const std::string&, const std::string&)>& problem,

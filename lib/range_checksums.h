@@ -11,6 +11,11 @@
 
 namespace shardpack {
 
+// Checks that the shard file exists and has the size its manifest entry lists; calls
+// problem("", what) otherwise. Returns false when the file is missing (nothing more to check).
+bool CheckShardFileSize(Env* env, const std::string& path, uint64_t expected_bytes,
+                        const std::function<void(const std::string& key, const std::string& what)>& problem);
+
 // Calls problem(key, what) for each sample whose range checksum differs or that lies past the end,
 // and problem("", what) when the file cannot be read or its whole checksum differs from
 // expected_xxh64. *bytes_read receives the file's length.

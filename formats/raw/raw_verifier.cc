@@ -22,15 +22,10 @@ class RawShardChecker {
 
   void Run() {
     const std::string path = JoinPath(dir_, shard_.file);
+    auto problem = [&](const std::string& key, const std::string& what) { Problem(key, what); };
+    if (!CheckShardFileSize(env_, path, shard_.bytes, problem)) return;
     uint64_t size = 0;
-    if (!env_->GetFileSize(path, &size).ok()) {
-      Problem("", "shard file is missing");
-      return;
-    }
-    if (size != shard_.bytes) {
-      Problem("", "file is " + std::to_string(size) + " bytes, manifest says " + std::to_string(shard_.bytes) +
-                      (size < shard_.bytes ? " (truncated)" : ""));
-    }
+    (void)env_->GetFileSize(path, &size);
     std::string text;
     if (Load(shard_.sample_table, &text)) {
       Status s = ParseSampleTable(text, &table_);
@@ -43,8 +38,8 @@ class RawShardChecker {
     const bool compressed = EndsWith(shard_.file, ".zst");
     // Sample-table offsets of a compressed shard refer to the decompressed data: its per-sample
     // checksums are checked chunk by chunk below.
-    CheckShardChecksums(env_, path, shard_.xxh64, compressed ? std::vector<SampleRecord>() : table_,
-                        [&](const std::string& key, const std::string& what) { Problem(key, what); }, &check_->bytes);
+    CheckShardChecksums(env_, path, shard_.xxh64, compressed ? std::vector<SampleRecord>() : table_, problem,
+                        &check_->bytes);
     check_->samples = table_.size();
     if (!compressed) CheckPixelHeader(path, size);
     for (const SideFile& side : shard_.side_files) CheckSideFile(side);

@@ -24,15 +24,8 @@ class ShardChecker {
 
   void Run() {
     const std::string path = JoinPath(dir_, shard_.file);
-    uint64_t size = 0;
-    if (!env_->GetFileSize(path, &size).ok()) {
-      Problem("", "shard file is missing");
-      return;
-    }
-    if (size != shard_.bytes) {
-      Problem("", "file is " + std::to_string(size) + " bytes, manifest says " +
-                      std::to_string(shard_.bytes) + (size < shard_.bytes ? " (truncated)" : ""));
-    }
+    auto problem = [&](const std::string& key, const std::string& what) { Problem(key, what); };
+    if (!CheckShardFileSize(env_, path, shard_.bytes, problem)) return;
     have_index_ = LoadSideFile(shard_.index, [&](const std::string& text) {
       return ParseDaliIndex(text, &index_);
     });
@@ -84,9 +77,9 @@ class ShardChecker {
   }
 
   void CheckChecksums(const std::string& path) {
-    CheckShardChecksums(env_, path, shard_.xxh64, table_,
-                        [&](const std::string& key, const std::string& what) { Problem(key, what); },
-                        &check_->bytes);
+    CheckShardChecksums(env_, path, shard_.xxh64, table_, [&](const std::string& key, const std::string& what) {
+      Problem(key, what);
+    }, &check_->bytes);
   }
 
   // Walks the tar with libarchive and checks members against the DALI index, the grouping of
