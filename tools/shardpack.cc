@@ -16,6 +16,11 @@
 namespace shardpack {
 namespace {
 
+// "1 shard", "3 shards".
+std::string Count(uint64_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 int Fail(const char* command, const Status& s) {
   std::fprintf(stderr, "%s failed: %s\n", command, s.message().c_str());
   return 1;
@@ -69,11 +74,10 @@ int RunPack(PackFlags& f, bool convert) {
     std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
     return 0;
   }
-  std::printf("%s %llu samples into %zu shards (%s) in %s in %.2f s (%.1f MB/s); skipped %zu %s%s\n",
-              convert ? "converted" : "packed", static_cast<unsigned long long>(m.samples), m.shards.size(), FormatBytes(m.bytes).c_str(),
+  std::printf("%s %s into %s (%s) in %s in %.2f s (%.1f MB/s); skipped %s%s\n",
+              convert ? "converted" : "packed", Count(m.samples, "sample").c_str(), Count(m.shards.size(), "shard").c_str(), FormatBytes(m.bytes).c_str(),
               f.out.c_str(), result.seconds, result.seconds > 0 ? result.bytes_read / 1e6 / result.seconds : 0.0,
-              m.skipped.size(), m.skipped.size() == 1 ? "file" : "files",
-              m.skipped.empty() ? "" : " (listed in manifest.json)");
+              Count(m.skipped.size(), "file").c_str(), m.skipped.empty() ? "" : " (listed in manifest.json)");
   return 0;
 }
 
@@ -92,13 +96,13 @@ int RunVerify(const std::string& dir, VerifyOptions options, bool json) {
   }
   std::string decoded = options.decode ? ", " + std::to_string(report.images_decoded) + " images decoded" : "";
   if (report.clean()) {
-    std::printf("verify OK: %llu shards, %llu samples, %s checked%s\n",
-                static_cast<unsigned long long>(report.shards), static_cast<unsigned long long>(report.samples),
+    std::printf("verify OK: %s, %s, %s checked%s\n", Count(report.shards, "shard").c_str(),
+                Count(report.samples, "sample").c_str(),
                 FormatBytes(report.bytes).c_str(), decoded.c_str());
     return 0;
   }
-  std::printf("verify FAILED: %zu problems in %llu shards\n", report.problems.size(),
-              static_cast<unsigned long long>(report.shards));
+  std::printf("verify FAILED: %s in %s\n", Count(report.problems.size(), "problem").c_str(),
+              Count(report.shards, "shard").c_str());
   return 1;
 }
 
@@ -117,9 +121,8 @@ int RunStat(const std::string& dir, bool json, size_t top) {
     return 0;
   }
   std::printf("dataset      %s (%s)\n", st.name.c_str(), st.format.c_str());
-  std::printf("samples      %llu in %llu shards, %s; %llu inputs skipped at pack time\n",
-              static_cast<unsigned long long>(st.samples), static_cast<unsigned long long>(st.shards),
-              FormatBytes(st.bytes).c_str(), static_cast<unsigned long long>(st.skipped));
+  std::printf("samples      %s in %s, %s; %s skipped at pack time\n", std::to_string(st.samples).c_str(),
+              Count(st.shards, "shard").c_str(), FormatBytes(st.bytes).c_str(), Count(st.skipped, "input").c_str());
   PrintPercentiles("sample size", st.sample_bytes, true);
   PrintPercentiles("width", st.width, false);
   PrintPercentiles("height", st.height, false);

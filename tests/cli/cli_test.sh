@@ -47,10 +47,17 @@ run_case pack "$shardpack" pack src out --samples-per-shard 5 --no-sync
 run_case pack_into_nonempty "$shardpack" pack src out
 run_case verify_clean "$shardpack" verify out --decode
 run_case stat "$shardpack" stat out
+run_case stat_json "$shardpack" stat out --json
+run_case convert_to_lmdb "$shardpack" convert out lmdb --format lmdb --no-sync
+run_case verify_lmdb "$shardpack" verify lmdb
+run_case pack_raw "$shardpack" pack src raw --format raw --resize 20 --crop 16x12 --compress zstd --chunk-samples 4 --no-sync --quiet
+run_case stat_raw "$shardpack" stat raw
+run_case convert_raw_refused "$shardpack" convert raw again
 # Flip one byte inside the image of sample 000000001 (second line of the DALI index, second member).
 offset=$(awk 'NR == 3 { print $6 + 10 }' out/shard-000000.idx)
 printf '\x42' | dd of=out/shard-000000.tar bs=1 seek="$offset" conv=notrunc status=none
 run_case verify_flipped_byte "$shardpack" verify out
+run_case verify_flipped_byte_json "$shardpack" verify out --json
 run_case verify_not_a_dataset "$shardpack" verify src
 
 echo "$passed passed, $failed failed"
