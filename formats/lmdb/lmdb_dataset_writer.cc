@@ -1,5 +1,6 @@
 #include "formats/lmdb/lmdb_dataset_writer.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,15 @@ namespace {
 // and branch pages, pages copied on write). A batch is given twice its bytes, plus a slack.
 constexpr uint64_t kRoomFactor = 2;
 constexpr uint64_t kRoomSlack = 1 << 20;
+
+// With MDB_WRITEMAP a reserved value lies in the file mapping. Populating its pages in one call
+// replaces a page fault per 4 KiB page; kernels without MADV_POPULATE_WRITE ignore it.
+void PrefaultForWrite(void* data, size_t size) {
+  const uintptr_t page = 4096;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(data) + size;
+  (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+}
 
 }  // namespace
 
@@ -54,7 +64,10 @@ Status LmdbDatasetWriter::WriteBatch() {
     MDB_val k{r.key.size(), const_cast<char*>(r.key.data())};
     MDB_val v{r.size, nullptr};
     rc = mdb_put(txn, dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
-    if (rc == 0) std::memcpy(v.mv_data, batch_.data() + r.offset, r.size);
+    if (rc == 0) {
+      PrefaultForWrite(v.mv_data, r.size);
+      std::memcpy(v.mv_data, batch_.data() + r.offset, r.size);
+    }
   }
   if (rc == 0) {
     rc = mdb_txn_commit(txn);
