@@ -8,29 +8,23 @@
 
 namespace shardpack {
 
-RawDatasetWriter::RawDatasetWriter(Env* env, RawWriterOptions options) : env_(env), options_(std::move(options)) {}
+RawDatasetWriter::RawDatasetWriter(Env* env, RawWriterOptions options)
+    : ShardedDatasetWriter(env, options.dir, options.sync, options.shard_size_bytes, options.samples_per_shard),
+      options_(std::move(options)) {}
 
 RawDatasetWriter::~RawDatasetWriter() { Abandon(); }
 
 Status RawDatasetWriter::Add(const Sample& sample) {
-  if (!status_.ok()) return status_;
-  if (sample.pixels == nullptr) return status_ = Status::InvalidArgument("raw format needs decoded pixels");
+  if (!status().ok()) return status();
+  if (sample.pixels == nullptr) return Fail(Status::InvalidArgument("raw format needs decoded pixels"));
   const DecodedImage& px = *sample.pixels;
   if (!options_.keep_size && (px.width != options_.width || px.height != options_.height)) {
-    return status_ = Status::InvalidArgument("image of " + std::to_string(px.width) + "x" + std::to_string(px.height) +
+    return Fail(Status::InvalidArgument("image of " + std::to_string(px.width) + "x" + std::to_string(px.height) +
                                              " does not match the shard's " + std::to_string(options_.width) + "x" +
-                                             std::to_string(options_.height));
+                                             std::to_string(options_.height)));
   }
   const uint64_t size = px.rgb.size();
-  if (file_ && !labels_.empty() &&
-      (labels_.size() >= options_.samples_per_shard || shard_bytes_ + size > options_.shard_size_bytes)) {
-    status_ = FinishShard();
-    if (!status_.ok()) return status_;
-  }
-  if (!file_) {
-    status_ = StartShard();
-    if (!status_.ok()) return status_;
-  }
+  SHARDPACK_RETURN_IF_ERROR(MakeRoomFor(size));
   const std::string_view bytes(reinterpret_cast<const char*>(px.rgb.data()), size);
   SampleRecord record;
   record.key = std::string(sample.key);
@@ -41,13 +35,14 @@ Status RawDatasetWriter::Add(const Sample& sample) {
   record.format = sample.image.format;
   record.width = px.width;
   record.height = px.height;
+  Status s;
   if (compressed()) {
     chunk_.append(bytes);
-    if (++chunk_count_ == options_.zstd_chunk_samples) status_ = FlushChunk();
+    if (++chunk_count_ == options_.zstd_chunk_samples) s = FlushChunk();
   } else {
-    status_ = file_->Append(bytes);
+    s = file_->Append(bytes);
   }
-  if (!status_.ok()) return status_;
+  if (!s.ok()) return Fail(s);
   if (options_.keep_size) {
     offsets_.push_back(static_cast<int64_t>(shard_bytes_ - (compressed() ? 0 : kNpyHeaderBytes)));
     shapes_.insert(shapes_.end(), {static_cast<int32_t>(px.height), static_cast<int32_t>(px.width), 3});
@@ -56,13 +51,15 @@ Status RawDatasetWriter::Add(const Sample& sample) {
   labels_.push_back(sample.label);
   keys_ += record.key + "\n";
   sample_table_ += FormatSampleRecord(record);
-  ++samples_written_;
+  CountSample();
   return Status::OK();
 }
 
-Status RawDatasetWriter::StartShard() {
-  shard_file_ = RawShardFileName(options_.prefix, finished_.size(), compressed());
-  SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(JoinPath(options_.dir, shard_file_ + ".tmp"), &file_));
+uint64_t RawDatasetWriter::OpenShardBytes() const { return shard_bytes_; }
+
+Status RawDatasetWriter::OpenShard(uint64_t index) {
+  shard_file_ = RawShardFileName(options_.prefix, index, compressed());
+  SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(JoinPath(dir_, shard_file_ + ".tmp"), &file_));
   // Offsets in a compressed shard refer to the decompressed pixel data, which has no header.
   // Otherwise a placeholder header; FinishShard() writes the real one of the same length.
   shard_bytes_ = compressed() ? 0 : kNpyHeaderBytes;
@@ -82,7 +79,7 @@ Status RawDatasetWriter::StartShard() {
 Status RawDatasetWriter::Publish(const std::string& suffix, const std::string& contents, ShardEntry* entry) {
   SideFile side;
   SHARDPACK_RETURN_IF_ERROR(
-      PublishSideFile(env_, options_.dir, RawSideFileName(shard_file_, suffix), contents, options_.sync, &side));
+      PublishSideFile(env_, dir_, RawSideFileName(shard_file_, suffix), contents, sync_, &side));
   entry->side_files.push_back(side);
   return Status::OK();
 }
@@ -102,7 +99,7 @@ Status RawDatasetWriter::FlushChunk() {
   return Status::OK();
 }
 
-Status RawDatasetWriter::FinishShard() {
+Status RawDatasetWriter::CloseShard(ShardEntry* out) {
   const uint64_t n = labels_.size();
   const uint64_t data_bytes = shard_bytes_ - (compressed() ? 0 : kNpyHeaderBytes);
   if (compressed()) {
@@ -112,14 +109,14 @@ Status RawDatasetWriter::FinishShard() {
                                                   : NpyHeader("|u1", {n, options_.height, options_.width, 3});
     SHARDPACK_RETURN_IF_ERROR(file_->WriteAt(0, header));
   }
-  if (options_.sync) SHARDPACK_RETURN_IF_ERROR(file_->Sync());
+  if (sync_) SHARDPACK_RETURN_IF_ERROR(file_->Sync());
   SHARDPACK_RETURN_IF_ERROR(file_->Close());
   file_.reset();
 
   ShardEntry entry;
   entry.file = shard_file_;
   entry.samples = n;
-  const std::string tmp = JoinPath(options_.dir, shard_file_ + ".tmp");
+  const std::string tmp = JoinPath(dir_, shard_file_ + ".tmp");
   uint64_t checksum = 0;
   // The header changed after the data was written, so the checksum is taken from the file.
   SHARDPACK_RETURN_IF_ERROR(ChecksumFile(env_, tmp, &checksum, &entry.bytes));
@@ -135,34 +132,18 @@ Status RawDatasetWriter::FinishShard() {
     SHARDPACK_RETURN_IF_ERROR(Publish(".offsets.npy", NpyHeader("<i8", {n + 1}) + NpyInt64Body(offsets_), &entry));
     SHARDPACK_RETURN_IF_ERROR(Publish(".shapes.npy", NpyHeader("<i4", {n, 3}) + NpyInt32Body(shapes_), &entry));
   }
-  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, options_.dir, RawSideFileName(shard_file_, ".samples.tsv"),
-                                            sample_table_, options_.sync, &entry.sample_table));
-  SHARDPACK_RETURN_IF_ERROR(env_->RenameFile(tmp, JoinPath(options_.dir, shard_file_)));
-  finished_bytes_ += entry.bytes;
+  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, dir_, RawSideFileName(shard_file_, ".samples.tsv"), sample_table_,
+                                            sync_, &entry.sample_table));
+  SHARDPACK_RETURN_IF_ERROR(env_->RenameFile(tmp, JoinPath(dir_, shard_file_)));
   shard_bytes_ = 0;
-  finished_.push_back(std::move(entry));
+  *out = std::move(entry);
   return Status::OK();
 }
 
-Status RawDatasetWriter::Finish(const nlohmann::json& /*dataset_info*/, std::vector<ShardEntry>* shards) {
-  if (!status_.ok()) return status_;
-  if (file_) {
-    status_ = FinishShard();
-    if (!status_.ok()) return status_;
-  }
-  if (options_.sync) {
-    status_ = env_->SyncDir(options_.dir);
-    if (!status_.ok()) return status_;
-  }
-  *shards = finished_;
-  return Status::OK();
-}
-
-void RawDatasetWriter::Abandon() {
-  if (!file_) return;
+void RawDatasetWriter::DiscardShard() {
   (void)file_->Close();
   file_.reset();
-  (void)env_->RemoveFile(JoinPath(options_.dir, shard_file_ + ".tmp"));
+  (void)env_->RemoveFile(JoinPath(dir_, shard_file_ + ".tmp"));
 }
 
 }  // namespace shardpack

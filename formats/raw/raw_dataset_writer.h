@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lib/sample_table.h"
+#include "lib/sharded_dataset_writer.h"
 #include "shardpack/dataset_writer.h"
 #include "shardpack/env.h"
 
@@ -32,34 +33,26 @@ struct RawWriterOptions {
   int zstd_level = 3;
 };
 
-class RawDatasetWriter final : public DatasetWriter {
+class RawDatasetWriter final : public ShardedDatasetWriter {
  public:
   RawDatasetWriter(Env* env, RawWriterOptions options);
   ~RawDatasetWriter() override;
 
   // InvalidArgument when the sample carries no pixels, or pixels of the wrong size.
   Status Add(const Sample& sample) override;
-  Status Finish(const nlohmann::json& dataset_info, std::vector<ShardEntry>* shards) override;
-  void Abandon() override;
-  Status status() const override { return status_; }
-  uint64_t samples_written() const override { return samples_written_; }
-  uint64_t bytes_written() const override { return finished_bytes_ + shard_bytes_; }
 
  private:
-  Status StartShard();
-  Status FinishShard();
+  Status OpenShard(uint64_t index) override;
+  uint64_t OpenShardBytes() const override;
+  Status CloseShard(ShardEntry* entry) override;
+  void DiscardShard() override;
   Status Publish(const std::string& suffix, const std::string& contents, ShardEntry* entry);
   Status FlushChunk();
   bool compressed() const { return options_.zstd_chunk_samples > 0; }
 
-  Env* env_;
   RawWriterOptions options_;
-  Status status_;
-  std::vector<ShardEntry> finished_;
-  uint64_t finished_bytes_ = 0;
-  uint64_t samples_written_ = 0;
 
-  // The shard in progress (file_ is null between shards).
+  // The open shard (file_ is null between shards).
   std::unique_ptr<WritableFile> file_;
   std::string shard_file_;
   uint64_t shard_bytes_ = 0;  // header included

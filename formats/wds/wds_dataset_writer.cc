@@ -33,18 +33,13 @@ std::string WdsSampleTableFileName(const std::string& shard_file) {
 }
 
 WdsDatasetWriter::WdsDatasetWriter(Env* env, WdsWriterOptions options)
-    : env_(env), options_(std::move(options)) {}
+    : ShardedDatasetWriter(env, options.dir, options.sync, options.shard_size_bytes, options.samples_per_shard),
+      options_(std::move(options)) {}
 
-WdsDatasetWriter::~WdsDatasetWriter() {
-  if (tar_) Abandon();
-}
-
-uint64_t WdsDatasetWriter::bytes_written() const {
-  return finished_bytes_ + (tar_ ? tar_->size() : 0);
-}
+WdsDatasetWriter::~WdsDatasetWriter() { Abandon(); }
 
 Status WdsDatasetWriter::Add(const Sample& sample) {
-  if (!status_.ok()) return status_;
+  if (!status().ok()) return status();
   const std::string key(sample.key);
   nlohmann::json meta = {{"path", sample.relpath},
                          {"width", sample.image.width},
@@ -65,16 +60,7 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
 
   uint64_t sample_bytes = 0;
   for (const PendingMember& m : members) sample_bytes += tar::MemberBytes(m.data.size());
-  if (tar_ && shard_samples_ > 0 &&
-      (shard_samples_ >= options_.samples_per_shard ||
-       tar_->size() + sample_bytes + tar::kEndOfArchiveBytes > options_.shard_size_bytes)) {
-    status_ = FinishShard();
-    if (!status_.ok()) return status_;
-  }
-  if (!tar_) {
-    status_ = StartShard();
-    if (!status_.ok()) return status_;
-  }
+  SHARDPACK_RETURN_IF_ERROR(MakeRoomFor(sample_bytes));
 
   SampleRecord record;
   record.key = key;
@@ -87,25 +73,25 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
   DaliIndexSample index_entry;
   for (const PendingMember& m : members) {
     uint64_t offset = 0;
-    status_ = tar_->AddMember(m.name, m.data, &offset);
-    if (!status_.ok()) return status_;
+    Status s = tar_->AddMember(m.name, m.data, &offset);
+    if (!s.ok()) return Fail(s);
     index_entry.push_back({m.ext, offset, m.data.size(), m.name});
   }
   record.size = tar_->size() - record.offset;
   record.xxh64 = tar_->range_checksum();
   index_.AddSample(index_entry);
   sample_table_ += FormatSampleRecord(record);
-  ++shard_samples_;
-  ++samples_written_;
+  CountSample();
   return Status::OK();
 }
 
-Status WdsDatasetWriter::StartShard() {
-  shard_file_ = WdsShardFileName(options_.prefix, finished_.size());
+uint64_t WdsDatasetWriter::OpenShardBytes() const { return tar_->size() + tar::kEndOfArchiveBytes; }
+
+Status WdsDatasetWriter::OpenShard(uint64_t index) {
+  shard_file_ = WdsShardFileName(options_.prefix, index);
   std::unique_ptr<WritableFile> file;
-  SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(JoinPath(options_.dir, shard_file_ + ".tmp"), &file));
+  SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(JoinPath(dir_, shard_file_ + ".tmp"), &file));
   tar_ = std::make_unique<TarShardWriter>(std::move(file));
-  shard_samples_ = 0;
   index_ = DaliIndexBuilder();
   sample_table_ = kSampleTableHeader;
   return Status::OK();
@@ -113,42 +99,26 @@ Status WdsDatasetWriter::StartShard() {
 
 // Publishes the side files first and the shard last, so a shard under its final name always has
 // complete side files next to it.
-Status WdsDatasetWriter::FinishShard() {
-  ShardEntry entry;
-  entry.file = shard_file_;
-  entry.samples = shard_samples_;
-  SHARDPACK_RETURN_IF_ERROR(tar_->Finish(options_.sync));
-  entry.bytes = tar_->size();
-  entry.xxh64 = ChecksumHex(tar_->checksum());
-  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, options_.dir, WdsIndexFileName(shard_file_), index_.Contents(), options_.sync, &entry.index));
-  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, options_.dir, WdsSampleTableFileName(shard_file_), sample_table_, options_.sync, &entry.sample_table));
-  const std::string path = JoinPath(options_.dir, shard_file_);
+Status WdsDatasetWriter::CloseShard(ShardEntry* entry) {
+  entry->file = shard_file_;
+  entry->samples = index_.samples();
+  SHARDPACK_RETURN_IF_ERROR(tar_->Finish(sync_));
+  entry->bytes = tar_->size();
+  entry->xxh64 = ChecksumHex(tar_->checksum());
+  SHARDPACK_RETURN_IF_ERROR(
+      PublishSideFile(env_, dir_, WdsIndexFileName(shard_file_), index_.Contents(), sync_, &entry->index));
+  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, dir_, WdsSampleTableFileName(shard_file_), sample_table_, sync_,
+                                            &entry->sample_table));
+  const std::string path = JoinPath(dir_, shard_file_);
   SHARDPACK_RETURN_IF_ERROR(env_->RenameFile(path + ".tmp", path));
   tar_.reset();
-  finished_bytes_ += entry.bytes;
-  finished_.push_back(std::move(entry));
   return Status::OK();
 }
 
-Status WdsDatasetWriter::Finish(const nlohmann::json& /*dataset_info*/, std::vector<ShardEntry>* shards) {
-  if (!status_.ok()) return status_;
-  if (tar_) {
-    status_ = FinishShard();
-    if (!status_.ok()) return status_;
-  }
-  if (options_.sync) {
-    status_ = env_->SyncDir(options_.dir);
-    if (!status_.ok()) return status_;
-  }
-  *shards = finished_;
-  return Status::OK();
-}
-
-void WdsDatasetWriter::Abandon() {
-  if (!tar_) return;
+void WdsDatasetWriter::DiscardShard() {
   (void)tar_->Finish(false);
   tar_.reset();
-  (void)env_->RemoveFile(JoinPath(options_.dir, shard_file_ + ".tmp"));
+  (void)env_->RemoveFile(JoinPath(dir_, shard_file_ + ".tmp"));
 }
 
 }  // namespace shardpack

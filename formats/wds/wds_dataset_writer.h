@@ -14,6 +14,7 @@
 #include "formats/wds/dali_index.h"
 #include "formats/wds/tar_shard_writer.h"
 #include "lib/sample_table.h"
+#include "lib/sharded_dataset_writer.h"
 #include "shardpack/dataset_writer.h"
 #include "shardpack/env.h"
 
@@ -32,33 +33,23 @@ std::string WdsShardFileName(const std::string& prefix, uint64_t index);
 std::string WdsIndexFileName(const std::string& shard_file);
 std::string WdsSampleTableFileName(const std::string& shard_file);
 
-class WdsDatasetWriter final : public DatasetWriter {
+class WdsDatasetWriter final : public ShardedDatasetWriter {
  public:
   WdsDatasetWriter(Env* env, WdsWriterOptions options);
   ~WdsDatasetWriter() override;
 
   Status Add(const Sample& sample) override;
-  Status Finish(const nlohmann::json& dataset_info, std::vector<ShardEntry>* shards) override;
-  void Abandon() override;
-  Status status() const override { return status_; }
-  uint64_t samples_written() const override { return samples_written_; }
-  uint64_t bytes_written() const override;
 
  private:
-  Status StartShard();
-  Status FinishShard();
+  Status OpenShard(uint64_t index) override;
+  uint64_t OpenShardBytes() const override;
+  Status CloseShard(ShardEntry* entry) override;
+  void DiscardShard() override;
 
-  Env* env_;
   WdsWriterOptions options_;
-  Status status_;
-  std::vector<ShardEntry> finished_;
-  uint64_t finished_bytes_ = 0;
-  uint64_t samples_written_ = 0;
-
-  // The shard in progress (tar_ is null between shards).
+  // The open shard (tar_ is null between shards).
   std::unique_ptr<TarShardWriter> tar_;
   std::string shard_file_;
-  uint64_t shard_samples_ = 0;
   DaliIndexBuilder index_;
   std::string sample_table_;
 };

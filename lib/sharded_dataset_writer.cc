@@ -1,0 +1,53 @@
+#include "lib/sharded_dataset_writer.h"
+
+namespace shardpack {
+
+ShardedDatasetWriter::ShardedDatasetWriter(Env* env, std::string dir, bool sync, uint64_t max_bytes,
+                                           uint64_t max_samples)
+    : env_(env), dir_(std::move(dir)), sync_(sync), max_bytes_(max_bytes), max_samples_(max_samples) {}
+
+Status ShardedDatasetWriter::CloseOpenShard() {
+  ShardEntry entry;
+  SHARDPACK_RETURN_IF_ERROR(CloseShard(&entry));
+  open_ = false;
+  finished_bytes_ += entry.bytes;
+  finished_.push_back(std::move(entry));
+  return Status::OK();
+}
+
+Status ShardedDatasetWriter::MakeRoomFor(uint64_t bytes) {
+  if (!status_.ok()) return status_;
+  if (open_ && shard_samples_ > 0 && (shard_samples_ >= max_samples_ || OpenShardBytes() + bytes > max_bytes_)) {
+    status_ = CloseOpenShard();
+    if (!status_.ok()) return status_;
+  }
+  if (!open_) {
+    status_ = OpenShard(finished_.size());
+    if (!status_.ok()) return status_;
+    open_ = true;
+    shard_samples_ = 0;
+  }
+  return Status::OK();
+}
+
+Status ShardedDatasetWriter::Finish(const nlohmann::json& /*dataset_info*/, std::vector<ShardEntry>* shards) {
+  if (!status_.ok()) return status_;
+  if (open_) {
+    status_ = CloseOpenShard();
+    if (!status_.ok()) return status_;
+  }
+  if (sync_) {
+    status_ = env_->SyncDir(dir_);
+    if (!status_.ok()) return status_;
+  }
+  *shards = finished_;
+  return Status::OK();
+}
+
+void ShardedDatasetWriter::Abandon() {
+  if (!open_) return;
+  DiscardShard();
+  open_ = false;
+}
+
+}  // namespace shardpack
