@@ -4,54 +4,39 @@
 
 #include <cstring>
 #include <memory>
-#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "lib/codec_util.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
 namespace {
 
-struct TjHandleCloser {
-  void operator()(void* h) const { tjDestroy(h); }
-};
-
 Status DecodeJpeg(std::string_view bytes, uint64_t max_pixels, DecodedImage* out) {
-  std::unique_ptr<void, TjHandleCloser> tj(tjInitDecompress());
-  if (!tj) return Status::IOError("cannot initialise libjpeg-turbo");
+  tjhandle tj = ThreadJpegDecompressor();
+  if (tj == nullptr) return Status::IOError("cannot initialise libjpeg-turbo");
   auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(tj.get(), src, bytes.size(), &width, &height, &subsamp, &colorspace) != 0) {
-    return Status::Corrupt(std::string("JPEG header: ") + tjGetErrorStr2(tj.get()));
+  if (tjDecompressHeader3(tj, src, bytes.size(), &width, &height, &subsamp, &colorspace) != 0) {
+    return Status::Corrupt(std::string("JPEG header: ") + tjGetErrorStr2(tj));
   }
-  if (uint64_t(width) * uint64_t(height) > max_pixels) {
-    return Status::Corrupt("image of " + std::to_string(width) + "x" + std::to_string(height) +
-                           " pixels exceeds the limit of " + std::to_string(max_pixels) + " pixels");
-  }
+  if (uint64_t(width) * uint64_t(height) > max_pixels) return TooManyPixels(width, height, max_pixels);
   out->width = static_cast<uint32_t>(width);
   out->height = static_cast<uint32_t>(height);
   out->rgb.resize(size_t(width) * size_t(height) * 3);
   // STOPONWARNING: a truncated or damaged JPEG otherwise "decodes" into grey padding silently.
-  if (tjDecompress2(tj.get(), src, bytes.size(), out->rgb.data(), width, 0, height, TJPF_RGB,
+  if (tjDecompress2(tj, src, bytes.size(), out->rgb.data(), width, 0, height, TJPF_RGB,
                     TJFLAG_STOPONWARNING) != 0) {
-    return Status::Corrupt(std::string("JPEG data: ") + tjGetErrorStr2(tj.get()));
+    return Status::Corrupt(std::string("JPEG data: ") + tjGetErrorStr2(tj));
   }
   return Status::OK();
 }
 
 Status DecodeWithOpenCv(std::string_view bytes, const ImageInfo& info, uint64_t max_pixels,
                         DecodedImage* out) {
-  if (uint64_t(info.width) * info.height > max_pixels) {
-    return Status::Corrupt("image of " + std::to_string(info.width) + "x" +
-                           std::to_string(info.height) + " pixels exceeds the limit of " +
-                           std::to_string(max_pixels) + " pixels");
-  }
-  static const bool quiet = [] {
-    cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
-    return true;
-  }();
-  (void)quiet;
+  if (uint64_t(info.width) * info.height > max_pixels) return TooManyPixels(info.width, info.height, max_pixels);
+  SilenceOpenCvLogging();
   try {
     cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
                     const_cast<char*>(bytes.data()));

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "lib/codec_util.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
@@ -45,10 +45,6 @@ int OrientationFromTiff(const unsigned char* t, size_t n) {
   return 1;
 }
 
-struct TjCloser {
-  void operator()(void* h) const { tjDestroy(h); }
-};
-
 // Smallest TurboJPEG scaling factor whose scaled shorter side is still >= target (1/1 if none).
 // Only 1/2, 1/4 and 1/8 are offered: libjpeg-turbo has fast reduced IDCTs for those, while the
 // other M/8 scales run a generic IDCT that is slower than a full decode (measured: 6/8 took 1.14x
@@ -67,20 +63,15 @@ tjscalingfactor ChooseScale(int width, int height, uint32_t target) {
   return best;
 }
 
-Status TooManyPixels(uint64_t w, uint64_t h, uint64_t max_pixels) {
-  return Status::Corrupt("image of " + std::to_string(w) + "x" + std::to_string(h) +
-                         " pixels exceeds the limit of " + std::to_string(max_pixels) + " pixels");
-}
-
 // Decodes a JPEG into an RGB cv::Mat, scaled so that its shorter side still covers `target`
 // (the image's orientation is applied later; the shorter side does not depend on it).
 Status DecodeJpegScaled(std::string_view bytes, const TransformOptions& o, cv::Mat* rgb, cv::Size* full_size) {
-  std::unique_ptr<void, TjCloser> tj(tjInitDecompress());
-  if (!tj) return Status::IOError("cannot initialise libjpeg-turbo");
+  tjhandle tj = ThreadJpegDecompressor();
+  if (tj == nullptr) return Status::IOError("cannot initialise libjpeg-turbo");
   auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
   int w = 0, h = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(tj.get(), src, bytes.size(), &w, &h, &subsamp, &colorspace) != 0) {
-    return Status::Corrupt(std::string("JPEG header: ") + tjGetErrorStr2(tj.get()));
+  if (tjDecompressHeader3(tj, src, bytes.size(), &w, &h, &subsamp, &colorspace) != 0) {
+    return Status::Corrupt(std::string("JPEG header: ") + tjGetErrorStr2(tj));
   }
   if (uint64_t(w) * uint64_t(h) > o.max_pixels) return TooManyPixels(w, h, o.max_pixels);
   *full_size = cv::Size(w, h);
@@ -88,9 +79,9 @@ Status DecodeJpegScaled(std::string_view bytes, const TransformOptions& o, cv::M
   const int sw = TJSCALED(w, f), sh = TJSCALED(h, f);
   const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
   cv::Mat decoded(sh, sw, cmyk ? CV_8UC4 : CV_8UC3);
-  if (tjDecompress2(tj.get(), src, bytes.size(), decoded.data, sw, 0, sh, cmyk ? TJPF_CMYK : TJPF_RGB,
+  if (tjDecompress2(tj, src, bytes.size(), decoded.data, sw, 0, sh, cmyk ? TJPF_CMYK : TJPF_RGB,
                     TJFLAG_STOPONWARNING) != 0) {
-    return Status::Corrupt(std::string("JPEG data: ") + tjGetErrorStr2(tj.get()));
+    return Status::Corrupt(std::string("JPEG data: ") + tjGetErrorStr2(tj));
   }
   if (!cmyk) {
     *rgb = decoded;
@@ -125,11 +116,7 @@ void ApplyOrientation(int orientation, cv::Mat* m) {
 
 Status DecodeOther(std::string_view bytes, const ImageInfo& info, const TransformOptions& o, cv::Mat* rgb) {
   if (uint64_t(info.width) * info.height > o.max_pixels) return TooManyPixels(info.width, info.height, o.max_pixels);
-  static const bool quiet = [] {
-    cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
-    return true;
-  }();
-  (void)quiet;
+  SilenceOpenCvLogging();
   // IMREAD_COLOR: grey becomes RGB, alpha is dropped, 16-bit samples become 8-bit.
   cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
   cv::Mat bgr = cv::imdecode(encoded, cv::IMREAD_COLOR);
