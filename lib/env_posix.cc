@@ -119,6 +119,30 @@ class PosixSequentialFile final : public SequentialFile {
   int fd_;
 };
 
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  Status Read(uint64_t offset, size_t n, char* scratch) const override {
+    size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::pread(fd_, scratch + got, n - got, static_cast<off_t>(offset + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return Status::FromErrno("cannot read " + path_, errno);
+      if (r == 0) {
+        return Status::DataLoss(path_ + " ends before byte " + std::to_string(offset + n) + " (truncated?)");
+      }
+      got += static_cast<size_t>(r);
+    }
+    return Status::OK();
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
 class PosixEnv final : public Env {
  public:
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
@@ -132,6 +156,13 @@ class PosixEnv final : public Env {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
     *file = std::make_unique<PosixSequentialFile>(path, fd);
+    return Status::OK();
+  }
+
+  Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    *file = std::make_unique<PosixRandomAccessFile>(path, fd);
     return Status::OK();
   }
 

@@ -36,6 +36,14 @@ class SequentialFile {
   virtual Status Read(size_t n, char* scratch, size_t* bytes_read) = 0;
 };
 
+// A file read at arbitrary offsets. Thread-safe: Read may be called from many threads at once.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads exactly n bytes at offset into scratch; DataLoss when the file ends first.
+  virtual Status Read(uint64_t offset, size_t n, char* scratch) const = 0;
+};
+
 struct DirEntry {
   enum class Type { kFile, kDirectory, kOther };
   std::string name;  // a name inside the directory, never "." or ".."
@@ -58,6 +66,7 @@ class Env {
 
   virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) = 0;
   virtual Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) = 0;
+  virtual Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) = 0;
   // Reads a whole file; fails with InvalidArgument when it holds more than max_bytes.
   virtual Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) = 0;
   virtual Status ListDir(const std::string& path, std::vector<DirEntry>* entries) = 0;

@@ -31,6 +31,10 @@ class FaultEnv final : public Env {
     if (Matches(failing_, p)) return Status::IOError("cannot open " + p + ": Input/output error");
     return base_->NewSequentialFile(p, f);
   }
+  Status NewRandomAccessFile(const std::string& p, std::unique_ptr<RandomAccessFile>* f) override {
+    if (Matches(failing_, p)) return Status::IOError("cannot open " + p + ": Input/output error");
+    return base_->NewRandomAccessFile(p, f);
+  }
   Status ReadFile(const std::string& p, uint64_t max, std::string* c) override {
     if (Matches(failing_, p)) return Status::IOError("cannot read " + p + ": Input/output error");
     return base_->ReadFile(p, max, c);

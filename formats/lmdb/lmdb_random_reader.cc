@@ -1,0 +1,36 @@
+#include "formats/lmdb/lmdb_random_reader.h"
+
+#include "formats/lmdb/lmdb_format.h"
+#include "lib/sample_keys.h"
+
+namespace shardpack {
+
+Status LmdbDatasetReader::Open(const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader) {
+  std::unique_ptr<LmdbDatasetReader> r(new LmdbDatasetReader(std::move(manifest)));
+  SHARDPACK_RETURN_IF_ERROR(LmdbEnvironment::Open(dir, /*read_only=*/true, kLmdbInitialMapSize, &r->lmdb_));
+  *reader = std::move(r);
+  return Status::OK();
+}
+
+Status LmdbDatasetReader::Read(uint64_t index, ReadSample* out) const {
+  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
+  std::string key = IndexKey(index);
+  return lmdb_->Read([&](MDB_txn* txn, MDB_dbi dbi) -> Status {
+    MDB_val k{key.size(), key.data()}, v;
+    const int rc = mdb_get(txn, dbi, &k, &v);
+    if (rc != 0) return LmdbError("cannot read record " + key, rc);
+    nlohmann::json header;
+    std::string_view image;
+    SHARDPACK_RETURN_IF_ERROR(
+        ParseLmdbRecord(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), &header, &image));
+    out->key = header.value("key", key);
+    out->label = header.value("label", -1);
+    const std::string format = header.value("format", "");
+    out->format = ImageFormatFromExtension(format == "jpeg" ? "jpg" : format);
+    out->encoded.assign(image.data(), image.size());
+    out->pixels = DecodedImage();
+    return Status::OK();
+  });
+}
+
+}  // namespace shardpack

@@ -1,0 +1,23 @@
+// Random access to the records of a shardpack LMDB dataset: one read-only transaction per Read()
+// (LMDB readers do not block each other or the writer).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "formats/lmdb/lmdb_environment.h"
+#include "shardpack/dataset_reader.h"
+
+namespace shardpack {
+
+class LmdbDatasetReader final : public DatasetReader {
+ public:
+  static Status Open(const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
+  Status Read(uint64_t index, ReadSample* out) const override;
+
+ private:
+  explicit LmdbDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)) {}
+  std::unique_ptr<LmdbEnvironment> lmdb_;
+};
+
+}  // namespace shardpack

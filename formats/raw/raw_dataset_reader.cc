@@ -1,0 +1,84 @@
+#include "formats/raw/raw_dataset_reader.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "formats/raw/raw_format.h"
+
+namespace shardpack {
+
+Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest,
+                              std::unique_ptr<DatasetReader>* reader) {
+  std::unique_ptr<RawDatasetReader> r(new RawDatasetReader(std::move(manifest)));
+  const nlohmann::json& options = r->manifest().options;
+  r->chunk_samples_ = options.value("compress", "none") == "zstd" ? options.value("chunk_samples", 0u) : 0;
+  for (const ShardEntry& shard : r->manifest().shards) {
+    std::string text;
+    std::vector<SampleRecord> table;
+    SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, shard.sample_table.file), uint64_t(1) << 32, &text));
+    SHARDPACK_RETURN_IF_ERROR(ParseSampleTable(text, &table));
+    if (table.size() != shard.samples) {
+      return Status::DataLoss(dir + "/" + shard.file + ": sample table disagrees with the manifest (run shardpack verify)");
+    }
+    std::vector<int64_t> chunks;
+    if (r->chunk_samples_ > 0) {
+      const std::string name = RawSideFileName(shard.file, ".chunks.npy");
+      SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, name), uint64_t(1) << 32, &text));
+      NpyInfo info;
+      SHARDPACK_RETURN_IF_ERROR(ParseNpyHeader(text, &info));
+      if (info.descr != "<i8" || info.shape.size() != 1 || text.size() != info.data_offset + 8 * info.shape[0]) {
+        return Status::DataLoss(dir + "/" + name + ": not an int64 array of chunk offsets");
+      }
+      chunks.resize(info.shape[0]);
+      std::memcpy(chunks.data(), text.data() + info.data_offset, 8 * chunks.size());  // little-endian host
+    }
+    std::unique_ptr<RandomAccessFile> file;
+    SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(JoinPath(dir, shard.file), &file));
+    r->files_.push_back(std::move(file));
+    r->tables_.push_back(std::move(table));
+    r->chunks_.push_back(std::move(chunks));
+  }
+  *reader = std::move(r);
+  return Status::OK();
+}
+
+Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
+  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
+  size_t shard;
+  uint64_t local;
+  locator_.Locate(index, &shard, &local);
+  const SampleRecord& r = tables_[shard][local];
+  out->key = r.key;
+  out->label = r.label;
+  out->format = r.format;
+  out->encoded.clear();
+  out->pixels.width = r.width;
+  out->pixels.height = r.height;
+  out->pixels.rgb.resize(r.size);
+  if (chunk_samples_ == 0) return files_[shard]->Read(r.offset, r.size, reinterpret_cast<char*>(out->pixels.rgb.data()));
+
+  const std::vector<int64_t>& chunks = chunks_[shard];
+  const uint64_t c = local / chunk_samples_;
+  if (c + 1 >= chunks.size() || chunks[c + 1] < chunks[c]) {
+    return Status::DataLoss(manifest().shards[shard].file + ": chunk index does not cover sample " + r.key);
+  }
+  std::string frame(static_cast<size_t>(chunks[c + 1] - chunks[c]), '\0');
+  SHARDPACK_RETURN_IF_ERROR(files_[shard]->Read(static_cast<uint64_t>(chunks[c]), frame.size(), frame.data()));
+  const std::vector<SampleRecord>& table = tables_[shard];
+  const uint64_t first = c * chunk_samples_, last = std::min<uint64_t>(table.size(), first + chunk_samples_);
+  const uint64_t begin = table[first].offset, end = table[last - 1].offset + table[last - 1].size;
+  if (ZSTD_getFrameContentSize(frame.data(), frame.size()) != end - begin) {
+    return Status::DataLoss(manifest().shards[shard].file + ": chunk of sample " + r.key + " has the wrong size");
+  }
+  std::string data(end - begin, '\0');
+  const size_t n = ZSTD_decompress(data.data(), data.size(), frame.data(), frame.size());
+  if (ZSTD_isError(n) || n != data.size()) {
+    return Status::DataLoss(manifest().shards[shard].file + ": chunk of sample " + r.key + " does not decompress");
+  }
+  std::memcpy(out->pixels.rgb.data(), data.data() + (r.offset - begin), r.size);
+  return Status::OK();
+}
+
+}  // namespace shardpack

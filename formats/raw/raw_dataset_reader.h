@@ -1,0 +1,30 @@
+// Random access to the images of a raw dataset: one pread for a plain shard; for a zstd shard, its
+// chunk is read and decompressed (the cost of random access that docs/formats/raw.md states).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/sample_table.h"
+#include "lib/shard_locator.h"
+#include "shardpack/dataset_reader.h"
+
+namespace shardpack {
+
+class RawDatasetReader final : public DatasetReader {
+ public:
+  static Status Open(Env* env, const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
+  Status Read(uint64_t index, ReadSample* out) const override;
+
+ private:
+  explicit RawDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
+
+  ShardLocator locator_;
+  uint64_t chunk_samples_ = 0;  // 0: plain .npy shards
+  std::vector<std::unique_ptr<RandomAccessFile>> files_;
+  std::vector<std::vector<SampleRecord>> tables_;
+  std::vector<std::vector<int64_t>> chunks_;  // zstd: frame offsets per shard
+};
+
+}  // namespace shardpack

@@ -1,0 +1,55 @@
+#include "formats/wds/wds_dataset_reader.h"
+
+#include "formats/wds/dali_index.h"
+#include "lib/sample_table.h"
+
+namespace shardpack {
+
+Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest,
+                              std::unique_ptr<DatasetReader>* reader) {
+  std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
+  for (const ShardEntry& shard : r->manifest().shards) {
+    std::string text;
+    std::vector<SampleRecord> table;
+    std::vector<DaliIndexSample> index;
+    SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, shard.sample_table.file), uint64_t(1) << 32, &text));
+    SHARDPACK_RETURN_IF_ERROR(ParseSampleTable(text, &table));
+    SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, shard.index.file), uint64_t(1) << 32, &text));
+    SHARDPACK_RETURN_IF_ERROR(ParseDaliIndex(text, &index));
+    if (table.size() != shard.samples || index.size() != shard.samples) {
+      return Status::DataLoss(dir + "/" + shard.file + ": index and sample table disagree with the manifest (run shardpack verify)");
+    }
+    std::vector<Entry> entries;
+    entries.reserve(table.size());
+    for (size_t i = 0; i < table.size(); ++i) {
+      const std::string ext = ImageExtension(table[i].format);
+      const DaliIndexMember* image = nullptr;
+      for (const DaliIndexMember& m : index[i]) {
+        if (m.ext == ext) image = &m;
+      }
+      if (image == nullptr) return Status::DataLoss(shard.file + ": sample " + table[i].key + " has no image member");
+      entries.push_back({table[i].key, table[i].label, table[i].format, image->offset, image->size});
+    }
+    std::unique_ptr<RandomAccessFile> file;
+    SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(JoinPath(dir, shard.file), &file));
+    r->files_.push_back(std::move(file));
+    r->entries_.push_back(std::move(entries));
+  }
+  *reader = std::move(r);
+  return Status::OK();
+}
+
+Status WdsDatasetReader::Read(uint64_t index, ReadSample* out) const {
+  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
+  size_t shard;
+  uint64_t local;
+  locator_.Locate(index, &shard, &local);
+  const Entry& e = entries_[shard][local];
+  out->key = e.key;
+  out->label = e.label;
+  out->format = e.format;
+  out->encoded.resize(e.size);
+  return files_[shard]->Read(e.offset, e.size, out->encoded.data());
+}
+
+}  // namespace shardpack

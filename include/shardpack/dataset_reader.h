@@ -1,0 +1,49 @@
+// DatasetReader: random access to sample i of a packed dataset of any format. The base of the
+// training-side loader (issue 4) and of `shardpack.open(path)[i]`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shardpack/env.h"
+#include "shardpack/image.h"
+#include "shardpack/manifest.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+struct ReadSample {
+  std::string key;
+  int32_t label = -1;
+  ImageFormat format = ImageFormat::kUnknown;  // of the encoded image, or of the source (raw)
+  std::string encoded;                         // wds, lmdb: the image file's bytes, untouched
+  DecodedImage pixels;                         // raw: the stored pixels (RGB, HWC)
+};
+
+class DatasetReader {
+ public:
+  // Opens the dataset in `dir` (its manifest names the format). env: nullptr for Env::Default().
+  // Reads the indexes (sample tables, DALI indexes) into memory: about 100 bytes a sample.
+  static Status Open(const std::string& dir, Env* env, std::unique_ptr<DatasetReader>* reader);
+  virtual ~DatasetReader() = default;
+
+  const Manifest& manifest() const { return manifest_; }
+  uint64_t size() const { return manifest_.samples; }
+  // Sample `index` in dataset order. Thread-safe; `out`'s buffers are reused. InvalidArgument for an
+  // index past the end, DataLoss or IOError when the files cannot deliver it.
+  virtual Status Read(uint64_t index, ReadSample* out) const = 0;
+
+ protected:
+  explicit DatasetReader(Manifest manifest) : manifest_(std::move(manifest)) {}
+  Status CheckIndex(uint64_t index) const {
+    if (index < size()) return Status::OK();
+    return Status::InvalidArgument("sample " + std::to_string(index) + " is past the end of the dataset (" +
+                                   std::to_string(size()) + " samples)");
+  }
+
+ private:
+  Manifest manifest_;
+};
+
+}  // namespace shardpack

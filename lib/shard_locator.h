@@ -1,0 +1,31 @@
+// ShardLocator: which shard holds global sample i, and at which position inside it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "shardpack/manifest.h"
+
+namespace shardpack {
+
+class ShardLocator {
+ public:
+  explicit ShardLocator(const std::vector<ShardEntry>& shards) {
+    uint64_t total = 0;
+    for (const ShardEntry& s : shards) {
+      first_.push_back(total);
+      total += s.samples;
+    }
+  }
+  // Precondition: index < the sum of the shards' samples.
+  void Locate(uint64_t index, size_t* shard, uint64_t* local) const {
+    *shard = static_cast<size_t>(std::upper_bound(first_.begin(), first_.end(), index) - first_.begin()) - 1;
+    *local = index - first_[*shard];
+  }
+
+ private:
+  std::vector<uint64_t> first_;  // global index of each shard's first sample
+};
+
+}  // namespace shardpack
