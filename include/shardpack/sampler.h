@@ -1,0 +1,64 @@
+// EpochSampler: which samples make up batch b of epoch e for one rank and worker. The plan every
+// training loader needs, as a pure function of (seed, epoch, batch), so that any batch can be
+// recomputed: resuming an epoch at batch b gives exactly the batches an uninterrupted run would.
+//
+// Order: a fresh permutation of all samples per epoch, Fisher-Yates driven by mt19937_64 seeded
+// from (seed, epoch) (the standard fixes its output, so every platform agrees); or dataset order
+// when shuffle is off. Global batch g holds permutation[g*B, (g+1)*B); rank r takes global batches
+// r, r + world_size, r + 2*world_size, ... so that every rank gets the same number of batches and
+// collective calls never wait on a rank with fewer:
+//  - drop_last: N / (B * world_size) full batches per rank; the rest of the samples are left out;
+//  - otherwise: ceil(N / (B * world_size)) batches per rank, all full but the last round or, when
+//    that round would leave some rank an empty batch, the last few rounds, whose batches share the
+//    remaining samples evenly (sizes differ by at most one). Every sample is in exactly one batch
+//    of the epoch. Impossible only when N < world_size x batches per rank (say batch size 1 and N
+//    not a multiple of world_size): Create() says so.
+// Within a rank, batch b belongs to worker b % num_workers (DataLoader workers take turns).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+struct SamplerOptions {
+  uint64_t batch_size = 32;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  bool drop_last = false;
+  uint32_t rank = 0;
+  uint32_t world_size = 1;
+  uint32_t worker = 0;
+  uint32_t num_workers = 1;
+};
+
+class EpochSampler {
+ public:
+  // InvalidArgument for a zero batch size or world size, a rank or worker out of range, or a
+  // dataset too small to give every rank the same number of non-empty batches (without drop_last).
+  static Status Create(uint64_t dataset_size, const SamplerOptions& options, EpochSampler* sampler);
+  EpochSampler() = default;
+
+  // Batches per epoch of this rank (equal for every rank), and of this worker within the rank.
+  uint64_t rank_batches() const { return rank_batches_; }
+  uint64_t worker_batches() const;
+  // The dataset indices of this worker's batch `b` (0-based among the worker's batches) of `epoch`.
+  // Precondition: b < worker_batches(). The epoch's permutation is computed once and kept, so
+  // walking an epoch costs O(N) in all. Not thread-safe.
+  void Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices);
+  // The permutation of epoch `epoch` (identity without shuffle).
+  std::vector<uint64_t> Permutation(uint64_t epoch) const;
+
+ private:
+  uint64_t size_ = 0;
+  SamplerOptions options_;
+  uint64_t rank_batches_ = 0;
+  uint64_t tail_rounds_ = 0;  // final rounds that share the remainder (0 with drop_last)
+  uint64_t cached_epoch_ = 0;
+  std::vector<uint64_t> cached_order_;  // Permutation(cached_epoch_), or empty
+};
+
+}  // namespace shardpack
