@@ -12,6 +12,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "lib/codec_util.h"
+#include "lib/image_decode_rgb.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
@@ -45,27 +46,21 @@ int OrientationFromTiff(const unsigned char* t, size_t n) {
   return 1;
 }
 
-// Smallest TurboJPEG scaling factor whose scaled shorter side is still >= target (1/1 if none).
-// Only 1/2, 1/4 and 1/8 are offered: libjpeg-turbo has fast reduced IDCTs for those, while the
-// other M/8 scales run a generic IDCT that is slower than a full decode (measured: 6/8 took 1.14x
-// the time of 8/8 on a 500x375 JPEG; see bench/micro_bench.cc).
-tjscalingfactor ChooseScale(int width, int height, uint32_t target) {
-  tjscalingfactor best{1, 1};
-  if (target == 0) return best;
-  int best_short = std::min(width, height);
-  for (const tjscalingfactor f : {tjscalingfactor{1, 2}, tjscalingfactor{1, 4}, tjscalingfactor{1, 8}}) {
-    const int s = std::min(TJSCALED(width, f), TJSCALED(height, f));
-    if (s >= static_cast<int>(target) && s < best_short) {
-      best = f;
-      best_short = s;
-    }
+// The smallest TurboJPEG scaling factor that is at least `min_scale` (1/1 if none is). Only 1/2,
+// 1/4 and 1/8 are offered: libjpeg-turbo has fast reduced IDCTs for those, while the other M/8
+// scales run a generic IDCT that is slower than a full decode (measured: 6/8 took 1.14x the time of
+// 8/8 on a 500x375 JPEG; see bench/micro_bench.cc).
+tjscalingfactor ChooseScale(double min_scale) {
+  for (const tjscalingfactor f : {tjscalingfactor{1, 8}, tjscalingfactor{1, 4}, tjscalingfactor{1, 2}}) {
+    if (double(f.num) / f.denom >= min_scale) return f;
   }
-  return best;
+  return {1, 1};
 }
 
-// Decodes a JPEG into an RGB cv::Mat, scaled so that its shorter side still covers `target`
-// (the image's orientation is applied later; the shorter side does not depend on it).
-Status DecodeJpegScaled(std::string_view bytes, const TransformOptions& o, cv::Mat* rgb, cv::Size* full_size) {
+// Decodes a JPEG into an RGB cv::Mat at the scale ChooseScale(min_scale(w, h)) picks (the image's
+// orientation is applied later).
+Status DecodeJpegScaled(std::string_view bytes, uint64_t max_pixels, const MinScale& min_scale, cv::Mat* rgb,
+                        cv::Size* full_size) {
   tjhandle tj = ThreadJpegDecompressor();
   if (tj == nullptr) return Status::IOError("cannot initialise libjpeg-turbo");
   auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -73,9 +68,9 @@ Status DecodeJpegScaled(std::string_view bytes, const TransformOptions& o, cv::M
   if (tjDecompressHeader3(tj, src, bytes.size(), &w, &h, &subsamp, &colorspace) != 0) {
     return Status::Corrupt(std::string("JPEG header: ") + tjGetErrorStr2(tj));
   }
-  if (uint64_t(w) * uint64_t(h) > o.max_pixels) return TooManyPixels(w, h, o.max_pixels);
+  if (uint64_t(w) * uint64_t(h) > max_pixels) return TooManyPixels(w, h, max_pixels);
   *full_size = cv::Size(w, h);
-  const tjscalingfactor f = o.scaled_decode ? ChooseScale(w, h, o.resize_shorter) : tjscalingfactor{1, 1};
+  const tjscalingfactor f = min_scale ? ChooseScale(min_scale(w, h)) : tjscalingfactor{1, 1};
   const int sw = TJSCALED(w, f), sh = TJSCALED(h, f);
   const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
   cv::Mat decoded(sh, sw, cmyk ? CV_8UC4 : CV_8UC3);
@@ -114,8 +109,8 @@ void ApplyOrientation(int orientation, cv::Mat* m) {
   *m = r;
 }
 
-Status DecodeOther(std::string_view bytes, const ImageInfo& info, const TransformOptions& o, cv::Mat* rgb) {
-  if (uint64_t(info.width) * info.height > o.max_pixels) return TooManyPixels(info.width, info.height, o.max_pixels);
+Status DecodeOther(std::string_view bytes, const ImageInfo& info, uint64_t max_pixels, cv::Mat* rgb) {
+  if (uint64_t(info.width) * info.height > max_pixels) return TooManyPixels(info.width, info.height, max_pixels);
   SilenceOpenCvLogging();
   // IMREAD_COLOR: grey becomes RGB, alpha is dropped, 16-bit samples become 8-bit.
   cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
@@ -126,6 +121,26 @@ Status DecodeOther(std::string_view bytes, const ImageInfo& info, const Transfor
 }
 
 }  // namespace
+
+Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, const MinScale& min_scale, cv::Mat* rgb,
+                         cv::Size* full_size) {
+  ImageInfo info;
+  SHARDPACK_RETURN_IF_ERROR(ProbeImage(bytes, &info));
+  try {
+    if (info.format != ImageFormat::kJpeg) {
+      SHARDPACK_RETURN_IF_ERROR(DecodeOther(bytes, info, max_pixels, rgb));
+      *full_size = rgb->size();
+      return Status::OK();
+    }
+    SHARDPACK_RETURN_IF_ERROR(DecodeJpegScaled(bytes, max_pixels, min_scale, rgb, full_size));
+    const int orientation = JpegExifOrientation(bytes);
+    ApplyOrientation(orientation, rgb);
+    if (orientation >= 5) *full_size = cv::Size(full_size->height, full_size->width);
+  } catch (const cv::Exception& e) {
+    return Status::Corrupt(std::string("OpenCV cannot decode the image: ") + e.what());
+  }
+  return Status::OK();
+}
 
 int JpegExifOrientation(std::string_view jpeg) {
   const auto* p = reinterpret_cast<const unsigned char*>(jpeg.data());
@@ -145,22 +160,16 @@ int JpegExifOrientation(std::string_view jpeg) {
 }
 
 Status DecodeAndTransform(std::string_view bytes, const TransformOptions& o, DecodedImage* out) {
-  ImageInfo info;
-  SHARDPACK_RETURN_IF_ERROR(ProbeImage(bytes, &info));
   cv::Mat rgb;
+  // The resized size follows from the image's full size, not from the reduced size that a scaled
+  // JPEG decode produced, so that it does not depend on the decoder's shortcut.
+  cv::Size full;
+  MinScale min_scale;
+  if (o.scaled_decode && o.resize_shorter > 0) {
+    min_scale = [&](int w, int h) { return double(o.resize_shorter) / std::min(w, h); };
+  }
+  SHARDPACK_RETURN_IF_ERROR(DecodeOrientedRgb(bytes, o.max_pixels, min_scale, &rgb, &full));
   try {
-    // The resized size follows from the image's full size, not from the reduced size that a scaled
-    // JPEG decode produced, so that it does not depend on the decoder's shortcut.
-    cv::Size full;
-    if (info.format == ImageFormat::kJpeg) {
-      SHARDPACK_RETURN_IF_ERROR(DecodeJpegScaled(bytes, o, &rgb, &full));
-      const int orientation = JpegExifOrientation(bytes);
-      ApplyOrientation(orientation, &rgb);
-      if (orientation >= 5) full = cv::Size(full.height, full.width);
-    } else {
-      SHARDPACK_RETURN_IF_ERROR(DecodeOther(bytes, info, o, &rgb));
-      full = rgb.size();
-    }
     if (o.resize_shorter > 0) {
       const int w = full.width, h = full.height, s = static_cast<int>(o.resize_shorter);
       const int nw = w <= h ? s : std::max(1, static_cast<int>((int64_t(w) * s + h / 2) / h));

@@ -1,0 +1,98 @@
+// Loader: batches of decoded, transformed images for training, from any packed dataset.
+//
+// One producer thread walks the epoch's batches in order (EpochSampler), fills each batch with a
+// oneTBB parallel_for over its samples (read, decode, transform straight into the batch buffer),
+// and queues it; Next() hands batches out in order. At most `prefetch` batches wait in the queue,
+// plus the one the consumer holds: memory is (prefetch + 2) x batch bytes, allocated once, through
+// a caller-supplied allocator when given (pinned memory for the CUDA and PyTorch paths).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shardpack/env.h"
+#include "shardpack/sampler.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+// Allocates and frees batch buffers. Both are called from the thread that opens or closes the
+// loader, never on the hot path.
+struct BatchAllocator {
+  std::function<uint8_t*(size_t bytes)> allocate;
+  std::function<void(uint8_t* data, size_t bytes)> free;
+};
+
+struct LoaderOptions {
+  SamplerOptions sampler;        // batch size, shuffle, seed, drop_last, rank/world, worker
+  uint32_t height = 224;         // output size of every image
+  uint32_t width = 224;
+  // Training: random-resized-crop (area share in [scale_min, scale_max] of the image, aspect ratio
+  // in [ratio_min, ratio_max], as torchvision does) then horizontal flip with probability `flip`.
+  // Evaluation (eval = true): resize the shorter side to eval_resize, then centre crop.
+  bool eval = false;
+  double scale_min = 0.08, scale_max = 1.0;
+  double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
+  double flip = 0.5;
+  uint32_t eval_resize = 256;
+  bool nchw = false;             // channel-first output instead of NHWC
+  int threads = 0;               // decode threads; 0 = all cores
+  uint32_t prefetch = 2;         // batches prepared ahead
+  bool skip_corrupt = true;      // a sample that cannot be read or decoded: skipped and counted
+                                 // (its slot is zeroed, label -1), else Next() returns the error
+  uint64_t max_pixels = 178'956'970;
+  BatchAllocator allocator;      // empty: new[] / delete[]
+  Env* env = nullptr;
+};
+
+struct Batch {
+  uint64_t epoch = 0;
+  uint64_t index = 0;                 // among this worker's batches of the epoch
+  uint32_t count = 0;                 // images in this batch (the last may be smaller)
+  const uint8_t* images = nullptr;    // count x H x W x 3 (NHWC) or count x 3 x H x W (NCHW), uint8
+  size_t image_bytes = 0;             // bytes used in `images`
+  std::vector<int32_t> labels;
+  std::vector<std::string> keys;
+  std::vector<uint64_t> indices;      // dataset indices
+};
+
+// What the loader measured, the "is my GPU starving?" answer.
+struct LoaderStats {
+  uint64_t batches = 0;
+  uint64_t images = 0;
+  uint64_t bytes_read = 0;            // encoded (or raw) bytes read from the dataset
+  uint64_t corrupt = 0;               // samples skipped as unreadable or undecodable
+  double read_seconds = 0;            // summed over threads
+  double decode_seconds = 0;          // decode + transform, summed over threads
+  double produce_seconds = 0;         // wall time the producer spent filling batches
+  double consumer_wait_seconds = 0;   // time Next() waited for a batch
+  double elapsed_seconds = 0;         // since the epoch started
+};
+
+class Loader {
+ public:
+  static Status Open(const std::string& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* loader);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  // Batches per epoch for this rank and worker.
+  uint64_t batches_per_epoch() const;
+  // Starts (or restarts) epoch `epoch` at batch `first_batch`: the batches from there are exactly
+  // those an uninterrupted epoch produces.
+  Status StartEpoch(uint64_t epoch, uint64_t first_batch = 0);
+  // The next batch, valid until the following call to Next() or StartEpoch(); nullptr at the end
+  // of the epoch.
+  Status Next(const Batch** batch);
+  LoaderStats stats() const;
+
+ private:
+  struct Impl;
+  explicit Loader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shardpack

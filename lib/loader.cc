@@ -1,0 +1,320 @@
+// The training loader: see include/shardpack/loader.h for the contract.
+//
+// Threads: the caller's (Next, StartEpoch), one producer thread per epoch, and oneTBB workers that
+// the producer uses to fill a batch. Slots (batch buffers) move between three places under mu_:
+// free_ (ready to be filled), ready_ (filled, in batch order) and held_ (the consumer's).
+#include "shardpack/loader.h"
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <opencv2/imgproc.hpp>
+#include <random>
+#include <thread>
+
+#include "lib/image_decode_rgb.h"
+#include "shardpack/dataset_reader.h"
+
+namespace shardpack {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A generator for one sample of one epoch, independent of which thread handles it.
+std::mt19937_64 SampleRng(uint64_t seed, uint64_t epoch, uint64_t index) {
+  uint64_t z = seed ^ (0x9E3779B97F4A7C15ull * (epoch + 1)) ^ (0xD1B54A32D192ED03ull * (index + 1));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return std::mt19937_64(z ^ (z >> 31));
+}
+
+double Uniform(std::mt19937_64& rng, double lo, double hi) {
+  return lo + (hi - lo) * (double(rng() >> 11) * (1.0 / 9007199254740992.0));
+}
+
+// torchvision's RandomResizedCrop.get_params: 10 tries at a box of the drawn area and aspect
+// ratio, then the centre crop of the closest allowed ratio.
+cv::Rect2d RandomResizedCropBox(int width, int height, const LoaderOptions& o, std::mt19937_64& rng) {
+  const double area = double(width) * height;
+  const double log_lo = std::log(o.ratio_min), log_hi = std::log(o.ratio_max);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double target = area * Uniform(rng, o.scale_min, o.scale_max);
+    const double ratio = std::exp(Uniform(rng, log_lo, log_hi));
+    const double w = std::round(std::sqrt(target * ratio)), h = std::round(std::sqrt(target / ratio));
+    if (w > 0 && h > 0 && w <= width && h <= height) {
+      const double x = std::floor(Uniform(rng, 0, width - w + 1)), y = std::floor(Uniform(rng, 0, height - h + 1));
+      return {std::min(x, width - w), std::min(y, height - h), w, h};
+    }
+  }
+  const double in_ratio = double(width) / height;
+  double w = width, h = height;
+  if (in_ratio < o.ratio_min) h = std::round(w / o.ratio_min);
+  else if (in_ratio > o.ratio_max) w = std::round(h * o.ratio_max);
+  return {std::floor((width - w) / 2), std::floor((height - h) / 2), w, h};
+}
+
+// Resizes the `box` of `src` (in src's pixels) to `dst`'s size, writing into dst.
+void ResizeBox(const cv::Mat& src, const cv::Rect2d& box, cv::Mat& dst) {
+  cv::Rect r(int(std::floor(box.x)), int(std::floor(box.y)), std::max(1, int(std::round(box.width))),
+             std::max(1, int(std::round(box.height))));
+  r &= cv::Rect(0, 0, src.cols, src.rows);
+  const bool strong_shrink = r.width >= 2 * dst.cols && r.height >= 2 * dst.rows;
+  cv::resize(src(r), dst, dst.size(), 0, 0, strong_shrink ? cv::INTER_AREA : cv::INTER_LINEAR);
+}
+
+struct Slot {
+  uint8_t* data = nullptr;
+  size_t capacity = 0;
+  Batch batch;
+};
+
+}  // namespace
+
+struct Loader::Impl {
+  LoaderOptions options;
+  std::unique_ptr<DatasetReader> reader;
+  EpochSampler sampler;  // used by the producer thread only
+  std::unique_ptr<tbb::task_arena> arena;
+  size_t batch_bytes = 0;
+  std::vector<Slot> slots;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<size_t> free, ready;
+  long held = -1;        // the slot the consumer holds, -1 for none
+  bool finished = false;  // the producer has queued the epoch's last batch
+  bool stop = false;      // the producer must stop
+  Status error;           // the producer's error, handed out by Next()
+  std::thread producer;
+
+  std::atomic<uint64_t> images{0}, bytes_read{0}, corrupt{0}, read_ns{0}, decode_ns{0};
+  uint64_t batches = 0;
+  double produce_seconds = 0, wait_seconds = 0;
+  Clock::time_point epoch_start = Clock::now();
+
+  ~Impl() {
+    StopProducer();
+    for (Slot& s : slots) {
+      if (options.allocator.free) options.allocator.free(s.data, s.capacity);
+      else delete[] s.data;
+    }
+  }
+
+  void StopProducer() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    if (producer.joinable()) producer.join();
+  }
+
+  // Decodes and transforms sample `index` into `out` (H x W x 3, or 3 planes for NCHW).
+  Status FillSample(uint64_t epoch, uint64_t index, uint8_t* out, int32_t* label, std::string* key) {
+    thread_local ReadSample sample;
+    const auto t0 = Clock::now();
+    Status s = reader->Read(index, &sample);
+    const auto t1 = Clock::now();
+    read_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+    if (!s.ok()) return s;
+    *label = sample.label;
+    *key = sample.key;
+    bytes_read += sample.encoded.empty() ? sample.pixels.rgb.size() : sample.encoded.size();
+    const int H = int(options.height), W = int(options.width);
+    thread_local cv::Mat hwc;
+    cv::Mat dst = options.nchw ? (hwc.create(H, W, CV_8UC3), hwc) : cv::Mat(H, W, CV_8UC3, out);
+    std::mt19937_64 rng = SampleRng(options.sampler.seed, epoch, index);
+    try {
+      cv::Mat rgb;
+      cv::Size full;
+      if (!sample.encoded.empty()) {
+        MinScale min_scale;
+        if (options.eval) {
+          const double resize = options.eval_resize;
+          min_scale = [resize](int w, int h) { return resize / std::min(w, h); };
+        }
+        // Training crops are drawn on the full size; decode coarse enough to still cover the output.
+        s = DecodeOrientedRgb(sample.encoded, options.max_pixels, options.eval ? min_scale : MinScale(), &rgb, &full);
+        if (!s.ok()) return s;
+      } else {
+        rgb = cv::Mat(int(sample.pixels.height), int(sample.pixels.width), CV_8UC3, sample.pixels.rgb.data());
+        full = rgb.size();
+      }
+      if (rgb.rows == H && rgb.cols == W && options.eval) {
+        rgb.copyTo(dst);  // already the right size (raw shards packed for this crop)
+      } else if (options.eval) {
+        const double scale = double(options.eval_resize) / std::min(full.width, full.height);
+        const double rw = full.width * scale, rh = full.height * scale;
+        // The centre crop of the resized image, mapped back onto the decoded pixels.
+        const double fx = double(rgb.cols) / full.width, fy = double(rgb.rows) / full.height;
+        const double x = std::floor((rw - W) / 2) / scale, y = std::floor((rh - H) / 2) / scale;
+        ResizeBox(rgb, cv::Rect2d(x * fx, y * fy, W / scale * fx, H / scale * fy), dst);
+      } else {
+        const cv::Rect2d box = RandomResizedCropBox(full.width, full.height, options, rng);
+        const double fx = double(rgb.cols) / full.width, fy = double(rgb.rows) / full.height;
+        ResizeBox(rgb, cv::Rect2d(box.x * fx, box.y * fy, box.width * fx, box.height * fy), dst);
+        if (Uniform(rng, 0, 1) < options.flip) cv::flip(dst, dst, 1);
+      }
+      if (options.nchw) {
+        std::vector<cv::Mat> planes = {cv::Mat(H, W, CV_8UC1, out), cv::Mat(H, W, CV_8UC1, out + size_t(H) * W),
+                                       cv::Mat(H, W, CV_8UC1, out + 2 * size_t(H) * W)};
+        cv::split(dst, planes);
+      }
+    } catch (const cv::Exception& e) {
+      return Status::Corrupt(std::string("cannot transform sample: ") + e.what());
+    }
+    decode_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t1).count());
+    return Status::OK();
+  }
+
+  Status FillBatch(uint64_t epoch, uint64_t b, Slot* slot) {
+    Batch& batch = slot->batch;
+    batch.epoch = epoch;
+    batch.index = b;
+    sampler.Batch(epoch, b, &batch.indices);
+    batch.count = static_cast<uint32_t>(batch.indices.size());
+    batch.labels.assign(batch.count, -1);
+    batch.keys.resize(batch.count);
+    const size_t per_image = size_t(options.height) * options.width * 3;
+    batch.image_bytes = per_image * batch.count;
+    batch.images = slot->data;
+    std::vector<Status> errors(batch.count);
+    arena->execute([&] {
+      tbb::parallel_for(uint32_t(0), batch.count, [&](uint32_t i) {
+        uint8_t* out = slot->data + per_image * i;
+        errors[i] = FillSample(epoch, batch.indices[i], out, &batch.labels[i], &batch.keys[i]);
+        if (!errors[i].ok()) std::memset(out, 0, per_image);
+      });
+    });
+    for (uint32_t i = 0; i < batch.count; ++i) {
+      if (errors[i].ok()) {
+        ++images;
+        continue;
+      }
+      if (!options.skip_corrupt) return Status(errors[i]);
+      ++corrupt;
+      batch.labels[i] = -1;
+    }
+    return Status::OK();
+  }
+
+  void Produce(uint64_t epoch, uint64_t first_batch) {
+    for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
+      size_t slot;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return stop || !free.empty(); });
+        if (stop) return;
+        slot = free.front();
+        free.pop_front();
+      }
+      const auto t0 = Clock::now();
+      Status s = FillBatch(epoch, b, &slots[slot]);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        produce_seconds += Since(t0);
+        if (!s.ok()) {
+          error = s;
+          free.push_back(slot);
+          finished = true;
+          cv.notify_all();
+          return;
+        }
+        ready.push_back(slot);
+      }
+      cv.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    finished = true;
+    cv.notify_all();
+  }
+};
+
+Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Loader::~Loader() = default;
+
+Status Loader::Open(const std::string& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* loader) {
+  if (options.height == 0 || options.width == 0) return Status::InvalidArgument("image height and width must be above zero");
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &impl->reader));
+  SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  impl->arena = std::make_unique<tbb::task_arena>(options.threads > 0 ? std::min(options.threads, cores) : cores);
+  impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;
+  impl->slots.resize(size_t(options.prefetch) + 2);
+  for (Slot& s : impl->slots) {
+    s.capacity = impl->batch_bytes;
+    s.data = options.allocator.allocate ? options.allocator.allocate(s.capacity) : new uint8_t[s.capacity];
+    if (s.data == nullptr) return Status::IOError("cannot allocate a batch buffer of " + std::to_string(s.capacity) + " bytes");
+  }
+  loader->reset(new Loader(std::move(impl)));
+  return Status::OK();
+}
+
+uint64_t Loader::batches_per_epoch() const { return impl_->sampler.worker_batches(); }
+
+Status Loader::StartEpoch(uint64_t epoch, uint64_t first_batch) {
+  Impl& m = *impl_;
+  m.StopProducer();
+  m.stop = false;
+  m.finished = false;
+  m.error = Status::OK();
+  m.held = -1;
+  m.free.clear();
+  m.ready.clear();
+  for (size_t i = 0; i < m.slots.size(); ++i) m.free.push_back(i);
+  m.images = m.bytes_read = m.corrupt = m.read_ns = m.decode_ns = 0;
+  m.batches = 0;
+  m.produce_seconds = m.wait_seconds = 0;
+  m.epoch_start = Clock::now();
+  m.producer = std::thread([&m, epoch, first_batch] { m.Produce(epoch, first_batch); });
+  return Status::OK();
+}
+
+Status Loader::Next(const Batch** batch) {
+  Impl& m = *impl_;
+  *batch = nullptr;
+  std::unique_lock<std::mutex> lock(m.mu);
+  if (m.held >= 0) {  // the consumer is done with the batch it held
+    m.free.push_back(static_cast<size_t>(m.held));
+    m.held = -1;
+    m.cv.notify_all();
+  }
+  const auto t0 = Clock::now();
+  m.cv.wait(lock, [&] { return !m.ready.empty() || m.finished; });
+  m.wait_seconds += Since(t0);
+  if (m.ready.empty()) return m.error;
+  m.held = static_cast<long>(m.ready.front());
+  m.ready.pop_front();
+  ++m.batches;
+  *batch = &m.slots[static_cast<size_t>(m.held)].batch;
+  return Status::OK();
+}
+
+LoaderStats Loader::stats() const {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  LoaderStats s;
+  s.batches = m.batches;
+  s.images = m.images;
+  s.bytes_read = m.bytes_read;
+  s.corrupt = m.corrupt;
+  s.read_seconds = m.read_ns / 1e9;
+  s.decode_seconds = m.decode_ns / 1e9;
+  s.produce_seconds = m.produce_seconds;
+  s.consumer_wait_seconds = m.wait_seconds;
+  s.elapsed_seconds = Since(m.epoch_start);
+  return s;
+}
+
+}  // namespace shardpack
