@@ -59,4 +59,18 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
           {"unlabelled", s.unlabelled}};
 }
 
+nlohmann::json BenchResultToJson(const BenchResult& r) {
+  return {{"batches", r.batches},
+          {"images", r.images},
+          {"corrupt", r.corrupt},
+          {"seconds", r.seconds},
+          {"images_per_s", r.images_per_second},
+          {"bytes_per_s", r.bytes_per_second},
+          {"read_seconds", r.read_seconds},
+          {"decode_seconds", r.decode_seconds},
+          {"consumer_wait_seconds", r.consumer_wait_seconds},
+          {"consumer_wait_share", r.consumer_wait_share},
+          {"keeps_up", r.keeps_up}};
+}
+
 }  // namespace shardpack

@@ -7,6 +7,7 @@
 
 #include "formats/wds/dali_index.h"
 #include "shardpack/dataset_reader.h"
+#include "shardpack/loader_bench.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {
@@ -200,6 +201,32 @@ TEST_F(LoaderTest, CorruptSampleIsSkippedAndCountedOrReported) {
   Status s = loader->Next(&b);
   EXPECT_EQ(s.code(), Status::Code::kCorrupt);
   EXPECT_EQ(b, nullptr);
+}
+
+}  // namespace
+}  // namespace shardpack
+
+namespace shardpack {
+namespace {
+
+TEST_F(LoaderTest, BenchCountsImagesAndTellsWhetherTheLoaderKeepsUp) {
+  BenchOptions o;
+  o.loader = Options();
+  o.epochs = 2;
+  BenchResult r;
+  ASSERT_TRUE(RunLoaderBench(out(), o, &r).ok());
+  EXPECT_EQ(r.images, 54u);
+  EXPECT_EQ(r.batches, 14u);  // 27 images in batches of 4: 7 per epoch
+  EXPECT_GT(r.images_per_second, 0);
+  EXPECT_TRUE(r.keeps_up);
+  o.consumer_rate = 1e9;  // a consumer that never waits on itself: it starves
+  ASSERT_TRUE(RunLoaderBench(out(), o, &r).ok());
+  EXPECT_FALSE(r.keeps_up);
+  EXPECT_GT(r.consumer_wait_share, 0.05);
+  o.consumer_rate = 50;  // 4 images take 80 ms: plenty of time for the loader, even at start-up
+  o.epochs = 1;
+  ASSERT_TRUE(RunLoaderBench(out(), o, &r).ok());
+  EXPECT_TRUE(r.keeps_up) << r.consumer_wait_share;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "shardpack/convert.h"
+#include "shardpack/loader_bench.h"
 #include "shardpack/pack.h"
 #include "shardpack/report_json.h"
 #include "shardpack/stat.h"
@@ -183,6 +184,27 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
   app->add_flag("--json", f.json, "Print the summary as JSON on stdout");
 }
 
+int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool json) {
+  o.loader.height = o.loader.width = crop;
+  BenchResult r;
+  Status s = RunLoaderBench(dataset, o, &r);
+  if (!s.ok()) return Fail("bench", s);
+  if (json) {
+    std::cout << BenchResultToJson(r).dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%s in %.2f s: %.0f images/s, %.1f MB/s read%s\n", Count(r.images, "image").c_str(), r.seconds,
+              r.images_per_second, r.bytes_per_second / 1e6,
+              r.corrupt ? (", " + Count(r.corrupt, "corrupt sample") + " skipped").c_str() : "");
+  std::printf("per stage (summed over threads): read %.2f s, decode+transform %.2f s\n", r.read_seconds, r.decode_seconds);
+  if (o.consumer_rate > 0) {
+    std::printf("consumer at %.0f images/s waited %.2f s (%.1f%% of the time): %s\n", o.consumer_rate,
+                r.consumer_wait_seconds, 100 * r.consumer_wait_share,
+                r.keeps_up ? "the loader keeps up" : "the loader is the bottleneck: add threads or pre-decode (--format raw)");
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace shardpack
 
@@ -230,6 +252,22 @@ int main(int argc, char** argv) {
   stat->add_option("--top", stat_top, "How many largest and smallest classes to list")->capture_default_str();
   stat->add_flag("--json", stat_json, "Print everything as JSON on stdout");
 
+  std::string bench_dir;
+  BenchOptions bo;
+  uint32_t bench_crop = 224;
+  bool bench_json = false;
+  CLI::App* bench = app.add_subcommand("bench", "Run the training loader over a dataset and measure it.");
+  bench->add_option("DATASET", bench_dir, "Dataset folder (holding manifest.json)")->required();
+  bench->add_option("--threads", bo.loader.threads, "Decode threads (0 = all cores)")->capture_default_str();
+  bench->add_option("--batch", bo.loader.sampler.batch_size, "Images per batch")->capture_default_str();
+  bench->add_option("--crop", bench_crop, "Output size: random-resized-crop to SIZE x SIZE plus flip")->capture_default_str();
+  bench->add_flag("--eval", bo.loader.eval, "Resize (to 256/224 of SIZE) + centre crop instead");
+  bench->add_option("--epochs", bo.epochs, "Epochs to run")->capture_default_str();
+  bench->add_option("--seconds", bo.seconds, "Run this long instead of --epochs");
+  bench->add_option("--consumer-rate", bo.consumer_rate, "Simulate a consumer (GPU) taking R images/s and report whether the loader keeps up");
+  bench->add_option("--prefetch", bo.loader.prefetch, "Batches prepared ahead")->capture_default_str();
+  bench->add_flag("--json", bench_json, "Print the figures as JSON (images/s under images_per_s)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -239,5 +277,9 @@ int main(int argc, char** argv) {
   if (convert->parsed()) return RunPack(cf, true);
   if (verify->parsed()) return RunVerify(verify_dir, vo, verify_json);
   if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top);
+  if (bench->parsed()) {
+    if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);
+    return RunBench(bench_dir, bo, bench_crop, bench_json);
+  }
   return 2;
 }

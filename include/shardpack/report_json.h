@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardpack/loader_bench.h"
 #include "shardpack/pack.h"
 #include "shardpack/stat.h"
 #include "shardpack/verify.h"
@@ -13,5 +14,6 @@ namespace shardpack {
 nlohmann::json PackResultToJson(const PackResult& result, const std::string& out);
 nlohmann::json VerifyReportToJson(const VerifyReport& report);
 nlohmann::json DatasetStatsToJson(const DatasetStats& stats);
+nlohmann::json BenchResultToJson(const BenchResult& result);
 
 }  // namespace shardpack
