@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The training path against baselines measured in the same run, on the same generated data:
+#  (a) raw shards into batches (eval, no transform needed) against numpy copying the same bytes
+#      (a plain memcpy);
+#  (b) JPEG WebDataset shards with random-resized-crop 224 + flip on 2 threads against PyTorch's
+#      DataLoader with PIL and torchvision doing the same with 2 workers;
+# plus decode-only images/s per core as the ceiling. Uses the tree of scripts/bench-pack.sh.
+#
+#   scripts/bench-read.sh [--images N] [--runs R] [--work DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+images=4000 runs=3 work=build/bench
+while (($#)); do
+  case $1 in
+    --images) images=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    *) echo "usage: $0 [--images N] [--runs R] [--work DIR]" >&2; exit 2 ;;
+  esac
+done
+scripts/install-deps.sh
+# The baseline's packages (not needed by the build or the tests).
+for p in python3-torch python3-torchvision; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p"; }
+done
+scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
+bin=build/release
+src=$work/read-tree-$images
+if [[ ! -f $src/.complete ]]; then
+  rm -rf "$src"
+  $bin/tests/make_image_tree "$src" --classes 100 --images "$images" --png-every 0 --noise 46 --jobs "$(nproc)"
+  touch "$src/.complete"
+fi
+rm -rf "$work/read-wds" "$work/read-raw"
+$bin/shardpack pack "$src" "$work/read-wds" --shuffle --quiet --no-sync >/dev/null
+$bin/shardpack pack "$src" "$work/read-raw" --format raw --resize 256 --crop 224 --quiet --no-sync >/dev/null
+cat "$work"/read-wds/*.tar "$work"/read-raw/*.npy >/dev/null
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+json() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+
+raw_bps=() copy_bps=() wds_ips=() torch_ips=()
+for ((r = 1; r <= runs; r++)); do
+  raw_bps+=("$($bin/shardpack bench "$work/read-raw" --eval --crop 224 --batch 64 --threads 2 --json | json bytes_per_s)")
+  copy_bps+=("$(/usr/bin/python3 - "$work/read-raw" <<'PY'
+import glob, sys, time
+import numpy as np
+shards = [np.load(p, mmap_mode="r") for p in sorted(glob.glob(sys.argv[1] + "/*.npy")) if ".labels." not in p]
+out = np.empty((64,) + shards[0].shape[1:], np.uint8)
+t, n = time.time(), 0
+for s in shards:
+    for i in range(0, len(s), 64):
+        b = s[i:i + 64]
+        np.copyto(out[:len(b)], b)
+        n += b.nbytes
+print(n / (time.time() - t))
+PY
+)")
+  wds_ips+=("$($bin/shardpack bench "$work/read-wds" --crop 224 --batch 64 --threads 2 --json | json images_per_s)")
+  torch_ips+=("$(/usr/bin/python3 scripts/bench_torch_baseline.py "$src" 224 64 2 "$images" | awk '{print $3}')")
+  echo "run $r: raw ${raw_bps[-1]} B/s, copy ${copy_bps[-1]} B/s, wds ${wds_ips[-1]} images/s, torch ${torch_ips[-1]} images/s"
+done
+awk -v rb="$(median "${raw_bps[@]}")" -v cb="$(median "${copy_bps[@]}")" -v wi="$(median "${wds_ips[@]}")" \
+    -v ti="$(median "${torch_ips[@]}")" 'BEGIN {
+  printf "(a) raw shards into batches  %8.1f MB/s; memcpy (numpy) of the same bytes %8.1f MB/s; ratio %.2f\n", rb / 1e6, cb / 1e6, rb / cb
+  printf "(b) wds + random-resized-crop 224, 2 threads %6.0f images/s; PyTorch DataLoader + PIL, 2 workers %6.0f images/s; ratio %.2f\n", wi, ti, wi / ti
+}'
+echo "ceiling, JPEG decode per core (500x375, ~110 KB):"
+$bin/bench/shardpack_micro_bench --benchmark_filter='AtScale/8/0' 2>/dev/null | grep BM_ || true
