@@ -59,7 +59,7 @@ tjscalingfactor ChooseScale(double min_scale) {
 
 // Decodes a JPEG into an RGB cv::Mat at the scale ChooseScale(min_scale(w, h)) picks (the image's
 // orientation is applied later).
-Status DecodeJpegScaled(std::string_view bytes, uint64_t max_pixels, const MinScale& min_scale, cv::Mat* rgb,
+Status DecodeJpegScaled(std::string_view bytes, uint64_t max_pixels, const MinScale& min_scale, bool fast, cv::Mat* rgb,
                         cv::Size* full_size) {
   tjhandle tj = ThreadJpegDecompressor();
   if (tj == nullptr) return Status::IOError("cannot initialise libjpeg-turbo");
@@ -75,7 +75,7 @@ Status DecodeJpegScaled(std::string_view bytes, uint64_t max_pixels, const MinSc
   const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
   cv::Mat decoded(sh, sw, cmyk ? CV_8UC4 : CV_8UC3);
   if (tjDecompress2(tj, src, bytes.size(), decoded.data, sw, 0, sh, cmyk ? TJPF_CMYK : TJPF_RGB,
-                    TJFLAG_STOPONWARNING) != 0) {
+                    TJFLAG_STOPONWARNING | (fast ? TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE : 0)) != 0) {
     return Status::Corrupt(std::string("JPEG data: ") + tjGetErrorStr2(tj));
   }
   if (!cmyk) {
@@ -123,7 +123,7 @@ Status DecodeOther(std::string_view bytes, const ImageInfo& info, uint64_t max_p
 }  // namespace
 
 Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, const MinScale& min_scale, cv::Mat* rgb,
-                         cv::Size* full_size) {
+                         cv::Size* full_size, bool fast) {
   ImageInfo info;
   SHARDPACK_RETURN_IF_ERROR(ProbeImage(bytes, &info));
   try {
@@ -132,7 +132,7 @@ Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, const MinS
       *full_size = rgb->size();
       return Status::OK();
     }
-    SHARDPACK_RETURN_IF_ERROR(DecodeJpegScaled(bytes, max_pixels, min_scale, rgb, full_size));
+    SHARDPACK_RETURN_IF_ERROR(DecodeJpegScaled(bytes, max_pixels, min_scale, fast, rgb, full_size));
     const int orientation = JpegExifOrientation(bytes);
     ApplyOrientation(orientation, rgb);
     if (orientation >= 5) *full_size = cv::Size(full_size->height, full_size->width);

@@ -143,7 +143,8 @@ struct Loader::Impl {
           min_scale = [resize](int w, int h) { return resize / std::min(w, h); };
         }
         // Training crops are drawn on the full size; decode coarse enough to still cover the output.
-        s = DecodeOrientedRgb(sample.encoded, options.max_pixels, options.eval ? min_scale : MinScale(), &rgb, &full);
+        s = DecodeOrientedRgb(sample.encoded, options.max_pixels, options.eval ? min_scale : MinScale(), &rgb, &full,
+                              options.fast_decode && !options.eval);
         if (!s.ok()) return s;
       } else {
         rgb = cv::Mat(int(sample.pixels.height), int(sample.pixels.width), CV_8UC3, sample.pixels.rgb.data());
