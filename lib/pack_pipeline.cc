@@ -188,26 +188,22 @@ class Packer {
     if (options_.format == "lmdb") {
       return std::make_unique<LmdbDatasetWriter>(env_, out_, options_.sync, kLmdbInitialMapSize);
     }
+    ShardOptions shards;
+    shards.dir = out_;
+    shards.prefix = options_.prefix;
+    shards.shard_size_bytes = options_.shard_size_bytes;
+    shards.samples_per_shard = options_.samples_per_shard;
+    shards.sync = options_.sync;
     if (options_.format == "raw") {
       RawWriterOptions ro;
-      ro.dir = out_;
-      ro.prefix = options_.prefix;
-      ro.shard_size_bytes = options_.shard_size_bytes;
-      ro.samples_per_shard = options_.samples_per_shard;
-      ro.sync = options_.sync;
+      static_cast<ShardOptions&>(ro) = shards;
       ro.keep_size = options_.keep_size;
       ro.height = transform_.crop_height;
       ro.width = transform_.crop_width;
       ro.zstd_chunk_samples = options_.compress == "zstd" ? options_.chunk_samples : 0;
       return std::make_unique<RawDatasetWriter>(env_, ro);
     }
-    WdsWriterOptions wo;
-    wo.dir = out_;
-    wo.prefix = options_.prefix;
-    wo.shard_size_bytes = options_.shard_size_bytes;
-    wo.samples_per_shard = options_.samples_per_shard;
-    wo.sync = options_.sync;
-    return std::make_unique<WdsDatasetWriter>(env_, wo);
+    return std::make_unique<WdsDatasetWriter>(env_, shards);
   }
 
   static std::string BaseName(std::string path) {

@@ -72,4 +72,17 @@ Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* record
   return Status::OK();
 }
 
+Status ReadSampleTable(Env* env, const std::string& path, uint64_t expected_samples,
+                       std::vector<SampleRecord>* records) {
+  std::string text;
+  SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 32, &text));
+  Status s = ParseSampleTable(text, records);
+  if (!s.ok()) return Status::DataLoss(path + ": " + s.message() + " (run shardpack verify)");
+  if (records->size() != expected_samples) {
+    return Status::DataLoss(path + " lists " + std::to_string(records->size()) + " samples, the manifest " +
+                            std::to_string(expected_samples) + " (run shardpack verify)");
+  }
+  return Status::OK();
+}
+
 }  // namespace shardpack

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shardpack/env.h"
 #include "shardpack/image.h"
 #include "shardpack/status.h"
 
@@ -35,5 +36,10 @@ struct SampleRecord {
 std::string FormatSampleRecord(const SampleRecord& record);
 // Parses a whole table; DataLoss naming the line on any malformed content.
 Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records);
+
+// Reads and parses the sample table at `path`, which must list `expected_samples` samples.
+// DataLoss naming the file (and suggesting `shardpack verify`) otherwise.
+Status ReadSampleTable(Env* env, const std::string& path, uint64_t expected_samples,
+                       std::vector<SampleRecord>* records);
 
 }  // namespace shardpack

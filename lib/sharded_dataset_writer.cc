@@ -2,9 +2,12 @@
 
 namespace shardpack {
 
-ShardedDatasetWriter::ShardedDatasetWriter(Env* env, std::string dir, bool sync, uint64_t max_bytes,
-                                           uint64_t max_samples)
-    : env_(env), dir_(std::move(dir)), sync_(sync), max_bytes_(max_bytes), max_samples_(max_samples) {}
+ShardedDatasetWriter::ShardedDatasetWriter(Env* env, const ShardOptions& options)
+    : env_(env),
+      dir_(options.dir),
+      sync_(options.sync),
+      max_bytes_(options.shard_size_bytes),
+      max_samples_(options.samples_per_shard) {}
 
 Status ShardedDatasetWriter::CloseOpenShard() {
   ShardEntry entry;

@@ -11,6 +11,15 @@
 
 namespace shardpack {
 
+// What every sharded format's writer is told.
+struct ShardOptions {
+  std::string dir;                          // the dataset folder; must exist
+  std::string prefix = "shard";             // shard file names start "<prefix>-000000"
+  uint64_t shard_size_bytes = 512'000'000;  // a shard is closed before it would exceed this
+  uint64_t samples_per_shard = 100'000;     // ... or once it holds this many samples
+  bool sync = true;                         // fsync each file before renaming it into place
+};
+
 class ShardedDatasetWriter : public DatasetWriter {
  public:
   Status Finish(const nlohmann::json& dataset_info, std::vector<ShardEntry>* shards) final;
@@ -23,7 +32,7 @@ class ShardedDatasetWriter : public DatasetWriter {
  protected:
   // A shard is closed before a sample that would take it past max_bytes, or once it holds
   // max_samples samples; every shard holds at least one sample.
-  ShardedDatasetWriter(Env* env, std::string dir, bool sync, uint64_t max_bytes, uint64_t max_samples);
+  ShardedDatasetWriter(Env* env, const ShardOptions& options);
 
   // For Add(): makes sure a shard that can take a sample of `bytes` bytes is open. Sticky on error.
   Status MakeRoomFor(uint64_t bytes);

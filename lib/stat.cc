@@ -33,12 +33,7 @@ DatasetStats::Percentiles Summarise(std::vector<uint64_t>* values) {
 Status LoadSampleRecords(Env* env, const std::string& dir, const std::string& format, const ShardEntry& shard,
                          std::vector<SampleRecord>* records) {
   if (format == "lmdb") return ReadLmdbSampleRecords(dir, records);
-  std::string text;
-  const std::string path = JoinPath(dir, shard.sample_table.file);
-  SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 32, &text));
-  Status s = ParseSampleTable(text, records);
-  if (!s.ok()) return Status::DataLoss(path + ": " + s.message() + " (run shardpack verify)");
-  return Status::OK();
+  return ReadSampleTable(env, JoinPath(dir, shard.sample_table.file), shard.samples, records);
 }
 
 }  // namespace

@@ -15,13 +15,9 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
   const nlohmann::json& options = r->manifest().options;
   r->chunk_samples_ = options.value("compress", "none") == "zstd" ? options.value("chunk_samples", 0u) : 0;
   for (const ShardEntry& shard : r->manifest().shards) {
-    std::string text;
     std::vector<SampleRecord> table;
-    SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, shard.sample_table.file), uint64_t(1) << 32, &text));
-    SHARDPACK_RETURN_IF_ERROR(ParseSampleTable(text, &table));
-    if (table.size() != shard.samples) {
-      return Status::DataLoss(dir + "/" + shard.file + ": sample table disagrees with the manifest (run shardpack verify)");
-    }
+    SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, JoinPath(dir, shard.sample_table.file), shard.samples, &table));
+    std::string text;
     std::vector<int64_t> chunks;
     if (r->chunk_samples_ > 0) {
       const std::string name = RawSideFileName(shard.file, ".chunks.npy");

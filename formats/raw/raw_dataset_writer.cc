@@ -9,7 +9,7 @@
 namespace shardpack {
 
 RawDatasetWriter::RawDatasetWriter(Env* env, RawWriterOptions options)
-    : ShardedDatasetWriter(env, options.dir, options.sync, options.shard_size_bytes, options.samples_per_shard),
+    : ShardedDatasetWriter(env, options),
       options_(std::move(options)) {}
 
 RawDatasetWriter::~RawDatasetWriter() { Abandon(); }

@@ -18,12 +18,7 @@
 
 namespace shardpack {
 
-struct RawWriterOptions {
-  std::string dir;
-  std::string prefix = "shard";
-  uint64_t shard_size_bytes = 512'000'000;
-  uint64_t samples_per_shard = 100'000;
-  bool sync = true;
+struct RawWriterOptions : ShardOptions {
   bool keep_size = false;  // variable-size images with offsets; else every image is height x width
   uint32_t height = 0;
   uint32_t width = 0;

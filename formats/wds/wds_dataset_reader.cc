@@ -9,15 +9,14 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
                               std::unique_ptr<DatasetReader>* reader) {
   std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
   for (const ShardEntry& shard : r->manifest().shards) {
-    std::string text;
     std::vector<SampleRecord> table;
+    SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, JoinPath(dir, shard.sample_table.file), shard.samples, &table));
+    std::string text;
     std::vector<DaliIndexSample> index;
-    SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, shard.sample_table.file), uint64_t(1) << 32, &text));
-    SHARDPACK_RETURN_IF_ERROR(ParseSampleTable(text, &table));
     SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, shard.index.file), uint64_t(1) << 32, &text));
     SHARDPACK_RETURN_IF_ERROR(ParseDaliIndex(text, &index));
-    if (table.size() != shard.samples || index.size() != shard.samples) {
-      return Status::DataLoss(dir + "/" + shard.file + ": index and sample table disagree with the manifest (run shardpack verify)");
+    if (index.size() != shard.samples) {
+      return Status::DataLoss(dir + "/" + shard.index.file + ": index disagrees with the manifest (run shardpack verify)");
     }
     std::vector<Entry> entries;
     entries.reserve(table.size());

@@ -33,7 +33,7 @@ std::string WdsSampleTableFileName(const std::string& shard_file) {
 }
 
 WdsDatasetWriter::WdsDatasetWriter(Env* env, WdsWriterOptions options)
-    : ShardedDatasetWriter(env, options.dir, options.sync, options.shard_size_bytes, options.samples_per_shard),
+    : ShardedDatasetWriter(env, options),
       options_(std::move(options)) {}
 
 WdsDatasetWriter::~WdsDatasetWriter() { Abandon(); }

@@ -20,13 +20,8 @@
 
 namespace shardpack {
 
-struct WdsWriterOptions {
-  std::string dir;                        // the dataset folder; must exist
-  std::string prefix = "shard";           // shards are "<prefix>-000000.tar", ...
-  uint64_t shard_size_bytes = 512'000'000;
-  uint64_t samples_per_shard = 100'000;
-  bool sync = true;                       // fsync each file before renaming it into place
-};
+// Shards are "<prefix>-000000.tar", ...
+using WdsWriterOptions = ShardOptions;
 
 // The three file names of shard `index`: "<prefix>-NNNNNN.tar", ".idx", ".samples.tsv".
 std::string WdsShardFileName(const std::string& prefix, uint64_t index);
