@@ -1,4 +1,5 @@
-// Decoding to an oriented RGB cv::Mat, shared by the raw-format transform and the loader.
+// Decoding to an oriented RGB cv::Mat, and decoding just a crop, shared by the raw-format transform
+// and the loader.
 #pragma once
 
 #include <functional>
@@ -19,5 +20,30 @@ using MinScale = std::function<double(int width, int height)>;
 // by a level or two; fine for augmented training input, not for stored pixels).
 Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, const MinScale& min_scale, cv::Mat* rgb,
                          cv::Size* full_size, bool fast = false);
+
+// What a crop takes from an image: `box`, in pixels of the oriented full-size image, resized to `out`.
+struct CropPlan {
+  cv::Rect2d box;
+  cv::Size out;
+  bool reduced_dct = true;  // a JPEG may decode at 1/2, 1/4 or 1/8 scale where the box still covers out
+  // Sample at the box's exact sub-pixel position (stored pixels) rather than at the box rounded to
+  // whole pixels (training crops: the resize takes about half the time, and the shift is invisible).
+  bool exact = false;
+};
+// Chooses the crop once the image's oriented full size is known (from its header). Keep captures to
+// two pointers or fewer, so that std::function holds them without allocating.
+using CropChooser = std::function<CropPlan(cv::Size full)>;
+
+// Decodes what the chosen crop needs and resizes it into *dst (CV_8UC3; written in place when it
+// already has plan.out's size, so it can wrap the caller's memory). A JPEG stored upright decodes only
+// the crop's rows and columns, at the coarsest DCT scale at which the box still covers plan.out;
+// other images (and EXIF-rotated JPEGs) decode whole. The resize averages (INTER_AREA) when it shrinks
+// by 2x or more and interpolates bilinearly otherwise (see CropPlan::exact). Corrupt with a reason on bad input; refuses
+// images over max_pixels before allocating for them.
+// Resizes plan.box of src (in src's pixels, rounded to whole pixels) to plan.out into *dst, as
+// DecodeCrop does after decoding.
+void ResizeCrop(const cv::Mat& src, const CropPlan& plan, cv::Mat* dst);
+
+Status DecodeCrop(std::string_view bytes, uint64_t max_pixels, const CropChooser& choose, bool fast, cv::Mat* dst);
 
 }  // namespace shardpack

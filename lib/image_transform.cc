@@ -159,49 +159,51 @@ int JpegExifOrientation(std::string_view jpeg) {
   return 1;
 }
 
+namespace {
+
+// Where the raw transform's output comes from in the full-size image: the shorter side resized to
+// resize_shorter, then the centre crop (the image enlarged first if it is smaller than the crop).
+CropPlan TransformPlan(const TransformOptions& o, cv::Size full) {
+  const int w = full.width, h = full.height;
+  int nw = w, nh = h;
+  if (o.resize_shorter > 0) {
+    const int s = static_cast<int>(o.resize_shorter);
+    nw = w <= h ? s : std::max(1, static_cast<int>((int64_t(w) * s + h / 2) / h));
+    nh = w <= h ? std::max(1, static_cast<int>((int64_t(h) * s + w / 2) / w)) : s;
+  }
+  CropPlan plan;
+  plan.reduced_dct = o.scaled_decode;
+  plan.exact = true;
+  if (o.crop_height == 0 || o.crop_width == 0) {
+    plan.box = cv::Rect2d(0, 0, w, h);
+    plan.out = cv::Size(nw, nh);
+    return plan;
+  }
+  const int ch = static_cast<int>(o.crop_height), cw = static_cast<int>(o.crop_width);
+  if (nw < cw || nh < ch) {
+    const double enlarge = std::max(double(ch) / nh, double(cw) / nw);
+    nw = std::max(cw, int(nw * enlarge + 0.999));
+    nh = std::max(ch, int(nh * enlarge + 0.999));
+  }
+  const double fx = double(w) / nw, fy = double(h) / nh;
+  plan.box = cv::Rect2d((nw - cw) / 2 * fx, (nh - ch) / 2 * fy, cw * fx, ch * fy);
+  plan.out = cv::Size(cw, ch);
+  return plan;
+}
+
+}  // namespace
+
 Status DecodeAndTransform(std::string_view bytes, const TransformOptions& o, DecodedImage* out) {
-  cv::Mat rgb;
-  // The resized size follows from the image's full size, not from the reduced size that a scaled
-  // JPEG decode produced, so that it does not depend on the decoder's shortcut.
-  cv::Size full;
-  MinScale min_scale;
-  if (o.scaled_decode && o.resize_shorter > 0) {
-    min_scale = [&](int w, int h) { return double(o.resize_shorter) / std::min(w, h); };
-  }
-  SHARDPACK_RETURN_IF_ERROR(DecodeOrientedRgb(bytes, o.max_pixels, min_scale, &rgb, &full));
-  try {
-    if (o.resize_shorter > 0) {
-      const int w = full.width, h = full.height, s = static_cast<int>(o.resize_shorter);
-      const int nw = w <= h ? s : std::max(1, static_cast<int>((int64_t(w) * s + h / 2) / h));
-      const int nh = w <= h ? std::max(1, static_cast<int>((int64_t(h) * s + w / 2) / w)) : s;
-      if (nw != rgb.cols || nh != rgb.rows) {
-        cv::Mat resized;
-        // Shrinking by 2x or more averages (INTER_AREA, no aliasing); smaller changes, which are
-        // all that is left after a scaled JPEG decode, interpolate bilinearly, several times faster.
-        const bool strong_shrink = nw * 2 <= rgb.cols;
-        cv::resize(rgb, resized, cv::Size(nw, nh), 0, 0, strong_shrink ? cv::INTER_AREA : cv::INTER_LINEAR);
-        rgb = resized;
-      }
-    }
-    if (o.crop_height > 0 && o.crop_width > 0) {
-      const int ch = static_cast<int>(o.crop_height), cw = static_cast<int>(o.crop_width);
-      if (rgb.rows < ch || rgb.cols < cw) {
-        // Smaller than the crop even after resizing: enlarge so the crop fits.
-        const double scale = std::max(double(ch) / rgb.rows, double(cw) / rgb.cols);
-        cv::Mat resized;
-        cv::resize(rgb, resized, cv::Size(std::max(cw, int(rgb.cols * scale + 0.999)), std::max(ch, int(rgb.rows * scale + 0.999))), 0, 0, cv::INTER_LINEAR);
-        rgb = resized;
-      }
-      rgb = rgb(cv::Rect((rgb.cols - cw) / 2, (rgb.rows - ch) / 2, cw, ch));
-    }
-  } catch (const cv::Exception& e) {
-    return Status::Corrupt(std::string("OpenCV cannot transform the image: ") + e.what());
-  }
-  out->width = static_cast<uint32_t>(rgb.cols);
-  out->height = static_cast<uint32_t>(rgb.rows);
-  out->rgb.resize(size_t(rgb.cols) * rgb.rows * 3);
-  for (int y = 0; y < rgb.rows; ++y) {
-    std::memcpy(out->rgb.data() + size_t(y) * rgb.cols * 3, rgb.ptr(y), size_t(rgb.cols) * 3);
+  // The plan follows from the image's full size, never from a reduced size a scaled JPEG decode
+  // produced, so the output size does not depend on the decoder's shortcut.
+  cv::Mat result;
+  SHARDPACK_RETURN_IF_ERROR(
+      DecodeCrop(bytes, o.max_pixels, [&o](cv::Size full) { return TransformPlan(o, full); }, false, &result));
+  out->width = static_cast<uint32_t>(result.cols);
+  out->height = static_cast<uint32_t>(result.rows);
+  out->rgb.resize(size_t(result.cols) * result.rows * 3);
+  for (int y = 0; y < result.rows; ++y) {
+    std::memcpy(out->rgb.data() + size_t(y) * result.cols * 3, result.ptr(y), size_t(result.cols) * 3);
   }
   return Status::OK();
 }

@@ -62,13 +62,34 @@ cv::Rect2d RandomResizedCropBox(int width, int height, const LoaderOptions& o, s
   return {std::floor((width - w) / 2), std::floor((height - h) / 2), w, h};
 }
 
-// Resizes the `box` of `src` (in src's pixels) to `dst`'s size, writing into dst.
-void ResizeBox(const cv::Mat& src, const cv::Rect2d& box, cv::Mat& dst) {
-  cv::Rect r(int(std::floor(box.x)), int(std::floor(box.y)), std::max(1, int(std::round(box.width))),
-             std::max(1, int(std::round(box.height))));
-  r &= cv::Rect(0, 0, src.cols, src.rows);
-  const bool strong_shrink = r.width >= 2 * dst.cols && r.height >= 2 * dst.rows;
-  cv::resize(src(r), dst, dst.size(), 0, 0, strong_shrink ? cv::INTER_AREA : cv::INTER_LINEAR);
+// Training: torchvision's random-resized-crop box, drawn on the full size, resized to the output.
+// Evaluation: resize the shorter side to eval_resize, then the centre crop, mapped onto the full size.
+CropPlan LoaderCropPlan(const LoaderOptions& o, std::mt19937_64* rng, cv::Size full) {
+  CropPlan plan;
+  plan.out = cv::Size(int(o.width), int(o.height));
+  if (!o.eval) {
+    plan.box = RandomResizedCropBox(full.width, full.height, o, *rng);
+    return plan;
+  }
+  const double scale = double(o.eval_resize) / std::min(full.width, full.height);
+  const double rw = full.width * scale, rh = full.height * scale;
+  plan.box = cv::Rect2d(std::floor((rw - plan.out.width) / 2) / scale, std::floor((rh - plan.out.height) / 2) / scale,
+                        plan.out.width / scale, plan.out.height / scale);
+  return plan;
+}
+
+// Splits HWC pixels into 3 planes (CHW) at out.
+void SplitPlanes(const cv::Mat& hwc, uint8_t* out) {
+  const size_t plane = size_t(hwc.rows) * hwc.cols;
+  for (int y = 0; y < hwc.rows; ++y) {
+    const uint8_t* in = hwc.ptr<uint8_t>(y);
+    uint8_t* r = out + size_t(y) * hwc.cols;
+    for (int x = 0; x < hwc.cols; ++x, in += 3) {
+      r[x] = in[0];
+      r[plane + x] = in[1];
+      r[2 * plane + x] = in[2];
+    }
+  }
 }
 
 struct Slot {
@@ -134,42 +155,23 @@ struct Loader::Impl {
     cv::Mat dst = options.nchw ? (hwc.create(H, W, CV_8UC3), hwc) : cv::Mat(H, W, CV_8UC3, out);
     std::mt19937_64 rng = SampleRng(options.sampler.seed, epoch, index);
     try {
-      cv::Mat rgb;
-      cv::Size full;
       if (!sample.encoded.empty()) {
-        MinScale min_scale;
-        if (options.eval) {
-          const double resize = options.eval_resize;
-          min_scale = [resize](int w, int h) { return resize / std::min(w, h); };
-        }
-        // Training crops are drawn on the full size; decode coarse enough to still cover the output.
-        s = DecodeOrientedRgb(sample.encoded, options.max_pixels, options.eval ? min_scale : MinScale(), &rgb, &full,
-                              options.fast_decode && !options.eval);
+        // Training crops are drawn on the full size; only the crop is decoded, coarse enough to cover the output.
+        const LoaderOptions& o = options;
+        s = DecodeCrop(sample.encoded, o.max_pixels, [&o, &rng](cv::Size full) { return LoaderCropPlan(o, &rng, full); },
+                       o.fast_decode && !o.eval, &dst);
         if (!s.ok()) return s;
       } else {
-        rgb = cv::Mat(int(sample.pixels.height), int(sample.pixels.width), CV_8UC3, sample.pixels.rgb.data());
-        full = rgb.size();
+        const cv::Mat rgb(int(sample.pixels.height), int(sample.pixels.width), CV_8UC3, sample.pixels.rgb.data());
+        if (rgb.rows == H && rgb.cols == W && options.eval) {
+          rgb.copyTo(dst);  // already the right size (raw shards packed for this crop)
+        } else {
+          const CropPlan plan = LoaderCropPlan(options, &rng, rgb.size());
+          ResizeCrop(rgb, plan, &dst);
+        }
       }
-      if (rgb.rows == H && rgb.cols == W && options.eval) {
-        rgb.copyTo(dst);  // already the right size (raw shards packed for this crop)
-      } else if (options.eval) {
-        const double scale = double(options.eval_resize) / std::min(full.width, full.height);
-        const double rw = full.width * scale, rh = full.height * scale;
-        // The centre crop of the resized image, mapped back onto the decoded pixels.
-        const double fx = double(rgb.cols) / full.width, fy = double(rgb.rows) / full.height;
-        const double x = std::floor((rw - W) / 2) / scale, y = std::floor((rh - H) / 2) / scale;
-        ResizeBox(rgb, cv::Rect2d(x * fx, y * fy, W / scale * fx, H / scale * fy), dst);
-      } else {
-        const cv::Rect2d box = RandomResizedCropBox(full.width, full.height, options, rng);
-        const double fx = double(rgb.cols) / full.width, fy = double(rgb.rows) / full.height;
-        ResizeBox(rgb, cv::Rect2d(box.x * fx, box.y * fy, box.width * fx, box.height * fy), dst);
-        if (Uniform(rng, 0, 1) < options.flip) cv::flip(dst, dst, 1);
-      }
-      if (options.nchw) {
-        std::vector<cv::Mat> planes = {cv::Mat(H, W, CV_8UC1, out), cv::Mat(H, W, CV_8UC1, out + size_t(H) * W),
-                                       cv::Mat(H, W, CV_8UC1, out + 2 * size_t(H) * W)};
-        cv::split(dst, planes);
-      }
+      if (!options.eval && Uniform(rng, 0, 1) < options.flip) cv::flip(dst, dst, 1);
+      if (options.nchw) SplitPlanes(dst, out);
     } catch (const cv::Exception& e) {
       return Status::Corrupt(std::string("cannot transform sample: ") + e.what());
     }
