@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -112,6 +113,12 @@ class PosixSequentialFile final : public SequentialFile {
       }
       if (errno != EINTR) return Status::FromErrno("cannot read " + path_, errno);
     }
+  }
+
+  Status Skip(uint64_t n) override {
+    if (::lseek(fd_, static_cast<off_t>(n), SEEK_CUR) >= 0) return Status::OK();
+    if (errno == ESPIPE) return SequentialFile::Skip(n);  // a pipe: read and drop
+    return Status::FromErrno("cannot seek in " + path_, errno);
   }
 
  private:
@@ -288,6 +295,17 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
   if (dir.back() == '/') return dir + name;
   return dir + "/" + name;
+}
+
+Status SequentialFile::Skip(uint64_t n) {
+  char scratch[64 * 1024];
+  while (n > 0) {
+    size_t got = 0;
+    SHARDPACK_RETURN_IF_ERROR(Read(static_cast<size_t>(std::min<uint64_t>(n, sizeof(scratch))), scratch, &got));
+    if (got == 0) return Status::OK();  // end of file
+    n -= got;
+  }
+  return Status::OK();
 }
 
 Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents) {

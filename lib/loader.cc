@@ -250,7 +250,9 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &impl->reader));
-  SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler));
+  std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
+  for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
+  SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   impl->arena = std::make_unique<tbb::task_arena>(options.threads > 0 ? std::min(options.threads, cores) : cores);
   impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;

@@ -1,11 +1,31 @@
 #include "shardpack/sampler.h"
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 
 namespace shardpack {
 
-Status EpochSampler::Create(uint64_t dataset_size, const SamplerOptions& o, EpochSampler* sampler) {
+namespace {
+
+// The epoch's generator: (seed, epoch) through splitmix64, so neighbouring seeds and epochs are
+// unrelated.
+std::mt19937_64 EpochRng(uint64_t seed, uint64_t epoch) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (epoch + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return std::mt19937_64(z ^ (z >> 31));
+}
+
+// Fisher-Yates with mt19937_64, whose output the standard fixes (std::shuffle's is not).
+void Shuffle(std::vector<uint64_t>& v, std::mt19937_64& rng) {
+  for (uint64_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng() % i]);
+}
+
+}  // namespace
+
+Status EpochSampler::Create(uint64_t dataset_size, const SamplerOptions& o, EpochSampler* sampler,
+                            const std::vector<uint64_t>& shard_sizes) {
   if (o.batch_size == 0) return Status::InvalidArgument("batch size must be at least 1");
   if (o.world_size == 0 || o.rank >= o.world_size) {
     return Status::InvalidArgument("rank " + std::to_string(o.rank) + " is not below world size " +
@@ -21,6 +41,8 @@ Status EpochSampler::Create(uint64_t dataset_size, const SamplerOptions& o, Epoc
   }
   sampler->size_ = dataset_size;
   sampler->options_ = o;
+  const bool shards_fit = std::accumulate(shard_sizes.begin(), shard_sizes.end(), uint64_t(0)) == dataset_size;
+  sampler->shard_sizes_ = shards_fit && !shard_sizes.empty() ? shard_sizes : std::vector<uint64_t>{dataset_size};
   const uint64_t per_round = o.batch_size * o.world_size;  // samples in one batch of every rank
   sampler->rank_batches_ = o.drop_last ? dataset_size / per_round : (dataset_size + per_round - 1) / per_round;
   sampler->tail_rounds_ = 0;
@@ -46,16 +68,49 @@ uint64_t EpochSampler::worker_batches() const {
   return rank_batches_ / w + (options_.worker < rank_batches_ % w ? 1 : 0);
 }
 
-std::vector<uint64_t> EpochSampler::Permutation(uint64_t epoch) const {
-  std::vector<uint64_t> order(size_);
+std::vector<uint64_t> EpochSampler::ShardOrder(uint64_t epoch) const {
+  std::vector<uint64_t> order(shard_sizes_.size());
   std::iota(order.begin(), order.end(), uint64_t(0));
   if (!options_.shuffle) return order;
-  // Seed from (seed, epoch) through splitmix64, so neighbouring seeds and epochs are unrelated.
-  uint64_t z = options_.seed + 0x9E3779B97F4A7C15ull * (epoch + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  std::mt19937_64 rng(z ^ (z >> 31));
-  for (uint64_t i = size_; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  std::mt19937_64 rng = EpochRng(options_.seed ^ 0x5348415244ull, epoch);  // "SHARD": apart from the sample draws
+  Shuffle(order, rng);
+  return order;
+}
+
+std::vector<uint64_t> EpochSampler::Permutation(uint64_t epoch) const {
+  std::vector<uint64_t> order;
+  if (!options_.shuffle) {
+    order.resize(size_);
+    std::iota(order.begin(), order.end(), uint64_t(0));
+    return order;
+  }
+  std::mt19937_64 rng = EpochRng(options_.seed, epoch);
+  if (options_.shuffle_buffer == 0) {
+    order.resize(size_);
+    std::iota(order.begin(), order.end(), uint64_t(0));
+    Shuffle(order, rng);
+    return order;
+  }
+  // Streaming: the shards in shuffled order, each front to back, through a buffer of K samples.
+  std::vector<uint64_t> first(shard_sizes_.size(), 0);
+  for (size_t s = 1; s < first.size(); ++s) first[s] = first[s - 1] + shard_sizes_[s - 1];
+  const uint64_t k = options_.shuffle_buffer;
+  std::vector<uint64_t> buffer;
+  buffer.reserve(static_cast<size_t>(std::min(k, size_)));
+  order.reserve(size_);
+  for (uint64_t s : ShardOrder(epoch)) {
+    for (uint64_t i = first[s]; i < first[s] + shard_sizes_[s]; ++i) {
+      if (buffer.size() < k) {
+        buffer.push_back(i);
+        continue;
+      }
+      uint64_t& slot = buffer[rng() % k];
+      order.push_back(slot);
+      slot = i;
+    }
+  }
+  Shuffle(buffer, rng);
+  order.insert(order.end(), buffer.begin(), buffer.end());
   return order;
 }
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <numeric>
 
 namespace shardpack {
 namespace {
@@ -83,6 +85,96 @@ TEST(EpochSampler, ShuffleMovesSamplesFar) {
   double moved = 0;
   for (uint64_t i = 0; i < p.size(); ++i) moved += std::abs(double(p[i]) - double(i));
   EXPECT_GT(moved / p.size(), 800.0);
+}
+
+// Streaming shuffle over 20 shards of 50 samples with a buffer of 64.
+class StreamingShuffle : public ::testing::Test {
+ protected:
+  StreamingShuffle() : sizes_(20, 50) {
+    o_.shuffle_buffer = 64;
+    o_.seed = 11;
+    EXPECT_TRUE(EpochSampler::Create(1000, o_, &sampler_, sizes_).ok());
+  }
+  // Where sample i enters the stream in `epoch`: shards in ShardOrder, each front to back.
+  std::vector<uint64_t> StreamPositions(uint64_t epoch) const {
+    std::vector<uint64_t> position(1000);
+    uint64_t p = 0;
+    for (uint64_t shard : sampler_.ShardOrder(epoch)) {
+      for (uint64_t i = shard * 50; i < shard * 50 + 50; ++i) position[i] = p++;
+    }
+    return position;
+  }
+  SamplerOptions o_;
+  std::vector<uint64_t> sizes_;
+  EpochSampler sampler_;
+};
+
+TEST_F(StreamingShuffle, IsAPermutationThatReadsAheadAtMostTheBuffer) {
+  for (uint64_t epoch : {0, 1, 2}) {
+    const std::vector<uint64_t> order = sampler_.Permutation(epoch);
+    std::vector<int> seen(1000, 0);
+    for (uint64_t i : order) ++seen[i];
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 1000);
+    // Output p comes from the first p + 64 samples of the stream (the buffer holds 64 when it is
+    // drawn from): reads move forward through the shards, never further ahead than the buffer.
+    const std::vector<uint64_t> position = StreamPositions(epoch);
+    uint64_t furthest = 0;
+    for (uint64_t p = 0; p < order.size(); ++p) {
+      EXPECT_LT(position[order[p]], p + 64) << "output " << p;
+      furthest = std::max(furthest, position[order[p]] - std::min(position[order[p]], p));
+    }
+    EXPECT_EQ(furthest, 63u);  // and the buffer is used in full
+  }
+}
+
+// An unshuffled stream fails each of these: shard order, neighbours, and the spread of each window.
+TEST_F(StreamingShuffle, MixesShardOrderAndSamples) {
+  const std::vector<uint64_t> shards0 = sampler_.ShardOrder(0), shards1 = sampler_.ShardOrder(1);
+  std::vector<uint64_t> identity(20);
+  std::iota(identity.begin(), identity.end(), uint64_t(0));
+  EXPECT_NE(shards0, identity);
+  EXPECT_NE(shards0, shards1);
+  const std::vector<uint64_t> order = sampler_.Permutation(0);
+  EXPECT_NE(order, sampler_.Permutation(1));
+  int neighbours = 0;  // outputs followed by the next sample of the stream
+  for (size_t p = 0; p + 1 < order.size(); ++p) neighbours += order[p + 1] == order[p] + 1;
+  EXPECT_LT(neighbours, 50);  // about 1000/64 expected; 999 unshuffled
+  // Descents: outputs whose successor entered the stream earlier.
+  const std::vector<uint64_t> position = StreamPositions(0);
+  int descents = 0;
+  for (size_t p = 0; p + 1 < order.size(); ++p) descents += position[order[p + 1]] < position[order[p]];
+  EXPECT_GT(descents, 350);  // about half for a random order; 0 unshuffled
+  // Global shuffle and streaming shuffle differ for the same seed.
+  SamplerOptions global = o_;
+  global.shuffle_buffer = 0;
+  EXPECT_NE(Make(1000, global).Permutation(0), order);
+}
+
+TEST_F(StreamingShuffle, RanksStillCoverTheEpochOnceWithEqualBatches) {
+  SamplerOptions o = o_;
+  o.batch_size = 16;
+  o.world_size = 3;
+  o.num_workers = 2;
+  std::map<uint64_t, int> seen;
+  std::vector<uint64_t> per_rank;
+  for (uint32_t r = 0; r < 3; ++r) {
+    uint64_t batches = 0;
+    for (uint32_t w = 0; w < 2; ++w) {
+      o.rank = r;
+      o.worker = w;
+      EpochSampler s;
+      ASSERT_TRUE(EpochSampler::Create(1000, o, &s, sizes_).ok());
+      std::vector<uint64_t> batch;
+      for (uint64_t b = 0; b < s.worker_batches(); ++b, ++batches) {
+        s.Batch(4, b, &batch);
+        for (uint64_t i : batch) ++seen[i];
+      }
+    }
+    per_rank.push_back(batches);
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+  for (const auto& [i, n] : seen) EXPECT_EQ(n, 1) << i;
+  EXPECT_EQ(per_rank, std::vector<uint64_t>(3, per_rank[0]));
 }
 
 TEST(EpochSampler, ResumingAtBatchBGivesTheSameBatches) {

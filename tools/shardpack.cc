@@ -257,7 +257,9 @@ int main(int argc, char** argv) {
   uint32_t bench_crop = 224;
   bool bench_json = false;
   CLI::App* bench = app.add_subcommand("bench", "Run the training loader over a dataset and measure it.");
-  bench->add_option("DATASET", bench_dir, "Dataset folder (holding manifest.json)")->required();
+  bench->add_option("DATASET", bench_dir,
+                    "Dataset folder (holding manifest.json), or WebDataset shards such as 'train-{000000..000127}.tar'")
+      ->required();
   bench->add_option("--threads", bo.loader.threads, "Decode threads (0 = all cores)")->capture_default_str();
   bench->add_option("--batch", bo.loader.sampler.batch_size, "Images per batch")->capture_default_str();
   bench->add_option("--crop", bench_crop, "Output size: random-resized-crop to SIZE x SIZE plus flip")->capture_default_str();
@@ -266,6 +268,9 @@ int main(int argc, char** argv) {
   bench->add_option("--seconds", bo.seconds, "Run this long instead of --epochs");
   bench->add_option("--consumer-rate", bo.consumer_rate, "Simulate a consumer (GPU) taking R images/s and report whether the loader keeps up");
   bench->add_option("--prefetch", bo.loader.prefetch, "Batches prepared ahead")->capture_default_str();
+  bench->add_option("--shuffle-buffer", bo.loader.sampler.shuffle_buffer,
+                    "Streaming shuffle: shards in random order through a buffer of N samples (0: global shuffle)")
+      ->capture_default_str();
   bench->add_flag("--json", bench_json, "Print the figures as JSON (images/s under images_per_s)");
 
   try {

@@ -28,6 +28,12 @@ struct TarShardReader::Impl {
     return static_cast<la_ssize_t>(n);
   }
 
+  static la_int64_t SkipCallback(struct archive*, void* self, la_int64_t request) {
+    auto* impl = static_cast<Impl*>(self);
+    impl->io_status = impl->file->Skip(static_cast<uint64_t>(request));
+    return impl->io_status.ok() ? request : ARCHIVE_FATAL;
+  }
+
   Status Error(const std::string& what) const {
     if (!io_status.ok()) return io_status;
     const char* reason = archive_error_string(a);
@@ -45,7 +51,10 @@ Status TarShardReader::Open(Env* env, const std::string& path, std::unique_ptr<T
   impl->a = archive_read_new();
   archive_read_support_format_tar(impl->a);
   archive_read_support_filter_all(impl->a);
-  if (archive_read_open(impl->a, impl.get(), nullptr, &Impl::ReadCallback, nullptr) != ARCHIVE_OK) {
+  archive_read_set_callback_data(impl->a, impl.get());
+  archive_read_set_read_callback(impl->a, &Impl::ReadCallback);
+  archive_read_set_skip_callback(impl->a, &Impl::SkipCallback);
+  if (archive_read_open1(impl->a) != ARCHIVE_OK) {
     return impl->Error("cannot open as a tar archive");
   }
   reader->reset(new TarShardReader(std::move(impl)));
@@ -64,12 +73,17 @@ Status TarShardReader::Next(TarMember* member, bool* done) {
   const char* name = archive_entry_pathname(entry);
   member->name = name ? name : "";
   member->header_offset = static_cast<uint64_t>(archive_read_header_position(impl_->a));
+  // What the tar reader has consumed so far: every header of this member (PAX, GNU long name), so
+  // its data starts here.
+  member->data_offset = static_cast<uint64_t>(archive_filter_bytes(impl_->a, 0));
   member->size = archive_entry_size_is_set(entry) ? static_cast<uint64_t>(archive_entry_size(entry)) : 0;
   member->regular = archive_entry_filetype(entry) == AE_IFREG && archive_entry_hardlink(entry) == nullptr;
   member->directory = archive_entry_filetype(entry) == AE_IFDIR;
   impl_->current_size = member->size;
   return Status::OK();
 }
+
+bool TarShardReader::compressed() const { return archive_filter_count(impl_->a) > 1; }
 
 Status TarShardReader::ReadData(uint64_t max_bytes, std::string* data) {
   if (impl_->current_size > max_bytes) {

@@ -13,6 +13,7 @@ namespace shardpack {
 struct TarMember {
   std::string name;
   uint64_t header_offset = 0;  // where the member's header starts in the archive
+  uint64_t data_offset = 0;    // where its data starts (in the uncompressed tar stream)
   uint64_t size = 0;
   bool regular = false;        // a regular file (not a directory, link, device, ...)
   bool directory = false;
@@ -28,8 +29,12 @@ class TarShardReader {
   // Moves to the next member; *done is set at the end of the archive. DataLoss on damaged or
   // truncated archives, naming the path and libarchive's reason.
   Status Next(TarMember* member, bool* done);
-  // Reads the current member's data; InvalidArgument when it is larger than max_bytes.
+  // Reads the current member's data; InvalidArgument when it is larger than max_bytes. Data not
+  // read is skipped by seeking, so scanning only the headers of a shard reads little of it.
   Status ReadData(uint64_t max_bytes, std::string* data);
+  // True when the tar is wrapped in a compression filter (gzip, ...): offsets are then positions in
+  // the decompressed stream, not in the file.
+  bool compressed() const;
 
  private:
   struct Impl;

@@ -18,7 +18,7 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
     if (index.size() != shard.samples) {
       return Status::DataLoss(dir + "/" + shard.index.file + ": index disagrees with the manifest (run shardpack verify)");
     }
-    std::vector<Entry> entries;
+    std::vector<WdsSampleLocation> entries;
     entries.reserve(table.size());
     for (size_t i = 0; i < table.size(); ++i) {
       const std::string ext = ImageExtension(table[i].format);
@@ -38,12 +38,37 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
   return Status::OK();
 }
 
+Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& paths,
+                                    std::unique_ptr<DatasetReader>* reader) {
+  Manifest manifest;
+  manifest.name = paths.size() == 1 ? paths.front() : paths.front() + " (+" + std::to_string(paths.size() - 1) + " shards)";
+  manifest.format = "wds";
+  std::vector<std::vector<WdsSampleLocation>> entries(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    SHARDPACK_RETURN_IF_ERROR(IndexWdsShard(env, paths[i], &entries[i]));
+    ShardEntry shard;
+    shard.file = paths[i];
+    shard.samples = entries[i].size();
+    manifest.samples += shard.samples;
+    manifest.shards.push_back(std::move(shard));
+  }
+  std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
+  for (const std::string& path : paths) {
+    std::unique_ptr<RandomAccessFile> file;
+    SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(path, &file));
+    r->files_.push_back(std::move(file));
+  }
+  r->entries_ = std::move(entries);
+  *reader = std::move(r);
+  return Status::OK();
+}
+
 Status WdsDatasetReader::Read(uint64_t index, ReadSample* out) const {
   SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
   size_t shard;
   uint64_t local;
   locator_.Locate(index, &shard, &local);
-  const Entry& e = entries_[shard][local];
+  const WdsSampleLocation& e = entries_[shard][local];
   out->key = e.key;
   out->label = e.label;
   out->format = e.format;

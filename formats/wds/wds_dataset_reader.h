@@ -1,11 +1,13 @@
-// Random access to the samples of a shardpack WebDataset: the DALI index locates each sample's
-// image member, which is read with one pread.
+// Random access to the samples of a WebDataset: the DALI index locates each sample's image member,
+// which is read with one pread. A shardpack dataset folder, or tar shards by path from any tool
+// (indexed on open when they have no DALI index beside them).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "formats/wds/wds_shard_index.h"
 #include "lib/shard_locator.h"
 #include "shardpack/dataset_reader.h"
 
@@ -14,21 +16,16 @@ namespace shardpack {
 class WdsDatasetReader final : public DatasetReader {
  public:
   static Status Open(Env* env, const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
+  // Shards by path, in the order given. The manifest it reports lists them with their sample counts.
+  static Status OpenShards(Env* env, const std::vector<std::string>& paths, std::unique_ptr<DatasetReader>* reader);
   Status Read(uint64_t index, ReadSample* out) const override;
 
  private:
-  struct Entry {
-    std::string key;
-    int32_t label;
-    ImageFormat format;
-    uint64_t offset;  // of the image member's data in its shard
-    uint64_t size;
-  };
   explicit WdsDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
 
   ShardLocator locator_;
-  std::vector<std::unique_ptr<RandomAccessFile>> files_;  // one per shard
-  std::vector<std::vector<Entry>> entries_;               // per shard, per sample
+  std::vector<std::unique_ptr<RandomAccessFile>> files_;        // one per shard
+  std::vector<std::vector<WdsSampleLocation>> entries_;        // per shard, per sample
 };
 
 }  // namespace shardpack

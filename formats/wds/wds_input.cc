@@ -3,23 +3,12 @@
 #include <algorithm>
 #include <cctype>
 
-#include "formats/wds/wds_verifier.h"
+#include "formats/wds/wds_naming.h"
 #include "lib/sample_keys.h"
 #include "shardpack/checksum.h"
 
 namespace shardpack {
 namespace {
-
-bool IsImageExtension(std::string ext) {
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext == "jpg" || ext == "jpeg" || ext == "png" || ext == "webp" || ext == "bmp";
-}
-
-bool UnsafeMemberName(const std::string& n) {
-  if (n.empty() || n[0] == '/') return true;
-  return n == ".." || n.rfind("../", 0) == 0 || n.find("/../") != std::string::npos ||
-         (n.size() >= 3 && n.compare(n.size() - 3, 3, "/..") == 0);
-}
 
 std::string BaseName(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -64,7 +53,7 @@ Status WdsInput::NextMember(Member* m, bool* end) {
     if (!t.regular) {
       return Status::DataLoss(shard + ": member '" + t.name + "' is a link or special file; refusing it");
     }
-    if (UnsafeMemberName(t.name)) {
+    if (IsUnsafeMemberName(t.name)) {
       return Status::DataLoss(shard + ": member '" + t.name + "' has an absolute or '..' path; refusing it");
     }
     if (!SplitWdsMemberName(t.name, &m->key, &m->ext)) continue;  // no extension, or a hidden file
@@ -76,7 +65,7 @@ Status WdsInput::NextMember(Member* m, bool* end) {
       std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
       return e;
     }();
-    if (IsImageExtension(ext_lower) || ext_lower == "cls" || ext_lower == "json" || ext_lower == "txt") {
+    if (WdsImageFormat(ext_lower) != ImageFormat::kUnknown || ext_lower == "cls" || ext_lower == "json" || ext_lower == "txt") {
       SHARDPACK_RETURN_IF_ERROR(reader_->ReadData(max_member_bytes_, &m->data));
     }
     *end = false;
@@ -110,15 +99,11 @@ void WdsInput::Emit(std::vector<Member>& members, PackItem* item) {
   for (Member& m : members) {
     std::string ext = m.ext;
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (IsImageExtension(ext) && !have_image) {
+    if (WdsImageFormat(ext) != ImageFormat::kUnknown && !have_image) {
       item->bytes.swap(m.data);
       have_image = true;
     } else if (ext == "cls") {
-      try {
-        item->label = std::stoi(m.data);
-      } catch (...) {
-        item->label = -1;
-      }
+      if (!ParseClsField(m.data, &item->label)) item->label = -1;
     } else if (ext == "json") {
       json_field = nlohmann::json::parse(m.data, nullptr, false);
       if (json_field.is_discarded()) json_field = m.data;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "formats/wds/dali_index.h"
+#include "formats/wds/wds_naming.h"
 #include "formats/wds/tar_format.h"
 #include "formats/wds/tar_shard_reader.h"
 #include "lib/range_checksums.h"
@@ -167,16 +168,6 @@ class ShardChecker {
 };
 
 }  // namespace
-
-bool SplitWdsMemberName(const std::string& name, std::string* key, std::string* ext) {
-  size_t slash = name.find_last_of('/');
-  size_t base = slash == std::string::npos ? 0 : slash + 1;
-  size_t dot = name.find('.', base);
-  if (dot == std::string::npos || dot == base) return false;
-  *key = name.substr(0, dot);
-  *ext = name.substr(dot + 1);
-  return true;
-}
 
 void VerifyWdsShard(Env* env, const std::string& dir, const ShardEntry& shard,
                     const VerifyOptions& options, ShardCheck* check) {

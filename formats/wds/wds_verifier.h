@@ -16,8 +16,4 @@ namespace shardpack {
 void VerifyWdsShard(Env* env, const std::string& dir, const ShardEntry& shard,
                     const VerifyOptions& options, ShardCheck* check);
 
-// The key and extension of a WebDataset member name: split at the first '.' of the base name.
-// Returns false when the base name has no '.' or starts with one.
-bool SplitWdsMemberName(const std::string& name, std::string* key, std::string* ext);
-
 }  // namespace shardpack

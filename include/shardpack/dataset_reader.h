@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "shardpack/env.h"
 #include "shardpack/image.h"
@@ -23,9 +24,16 @@ struct ReadSample {
 
 class DatasetReader {
  public:
-  // Opens the dataset in `dir` (its manifest names the format). env: nullptr for Env::Default().
-  // Reads the indexes (sample tables, DALI indexes) into memory: about 100 bytes a sample.
+  // Opens the dataset in `dir` (its manifest names the format), or, when `dir` is a shard list such
+  // as "train-{000000..000127}.tar" (see shardpack/shard_spec.h), those WebDataset shards as
+  // OpenShards does. env: nullptr for Env::Default(). Reads the indexes (sample tables, DALI
+  // indexes) into memory: about 100 bytes a sample.
   static Status Open(const std::string& dir, Env* env, std::unique_ptr<DatasetReader>* reader);
+  // Opens WebDataset tar shards written by any tool, in the order given. A shard with a DALI index
+  // beside it ("<name>.idx") is located through it; any other is indexed on open by reading its tar
+  // headers. Labels come from ".cls" fields (-1 without). Compressed (.tar.gz) shards cannot be read
+  // at random: Unsupported, naming the shard.
+  static Status OpenShards(const std::vector<std::string>& paths, Env* env, std::unique_ptr<DatasetReader>* reader);
   virtual ~DatasetReader() = default;
 
   const Manifest& manifest() const { return manifest_; }

@@ -34,6 +34,9 @@ class SequentialFile {
   virtual ~SequentialFile() = default;
   // Reads up to n bytes into scratch; *bytes_read is 0 only at end of file.
   virtual Status Read(size_t n, char* scratch, size_t* bytes_read) = 0;
+  // Moves n bytes ahead without reading them (a file that cannot seek reads and drops them).
+  // Skipping past the end is not an error here; the next Read reports end of file.
+  virtual Status Skip(uint64_t n);
 };
 
 // A file read at arbitrary offsets. Thread-safe: Read may be called from many threads at once.

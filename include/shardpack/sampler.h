@@ -14,6 +14,14 @@
 //    of the epoch. Impossible only when N < world_size x batches per rank (say batch size 1 and N
 //    not a multiple of world_size): Create() says so.
 // Within a rank, batch b belongs to worker b % num_workers (DataLoader workers take turns).
+//
+// Streaming shuffle (shuffle_buffer > 0), for datasets read from disks or object stores where
+// random reads are slow: the epoch's order visits the shards in a shuffled order, reading each from
+// front to back, and passes the samples through a buffer of shuffle_buffer samples, each output
+// drawn at random from it (as webdataset's shuffle() does). Sample p of the epoch then comes from
+// within the first p + shuffle_buffer samples of that stream, so reads move forward through a few
+// shards at a time. It is still a permutation of (seed, epoch): partitioning, equal batch counts and
+// exact resume hold as for the global shuffle. Weaker mixing: samples stay near their shard.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +35,7 @@ namespace shardpack {
 struct SamplerOptions {
   uint64_t batch_size = 32;
   bool shuffle = true;
+  uint64_t shuffle_buffer = 0;  // > 0: streaming shuffle with a buffer of this many samples
   uint64_t seed = 0;
   bool drop_last = false;
   uint32_t rank = 0;
@@ -39,7 +48,10 @@ class EpochSampler {
  public:
   // InvalidArgument for a zero batch size or world size, a rank or worker out of range, or a
   // dataset too small to give every rank the same number of non-empty batches (without drop_last).
-  static Status Create(uint64_t dataset_size, const SamplerOptions& options, EpochSampler* sampler);
+  // shard_sizes: samples per shard in dataset order, for the streaming shuffle; empty (or not
+  // summing to dataset_size) counts as one shard.
+  static Status Create(uint64_t dataset_size, const SamplerOptions& options, EpochSampler* sampler,
+                       const std::vector<uint64_t>& shard_sizes = {});
   EpochSampler() = default;
 
   // Batches per epoch of this rank (equal for every rank), and of this worker within the rank.
@@ -51,10 +63,13 @@ class EpochSampler {
   void Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices);
   // The permutation of epoch `epoch` (identity without shuffle).
   std::vector<uint64_t> Permutation(uint64_t epoch) const;
+  // Streaming shuffle: the order in which epoch `epoch` reads the shards.
+  std::vector<uint64_t> ShardOrder(uint64_t epoch) const;
 
  private:
   uint64_t size_ = 0;
   SamplerOptions options_;
+  std::vector<uint64_t> shard_sizes_;  // never empty: {size_} when the dataset counts as one shard
   uint64_t rank_batches_ = 0;
   uint64_t tail_rounds_ = 0;  // final rounds that share the remainder (0 with drop_last)
   uint64_t cached_epoch_ = 0;
