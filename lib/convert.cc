@@ -66,7 +66,7 @@ Status Convert(const std::string& in, const std::string& out, const PackOptions&
   std::unique_ptr<PackInput> input;
   std::string in_dir;
   SHARDPACK_RETURN_IF_ERROR(OpenInput(env, in, options, &input, &in_dir));
-  SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, in_dir, out, options.force));
+  SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, in_dir, out, options.force, options.resume));
   return RunPackPipeline(env, input.get(), in, out, options, result);
 }
 

@@ -19,6 +19,7 @@
 #include "formats/lmdb/lmdb_format.h"
 #include "formats/raw/raw_dataset_writer.h"
 #include "formats/wds/wds_dataset_writer.h"
+#include "lib/pack_journal.h"
 #include "lib/sample_keys.h"
 #include "lib/pack_pipeline.h"
 #include "shardpack/image.h"
@@ -71,16 +72,40 @@ bool IsOurOutputFile(const std::string& name) {
     std::string s(suffix);
     return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
   };
-  return name == kManifestFileName || ends_with(".tar") || ends_with(".idx") ||
+  return name == kManifestFileName || name == kPackJournalFileName || ends_with(".tar") || ends_with(".idx") ||
          ends_with(".samples.tsv") || ends_with(".tmp") || ends_with(".npy") || ends_with(".zst") || ends_with(".keys.txt") ||
          name == kLmdbDataFile || name == kLmdbLockFile;
 }
 
-// OUT must be empty, or hold a dataset the user agreed to replace. The old manifest goes first, so
-// that a pack that dies later never leaves a manifest pointing at a mix of old and new shards.
+// Removes the files a pack writes (never others the user keeps there), the manifest first.
+Status RemoveOurOutputFiles(Env* env, const std::string& out) {
+  const std::string manifest = JoinPath(out, kManifestFileName);
+  if (env->FileExists(manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(manifest));
+  std::vector<DirEntry> entries;
+  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
+  for (const DirEntry& e : entries) {
+    if (e.type == DirEntry::Type::kFile && IsOurOutputFile(e.name)) {
+      SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
+    }
+  }
+  return Status::OK();
+}
+
+// Removes the temporary files a killed pack left (the shard it was writing).
+Status RemoveTemporaryFiles(Env* env, const std::string& out) {
+  std::vector<DirEntry> entries;
+  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
+  for (const DirEntry& e : entries) {
+    if (e.type == DirEntry::Type::kFile && e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".tmp") == 0) {
+      SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
-Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force) {
+Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force, bool resume) {
   SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(out));
   char src_real[PATH_MAX], out_real[PATH_MAX];
   if (::realpath(src.c_str(), src_real) && ::realpath(out.c_str(), out_real)) {
@@ -90,21 +115,19 @@ Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out
                                      "; choose an output folder outside it");
     }
   }
+  if (resume && !force) return Status::OK();
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
   if (entries.empty()) return Status::OK();
+  if (!force && env->FileExists(JoinPath(out, kPackJournalFileName))) {
+    return Status::InvalidArgument("output folder " + out +
+                                   " holds an interrupted pack; pass --resume to continue it or --force to start over");
+  }
   if (!force) {
     return Status::InvalidArgument("output folder " + out +
                                    " is not empty; choose an empty folder or pass --force to replace its dataset");
   }
-  const std::string manifest = JoinPath(out, kManifestFileName);
-  if (env->FileExists(manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(manifest));
-  for (const DirEntry& e : entries) {
-    if (e.type == DirEntry::Type::kFile && e.name != kManifestFileName && IsOurOutputFile(e.name)) {
-      SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
-    }
-  }
-  return Status::OK();
+  return RemoveOurOutputFiles(env, out);
 }
 
 namespace {
@@ -147,18 +170,18 @@ class Packer {
 
   Status Run(PackResult* result) {
     start_ = Clock::now();
-    for (const SkippedFile& f : input_->initial_skips()) SHARDPACK_RETURN_IF_ERROR(Skip(f));
     writer_ = NewWriter();
+    bool complete = false;
+    if (options_.resume) SHARDPACK_RETURN_IF_ERROR(PrepareResume(result, &complete));
+    if (complete) return Status::OK();
+    if (!resumed_) {
+      for (const SkippedFile& f : input_->initial_skips()) SHARDPACK_RETURN_IF_ERROR(Skip(f));
+    }
     Status s = RunPipeline();
-    Manifest& m = result->manifest;
-    m.name = BaseName(out_);
-    m.format = options_.format;
-    m.tool_version = SHARDPACK_VERSION;
-    m.options = OptionsToJson(options_);
-    m.classes = input_->class_names();
-    m.empty_classes = input_->empty_classes();
-    m.samples = samples_;
-    m.skipped = std::move(skipped_);
+    if (s.code() == Status::Code::kAborted && s.message() == "interrupted") {
+      s = Status::Aborted("interrupted after " + std::to_string(samples_) + " samples");
+    }
+    Manifest m = ManifestSoFar();
     // What the dataset's own metadata record may hold: the manifest, less what depends on the
     // finished files.
     nlohmann::json info = ManifestToJson(m);
@@ -168,7 +191,7 @@ class Packer {
     if (s.ok()) s = writer_->Finish(info, &shards);
     if (!s.ok()) {
       writer_->Abandon();
-      return s;
+      return WithResumeHint(s);
     }
     if (samples_ == 0) {
       return Status::InvalidArgument("no images to pack in " + source_ + " (" +
@@ -177,6 +200,10 @@ class Packer {
     m.shards = std::move(shards);
     for (const ShardEntry& e : m.shards) m.bytes += e.bytes;
     SHARDPACK_RETURN_IF_ERROR(WriteManifest(env_, out_, m));
+    // The manifest is in place, so the dataset is complete: the journal has done its work.
+    const std::string journal = JoinPath(out_, kPackJournalFileName);
+    if (env_->FileExists(journal)) SHARDPACK_RETURN_IF_ERROR(env_->RemoveFile(journal));
+    result->manifest = std::move(m);
     result->bytes_read = bytes_read_;
     result->seconds = SecondsSince(start_);
     ReportProgress(/*force=*/true);
@@ -184,6 +211,103 @@ class Packer {
   }
 
  private:
+  // The manifest of what is packed so far (without the shard list).
+  Manifest ManifestSoFar() const {
+    Manifest m;
+    m.name = BaseName(out_);
+    m.format = options_.format;
+    m.tool_version = SHARDPACK_VERSION;
+    m.options = OptionsToJson(options_);
+    m.classes = input_->class_names();
+    m.empty_classes = input_->empty_classes();
+    m.samples = samples_;
+    m.skipped = skipped_;
+    return m;
+  }
+
+  // What a resumed run must share with the run it continues.
+  nlohmann::json Fingerprint() const {
+    char real[PATH_MAX];
+    const std::string source = ::realpath(source_.c_str(), real) ? std::string(real) : source_;
+    return {{"source", source},
+            {"list_file", options_.list_file},
+            {"format", options_.format},
+            {"options", OptionsToJson(options_)},
+            {"inputs", input_->expected() + input_->initial_skips().size()},
+            {"classes", input_->class_names()},
+            {"shardpack_version", SHARDPACK_VERSION}};
+  }
+
+  // pack --resume: finds what an earlier run in OUT completed and sets up to continue after it.
+  // *complete: OUT already holds the finished dataset of this source and these options.
+  Status PrepareResume(PackResult* result, bool* complete) {
+    const std::string journal_path = JoinPath(out_, kPackJournalFileName);
+    if (env_->FileExists(JoinPath(out_, kManifestFileName))) {
+      Manifest existing;
+      SHARDPACK_RETURN_IF_ERROR(ReadManifest(env_, out_, &existing));
+      if (existing.format != options_.format || existing.options != OptionsToJson(options_) ||
+          existing.classes != input_->class_names()) {
+        return Status::InvalidArgument("output folder " + out_ +
+                                       " holds a finished dataset packed from another source or with other options; "
+                                       "use --force to replace it");
+      }
+      if (env_->FileExists(journal_path)) SHARDPACK_RETURN_IF_ERROR(env_->RemoveFile(journal_path));
+      result->manifest = std::move(existing);
+      *complete = true;
+      return Status::OK();
+    }
+    PackJournal journal;
+    Status s = ReadPackJournal(env_, out_, &journal);
+    if (s.code() == Status::Code::kNotFound) {
+      // No shard was completed: start afresh, clearing what the earlier run left (our files only).
+      return RemoveOurOutputFiles(env_, out_);
+    }
+    SHARDPACK_RETURN_IF_ERROR(s);
+    if (journal.fingerprint != Fingerprint()) {
+      return Status::InvalidArgument(journal_path +
+                                     ": the interrupted pack in this folder had another source or other options; "
+                                     "rerun it with the same ones, or use --force to start over");
+    }
+    for (const ShardEntry& shard : journal.progress.shards) {
+      uint64_t size = 0;
+      if (!env_->GetFileSize(JoinPath(out_, shard.file), &size).ok() || size != shard.bytes) {
+        return Status::DataLoss(JoinPath(out_, shard.file) + " is missing or not the size the journal records (" +
+                                std::to_string(shard.bytes) + " bytes); use --force to start over");
+      }
+    }
+    SHARDPACK_RETURN_IF_ERROR(RemoveTemporaryFiles(env_, out_));
+    SHARDPACK_RETURN_IF_ERROR(writer_->ResumeAfter(journal.progress.shards));
+    samples_ = journal.progress.samples;
+    skipped_ = journal.progress.skipped;
+    files_skipped_ = skipped_.size();
+    files_done_ = journal.input_position;
+    resume_position_ = journal.input_position;
+    journaled_shards_ = journal.progress.shards.size();
+    resumed_ = true;
+    return Status::OK();
+  }
+
+  // Records the shards published so far; input items from `position` on are not in them.
+  Status WriteJournal(uint64_t position) {
+    PackJournal journal;
+    journal.progress = ManifestSoFar();
+    journal.progress.shards = writer_->published();
+    journal.progress.samples = 0;
+    for (const ShardEntry& e : journal.progress.shards) journal.progress.samples += e.samples;
+    journal.input_position = position;
+    journal.fingerprint = Fingerprint();
+    journaled_shards_ = journal.progress.shards.size();
+    return WritePackJournal(env_, out_, journal, options_.sync);
+  }
+
+  // An error after some shards were completed: say that they are kept and how to continue.
+  Status WithResumeHint(const Status& s) const {
+    if (journaled_shards_ == 0) return s;
+    const std::string kept = std::to_string(journaled_shards_) + " complete shard" + (journaled_shards_ == 1 ? "" : "s") +
+                             " kept in " + out_ + "; rerun the same command with --resume to continue";
+    return s.code() == Status::Code::kAborted ? s.WithSuffix("; " + kept) : s.WithSuffix(" (" + kept + " once fixed)");
+  }
+
   std::unique_ptr<DatasetWriter> NewWriter() const {
     if (options_.format == "lmdb") {
       return std::make_unique<LmdbDatasetWriter>(env_, out_, options_.sync, kLmdbInitialMapSize);
@@ -260,6 +384,9 @@ class Packer {
     sample.bytes = item->bytes;
     if (options_.format == "raw") sample.pixels = &item->pixels;
     SHARDPACK_RETURN_IF_ERROR(writer_->Add(sample));
+    // Adding this sample published the shard before it: journal that shard, which holds everything
+    // up to (not including) this item.
+    if (writer_->published().size() > journaled_shards_) SHARDPACK_RETURN_IF_ERROR(WriteJournal(item->position));
     ++samples_;
     ReportProgress(false);
     return Status::OK();
@@ -271,7 +398,13 @@ class Packer {
     const int threads = options_.threads > 0 ? std::min(options_.threads, cores) : cores;
     const size_t tokens = static_cast<size_t>(threads) * 4;
     std::vector<PackItem> slots(tokens);
-    size_t next = 0;
+    // Resuming: the items before resume_position_ are in the kept shards or were skipped already.
+    for (uint64_t i = 0; i < resume_position_; ++i) {
+      bool done = false;
+      SHARDPACK_RETURN_IF_ERROR(input_->Next(&slots[0], &done));
+      if (done) return Status::DataLoss(source_ + " has fewer inputs than the journal of the interrupted pack records");
+    }
+    size_t next = resume_position_;
     std::atomic<bool> stop{false};
     Status input_error;
     Status error;
@@ -285,6 +418,10 @@ class Packer {
                                                 PackItem* item = &slots[next % tokens];
                                                 item->status = Status::OK();
                                                 bool done = stop.load();
+                                                if (!done && options_.cancel && options_.cancel->load()) {
+                                                  input_error = Status::Aborted("interrupted");
+                                                  done = true;
+                                                }
                                                 if (!done) input_error = input_->Next(item, &done);
                                                 if (done || !input_error.ok()) {
                                                   fc.stop();
@@ -338,6 +475,9 @@ class Packer {
   std::unique_ptr<DatasetWriter> writer_;
   std::vector<SkippedFile> skipped_;
   uint64_t samples_ = 0, files_done_ = 0, files_skipped_ = 0, bytes_read_ = 0;
+  uint64_t resume_position_ = 0;   // input items a resumed run skips
+  size_t journaled_shards_ = 0;    // shards the journal lists
+  bool resumed_ = false;
 };
 
 }  // namespace

@@ -14,8 +14,9 @@ Status ValidatePackOptions(const PackOptions& options);
 
 // OUT must be empty, or hold a dataset the user agreed to replace (force). The old manifest goes
 // first, so that a pack that dies later never leaves a manifest pointing at a mix of old and new
-// shards. Refuses an OUT inside `src`.
-Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force);
+// shards. Refuses an OUT inside `src`. With resume, OUT is only created: the pipeline decides what
+// of its contents to keep.
+Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force, bool resume);
 
 // Packs everything `input` yields into out (already prepared); `source` names the input in
 // messages. On success out/manifest.json lists every shard; on failure none is written.

@@ -47,6 +47,16 @@ Status ShardedDatasetWriter::Finish(const nlohmann::json& /*dataset_info*/, std:
   return Status::OK();
 }
 
+Status ShardedDatasetWriter::ResumeAfter(const std::vector<ShardEntry>& shards) {
+  if (open_ || !finished_.empty()) return Status::InvalidArgument("ResumeAfter must come before the first Add");
+  finished_ = shards;
+  for (const ShardEntry& e : shards) {
+    finished_bytes_ += e.bytes;
+    samples_written_ += e.samples;
+  }
+  return Status::OK();
+}
+
 void ShardedDatasetWriter::Abandon() {
   if (!open_) return;
   DiscardShard();

@@ -26,6 +26,8 @@ class ShardedDatasetWriter : public DatasetWriter {
   // Discards the open shard's temporary file; published shards stay.
   void Abandon() final;
   Status status() const final { return status_; }
+  const std::vector<ShardEntry>& published() const final { return finished_; }
+  Status ResumeAfter(const std::vector<ShardEntry>& shards) final;
   uint64_t samples_written() const final { return samples_written_; }
   uint64_t bytes_written() const final { return finished_bytes_ + (open_ ? OpenShardBytes() : 0); }
 

@@ -5,6 +5,9 @@
 // measures in the same binary and allows for; per batch, a little bookkeeping. libjpeg's working
 // memory (its own malloc pools, set up per image inside the library) is not operator new and not
 // counted. docs/architecture.md states the same.
+// The replaced operator new and delete are malloc and free; GCC cannot see that they pair up.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
 #include <gtest/gtest.h>
 
 #include <atomic>

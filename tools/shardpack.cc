@@ -2,6 +2,8 @@
 // result or "<command> failed: <reason>". Exit status: 0 success, 1 failure (or problems found by
 // verify), 2 usage error.
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -54,11 +56,19 @@ Status ParseOutputFlags(PackFlags& f) {
   return Status::OK();
 }
 
+// Set by SIGINT and SIGTERM; the pack stops at the next sample, keeping its complete shards.
+std::atomic<bool> interrupted{false};
+
+void OnInterrupt(int) { interrupted.store(true); }
+
 // pack and convert: one library call with progress and skip reports, then the summary.
 int RunPack(PackFlags& f, bool convert) {
   const char* command = convert ? "convert" : "pack";
   Status s = ParseOutputFlags(f);
   if (!s.ok()) return Fail(command, s);
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
+  f.options.cancel = &interrupted;
   ProgressPrinter progress(!f.quiet && !f.json);
   f.options.on_progress = [&](const PackProgress& p) { progress.Update(p); };
   f.options.on_skip = [&](const SkippedFile& sf) {
@@ -69,7 +79,10 @@ int RunPack(PackFlags& f, bool convert) {
   PackResult result;
   s = convert ? Convert(f.src, f.out, f.options, &result) : Pack(f.src, f.out, f.options, &result);
   progress.Finish();
-  if (!s.ok()) return Fail(command, s);
+  if (!s.ok()) {
+    Fail(command, s);
+    return s.code() == Status::Code::kAborted && interrupted.load() ? 130 : 1;
+  }
   const Manifest& m = result.manifest;
   if (f.json) {
     std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
@@ -179,6 +192,9 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
       ->capture_default_str();
   app->add_flag("--strict", f.options.strict, "Fail on the first bad input instead of skipping and reporting it");
   app->add_flag("--force", f.options.force, "Replace the dataset in a non-empty OUT");
+  app->add_flag("--resume", f.options.resume,
+                "Continue a killed or interrupted run in OUT (same source and options): keep its complete shards, "
+                "pack the rest");
   app->add_flag("--no-sync", f.no_sync, "Do not fsync files before publishing them (faster, not crash-safe)");
   app->add_flag("-q,--quiet", f.quiet, "No progress and no per-file skip lines; only the summary");
   app->add_flag("--json", f.json, "Print the summary as JSON on stdout");

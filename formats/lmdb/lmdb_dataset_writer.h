@@ -33,6 +33,15 @@ class LmdbDatasetWriter final : public DatasetWriter {
   Status Finish(const nlohmann::json& dataset_info, std::vector<ShardEntry>* shards) override;
   void Abandon() override;
   Status status() const override { return status_; }
+  // One environment, published only by Finish: nothing to show or resume from before that (pack
+  // --resume starts an LMDB pack over).
+  const std::vector<ShardEntry>& published() const override {
+    static const std::vector<ShardEntry> none;
+    return none;
+  }
+  Status ResumeAfter(const std::vector<ShardEntry>&) override {
+    return Status::Unsupported("an LMDB pack cannot resume after shards");
+  }
   uint64_t samples_written() const override { return samples_; }
   uint64_t bytes_written() const override { return bytes_; }
   // The map size in bytes the environment reached (for tests of map growth).

@@ -47,6 +47,11 @@ class DatasetWriter {
   // complete and checksummed), but without a manifest the dataset does not look complete.
   virtual void Abandon() = 0;
   virtual Status status() const = 0;
+  // The shards published so far, complete and in place (empty for formats without shards).
+  virtual const std::vector<ShardEntry>& published() const = 0;
+  // Before the first Add(): continue after `shards`, published by an earlier run that stopped
+  // (pack --resume). The next shard gets the next number. Unsupported for formats that cannot.
+  virtual Status ResumeAfter(const std::vector<ShardEntry>& shards) = 0;
   virtual uint64_t samples_written() const = 0;
   virtual uint64_t bytes_written() const = 0;
 };

@@ -1,6 +1,7 @@
 // pack: turns a directory tree of images into a packed dataset.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -45,12 +46,20 @@ struct PackOptions {
   std::string compress = "none";            // raw: "none" or "zstd" (chunked, see docs/formats/raw.md)
   uint32_t chunk_samples = 16;              // raw with zstd: images per compressed chunk
   bool force = false;                       // replace a non-empty OUT
+  // Continue a pack that was killed or interrupted in OUT: keep the shards it completed (listed in
+  // OUT/pack-journal.json) and pack the rest; the result equals an uninterrupted run. The source and
+  // the options must be the same. Without a journal it starts afresh; with a finished dataset from
+  // the same source and options it does nothing. LMDB packs always start over.
+  bool resume = false;
   bool sync = true;                         // fsync files before publishing them
   Env* env = nullptr;                       // nullptr: Env::Default()
   // Called from one thread at a time, about every 100 ms and once at the end. May be empty.
   std::function<void(const PackProgress&)> on_progress;
   // Called once per skipped input, in input order, from one thread at a time. May be empty.
   std::function<void(const SkippedFile&)> on_skip;
+  // When set and true, the pack stops soon (the shard in progress is dropped, complete shards and
+  // the journal are kept) and returns Aborted. For Ctrl-C: a signal handler may set it.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct PackResult {
@@ -60,7 +69,8 @@ struct PackResult {
 };
 
 // Packs src into out. On success out/manifest.json exists and lists every shard. On failure no
-// manifest is left in out, so the output never looks complete. Bad inputs are skipped and listed
+// manifest is left in out, so the output never looks complete; the shards completed so far stay,
+// with the journal that lets options.resume continue from them. Bad inputs are skipped and listed
 // (or fail the pack with strict); the Status names the file and the fix.
 Status Pack(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result);
 

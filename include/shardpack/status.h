@@ -41,6 +41,8 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // "OK", or "<code name>: <message>".
   std::string ToString() const;
+  // The same error with `suffix` appended to its message (OK stays OK).
+  Status WithSuffix(const std::string& suffix) const { return ok() ? *this : Status(code_, message_ + suffix); }
 
  private:
   Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}

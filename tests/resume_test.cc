@@ -1,0 +1,212 @@
+// Crash safety: pack killed (SIGKILL) at every kind of point and resumed with `shardpack pack
+// --resume` ends byte-identical to an uninterrupted run, and a killed run never leaves output that
+// looks complete. Also Ctrl-C, and what --resume refuses.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "tests/support/dataset_fixture.h"
+
+namespace shardpack {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs argv; returns the raw wait status.
+int RunCommand(const std::vector<std::string>& args, std::string* output = nullptr) {
+  std::string cmd = "exec ";  // the status is then the program's own, not a shell's
+  for (const std::string& a : args) cmd += "'" + a + "' ";
+  cmd += "2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  std::string out;
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  if (output) *output = out;
+  return ::pclose(p);
+}
+
+// Every file of a folder: name -> bytes.
+std::map<std::string, std::string> Files(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename().string()] = testing::ReadFile(e.path().string());
+  return files;
+}
+
+// Empty when the folders hold the same files with the same bytes; else what differs.
+std::string Difference(const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
+  std::string diff;
+  for (const auto& [name, bytes] : a) {
+    if (!b.count(name)) diff += "only in the first: " + name + "\n";
+    else if (b.at(name) != bytes) diff += "differs: " + name + "\n";
+  }
+  for (const auto& [name, bytes] : b) {
+    if (!a.count(name)) diff += "only in the second: " + name + "\n";
+  }
+  return diff;
+}
+
+class ResumeTest : public testing::DatasetTest, public ::testing::WithParamInterface<std::string> {
+ public:
+ protected:
+  void SetUp() override {
+    MakeTree(3, 7);  // 21 images
+    testing::WriteFile(src() + "/c1/notes.txt", "not an image");  // a skip before the first shard ends
+    std::string truncated = testing::MakeImage(ImageFormat::kJpeg, 30, 20, 99);
+    testing::WriteFile(src() + "/c2/broken.jpg", truncated.substr(0, truncated.size() / 2));  // a skip later
+  }
+
+  // Output folders all named "out" (the manifest records the folder's name), in separate parents.
+  std::string Out(const std::string& parent) const { return dir_.Sub(parent) + "/out"; }
+
+  std::vector<std::string> PackCommand(const std::string& out) const {
+    std::vector<std::string> cmd = {SHARDPACK_CLI, "pack", src(), out, "--format", GetParam(),
+                                    "--samples-per-shard", "4", "--no-sync", "--quiet"};
+    if (GetParam() == "raw") cmd.insert(cmd.end(), {"--crop", "16"});
+    return cmd;
+  }
+
+  std::vector<std::string> DriverCommand(const std::string& out, uint64_t kill_at) const {
+    return {KILL_DRIVER, src(), out, GetParam(), "4", std::to_string(kill_at)};
+  }
+};
+
+TEST_P(ResumeTest, KilledAnywhereThenResumedEqualsAnUninterruptedRun) {
+  std::string output;
+  ASSERT_EQ(RunCommand(PackCommand(Out("reference")), &output), 0) << output;
+  const auto reference = Files(Out("reference"));
+  ASSERT_EQ(reference.count("pack-journal.json"), 0u);
+  ASSERT_EQ(RunCommand(DriverCommand(Out("count"), 0), &output), 0) << output;
+  ASSERT_EQ(Difference(Files(Out("count")), reference), "");  // the driver packs what the command line does
+  const uint64_t operations = std::stoull(output.substr(output.find("operations ") + 11));
+  ASSERT_GT(operations, GetParam() == "lmdb" ? 4u : 20u);
+  // About 40 kill points spread over the run, and every one of the last 12 operations (the last
+  // shard, the manifest, the journal's removal).
+  std::vector<uint64_t> points;
+  for (uint64_t k = 1; k + 12 <= operations; k += std::max<uint64_t>(1, operations / 40)) points.push_back(k);
+  for (uint64_t k = operations - 11; k <= operations; ++k) points.push_back(k);
+  int killed = 0;
+  for (uint64_t k : points) {
+    SCOPED_TRACE("killed at operation " + std::to_string(k) + " of " + std::to_string(operations));
+    const std::string out_k = Out("k" + std::to_string(k));
+    const int status = RunCommand(DriverCommand(out_k, k), &output);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << output;
+    ++killed;
+    // Looks complete only if it is: a manifest exists only once everything it lists is in place.
+    if (fs::exists(out_k + "/manifest.json")) {
+      auto files = Files(out_k);
+      files.erase("pack-journal.json");
+      EXPECT_EQ(Difference(files, reference), "");
+    }
+    std::vector<std::string> resume = PackCommand(out_k);
+    resume.push_back("--resume");
+    ASSERT_EQ(RunCommand(resume, &output), 0) << output;
+    EXPECT_EQ(Difference(Files(out_k), reference), "");
+    fs::remove_all(dir_.Sub("k" + std::to_string(k)));
+  }
+  EXPECT_EQ(killed, int(points.size()));
+}
+
+// Kills at moments rather than operations, which also land inside LMDB's writes to its map.
+TEST_P(ResumeTest, KilledByATimerThenResumedEqualsAnUninterruptedRun) {
+  std::string output;
+  ASSERT_EQ(RunCommand(PackCommand(Out("reference")), &output), 0) << output;
+  const auto reference = Files(Out("reference"));
+  for (const char* delay : {"0.002", "0.005", "0.01", "0.02", "0.03", "0.05", "0.08"}) {
+    SCOPED_TRACE(std::string("killed after ") + delay + " s");
+    const std::string parent = std::string("t") + delay, out_t = Out(parent);
+    std::vector<std::string> kill = {"timeout", "-s", "KILL", delay};
+    for (const std::string& a : DriverCommand(out_t, 0)) kill.push_back(a);
+    RunCommand(kill, &output);  // killed, or finished first: either way --resume must complete it
+    if (fs::exists(out_t + "/manifest.json")) {
+      auto files = Files(out_t);
+      files.erase("pack-journal.json");
+      EXPECT_EQ(Difference(files, reference), "");
+    }
+    std::vector<std::string> resume = PackCommand(out_t);
+    resume.push_back("--resume");
+    ASSERT_EQ(RunCommand(resume, &output), 0) << output;
+    EXPECT_EQ(Difference(Files(out_t), reference), "");
+    fs::remove_all(dir_.Sub(parent));
+  }
+}
+
+// Sharded formats only: the test waits for the journal of the first shard (LMDB has none).
+class CtrlCTest : public ResumeTest {};
+
+TEST_P(CtrlCTest, CtrlCStopsCleanlyAndSaysHowToResume) {
+  // A bigger tree, decoded in full, so that the pack is still running when the signal comes.
+  for (int i = 0; i < 400; ++i) {
+    testing::WriteFile(src() + "/c3/big" + std::to_string(i) + ".jpg", testing::MakeImage(ImageFormat::kJpeg, 200, 150, uint64_t(i)));
+  }
+  std::string output;
+  std::vector<std::string> cmd = PackCommand(Out("reference"));
+  cmd.insert(cmd.end(), {"--check", "decode"});
+  ASSERT_EQ(RunCommand(cmd, &output), 0) << output;
+  const std::string out = Out("interrupted");
+  cmd = PackCommand(out);
+  cmd.insert(cmd.end(), {"--check", "decode", "--threads", "1"});
+  std::string shell;
+  for (const std::string& a : cmd) shell += "'" + a + "' ";
+  // The command in the background; SIGINT once its first shard is journaled.
+  const std::string script = shell + "2> '" + dir_.Sub("stderr") + "' & pid=$!; while [ ! -e '" + out +
+                             "/pack-journal.json' ]; do sleep 0.01; done; kill -INT $pid; wait $pid; echo \"exit $?\"";
+  ASSERT_EQ(RunCommand({"/bin/sh", "-c", script}, &output), 0);
+  EXPECT_EQ(output, "exit 130\n");
+  const std::string err = testing::ReadFile(dir_.Sub("stderr"));
+  EXPECT_EQ(err.rfind("pack failed: interrupted after ", 0), 0u) << err;
+  EXPECT_NE(err.find("kept in " + out + "; rerun the same command with --resume to continue\n"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  for (const auto& [name, bytes] : Files(out)) EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
+  EXPECT_NE(RunCommand(cmd, &output), 0);  // without --resume: refused, saying what to do
+  EXPECT_EQ(output, "pack failed: output folder " + out +
+                        " holds an interrupted pack; pass --resume to continue it or --force to start over\n");
+  cmd.push_back("--resume");
+  ASSERT_EQ(RunCommand(cmd, &output), 0) << output;
+  // --threads does not change the output.
+  EXPECT_EQ(Difference(Files(out), Files(Out("reference"))), "");
+}
+
+// LMDB writes through its memory map, outside the Env: its kill points are the pack's other file
+// operations, and --resume starts it over.
+INSTANTIATE_TEST_SUITE_P(Formats, ResumeTest, ::testing::Values("wds", "raw", "lmdb"));
+INSTANTIATE_TEST_SUITE_P(Formats, CtrlCTest, ::testing::Values("wds", "raw"));
+
+class ResumeRefusals : public testing::DatasetTest {};
+
+TEST_F(ResumeRefusals, AnotherSourceOrOptionsOrAFinishedDifferentDataset) {
+  MakeTree(2, 5);
+  std::string output;
+  const std::vector<std::string> base = {SHARDPACK_CLI, "pack", src(), out(), "--no-sync", "--quiet"};
+  // A finished pack whose manifest is gone (as if killed just before writing it, journal lost too).
+  std::vector<std::string> cmd = base;
+  cmd.insert(cmd.end(), {"--samples-per-shard", "3"});
+  ASSERT_EQ(RunCommand(cmd, &output), 0) << output;
+  fs::remove(out() + "/manifest.json");
+  cmd = base;
+  cmd.insert(cmd.end(), {"--samples-per-shard", "2", "--resume"});
+  // No journal (the run finished, then lost its manifest): resume starts afresh and succeeds.
+  ASSERT_EQ(RunCommand(cmd, &output), 0) << output;
+  // A finished dataset with other options is not resumed, and not overwritten without --force.
+  cmd = base;
+  cmd.insert(cmd.end(), {"--samples-per-shard", "3", "--resume"});
+  EXPECT_NE(RunCommand(cmd, &output), 0);
+  EXPECT_EQ(output, "pack failed: output folder " + out() +
+                        " holds a finished dataset packed from another source or with other options; use --force to "
+                        "replace it\n");
+  // The same options: already complete, nothing to do.
+  cmd = base;
+  cmd.insert(cmd.end(), {"--samples-per-shard", "2", "--resume"});
+  const auto before = Files(out());
+  ASSERT_EQ(RunCommand(cmd, &output), 0) << output;
+  EXPECT_EQ(Files(out()), before);
+}
+
+}  // namespace
+}  // namespace shardpack

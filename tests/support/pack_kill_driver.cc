@@ -1,0 +1,34 @@
+// pack_kill_driver SRC OUT FORMAT SAMPLES_PER_SHARD KILL_AT: runs the same pack as
+//   shardpack pack SRC OUT --format FORMAT --samples-per-shard N --no-sync [--crop 16 for raw]
+// through a FaultEnv that kills the process (SIGKILL) at its KILL_AT-th file operation (0: never).
+// Without a kill it prints "operations N", the count to choose kill points from. For
+// tests/resume_test.cc, which resumes each killed run with the real command line.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "shardpack/pack.h"
+#include "tests/support/fault_env.h"
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: %s SRC OUT FORMAT SAMPLES_PER_SHARD KILL_AT\n", argv[0]);
+    return 2;
+  }
+  shardpack::testing::FaultEnv env;
+  env.KillAtOperation(std::strtoull(argv[5], nullptr, 10));
+  shardpack::PackOptions o;
+  o.format = argv[3];
+  o.samples_per_shard = std::strtoull(argv[4], nullptr, 10);
+  o.sync = false;
+  o.env = &env;
+  if (o.format == "raw") o.crop_height = o.crop_width = 16;
+  shardpack::PackResult r;
+  const shardpack::Status s = shardpack::Pack(argv[1], argv[2], o, &r);
+  if (!s.ok()) {
+    std::fprintf(stderr, "pack failed: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  std::printf("operations %llu\n", static_cast<unsigned long long>(env.operations()));
+  return 0;
+}
