@@ -1,5 +1,7 @@
 #include "shardpack/manifest.h"
 
+#include "shardpack/checksum.h"
+
 namespace shardpack {
 namespace {
 
@@ -89,8 +91,37 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
   return Status::OK();
 }
 
+namespace {
+
+// The manifest's checksum of itself: xxh64 of its JSON (2-space dump, keys sorted) without the
+// checksum field. nlohmann's dump of what it parsed from our dump is the same text, so a reader
+// recomputes it from the parsed object.
+std::string SelfChecksum(nlohmann::json j) {
+  j.erase(kManifestChecksumKey);
+  return ChecksumHex(Xxh64(j.dump(2)));
+}
+
+}  // namespace
+
+Status CheckManifestChecksum(Env* env, const std::string& dir) {
+  const std::string path = JoinPath(dir, kManifestFileName);
+  std::string text;
+  SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 30, &text));
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Status::DataLoss(path + " is not valid JSON");
+  const auto stored = j.find(kManifestChecksumKey);
+  if (stored == j.end()) return Status::OK();  // written before manifests carried one
+  if (!stored->is_string() || stored->get<std::string>() != SelfChecksum(j)) {
+    return Status::DataLoss(path + " was changed after pack wrote it (its " + kManifestChecksumKey +
+                            " does not match its contents)");
+  }
+  return Status::OK();
+}
+
 Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest) {
-  std::string text = ManifestToJson(manifest).dump(2) + "\n";
+  nlohmann::json j = ManifestToJson(manifest);
+  j[kManifestChecksumKey] = SelfChecksum(j);
+  std::string text = j.dump(2) + "\n";
   SHARDPACK_RETURN_IF_ERROR(WriteFileAtomically(env, JoinPath(dir, kManifestFileName), text));
   return env->SyncDir(dir);
 }

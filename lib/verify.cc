@@ -24,6 +24,9 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   }
   report->format = manifest.format;
   report->shards = manifest.shards.size();
+  // A changed manifest (a class name, an option) could otherwise pass every structural check.
+  const Status self = CheckManifestChecksum(env, dir);
+  if (!self.ok()) report->problems.push_back({"", "", self.message()});
 
   std::vector<ShardCheck> checks(manifest.shards.size());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

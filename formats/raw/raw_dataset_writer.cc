@@ -63,7 +63,13 @@ Status RawDatasetWriter::OpenShard(uint64_t index) {
   // Offsets in a compressed shard refer to the decompressed pixel data, which has no header.
   // Otherwise a placeholder header; FinishShard() writes the real one of the same length.
   shard_bytes_ = compressed() ? 0 : kNpyHeaderBytes;
-  if (!compressed()) SHARDPACK_RETURN_IF_ERROR(file_->Append(std::string(kNpyHeaderBytes, ' ')));
+  if (!compressed()) {
+    Status s = file_->Append(std::string(kNpyHeaderBytes, ' '));
+    if (!s.ok()) {
+      DiscardShard();  // not open yet as far as Abandon() knows: remove the temporary file here
+      return s;
+    }
+  }
   chunk_.clear();
   chunk_count_ = 0;
   file_bytes_ = 0;

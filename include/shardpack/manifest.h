@@ -59,8 +59,15 @@ nlohmann::json ManifestToJson(const Manifest& manifest);
 // Fails with DataLoss naming the missing or mistyped field.
 Status ManifestFromJson(const nlohmann::json& json, Manifest* manifest);
 
-// Writes dir/manifest.json atomically (temporary file, fsync, rename, directory fsync).
+// The field under which a manifest stores the xxh64 of the rest of itself.
+inline constexpr char kManifestChecksumKey[] = "manifest_xxh64";
+
+// Writes dir/manifest.json atomically (temporary file, fsync, rename, directory fsync), with its
+// own checksum under kManifestChecksumKey.
 Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest);
+// DataLoss when dir/manifest.json's content no longer matches its own checksum (OK for a manifest
+// without one). Readers do not insist on it; verify reports it.
+Status CheckManifestChecksum(Env* env, const std::string& dir);
 // Reads dir/manifest.json. NotFound when absent (a pack that did not finish leaves none).
 Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest);
 
