@@ -21,6 +21,7 @@
 #include "formats/wds/wds_dataset_writer.h"
 #include "lib/pack_journal.h"
 #include "lib/sample_keys.h"
+#include "lib/tsan_annotations.h"
 #include "lib/pack_pipeline.h"
 #include "shardpack/image.h"
 
@@ -392,6 +393,24 @@ class Packer {
     return Status::OK();
   }
 
+  // The pipeline's first stage: the input's next item into the next slot; nullptr at the end, on
+  // an input error (in *input_error) or when stopping.
+  PackItem* ReadStage(std::vector<PackItem>& slots, size_t& next, const std::atomic<bool>& stop, Status* input_error) {
+    PackItem* item = &slots[next % slots.size()];
+    HappensAfter(item);  // the item that last used this slot has left the write stage
+    item->status = Status::OK();
+    bool done = stop.load();
+    if (!done && options_.cancel && options_.cancel->load()) {
+      *input_error = Status::Aborted("interrupted");
+      done = true;
+    }
+    if (!done) *input_error = input_->Next(item, &done);
+    if (done || !input_error->ok()) return nullptr;
+    item->position = next++;
+    HappensBefore(item);
+    return item;
+  }
+
   Status RunPipeline() {
     // oneTBB runs at most one thread per core (and warns on stderr when asked for more).
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -408,6 +427,11 @@ class Packer {
     std::atomic<bool> stop{false};
     Status input_error;
     Status error;
+    // Tokens for the ThreadSanitizer annotations (lib/tsan_annotations.h): one per serial stage, and
+    // each slot for the item in it. What happens here, before the pipeline, precedes both stages.
+    const char read_stage = 0, write_stage = 0;
+    HappensBefore(&read_stage);
+    HappensBefore(&write_stage);
     try {
       tbb::task_arena arena(threads);
       arena.execute([&] {
@@ -415,38 +439,38 @@ class Packer {
             tokens,
             tbb::make_filter<void, PackItem*>(tbb::filter_mode::serial_in_order,
                                               [&](tbb::flow_control& fc) -> PackItem* {
-                                                PackItem* item = &slots[next % tokens];
-                                                item->status = Status::OK();
-                                                bool done = stop.load();
-                                                if (!done && options_.cancel && options_.cancel->load()) {
-                                                  input_error = Status::Aborted("interrupted");
-                                                  done = true;
-                                                }
-                                                if (!done) input_error = input_->Next(item, &done);
-                                                if (done || !input_error.ok()) {
-                                                  fc.stop();
-                                                  return nullptr;
-                                                }
-                                                item->position = next++;
+                                                HappensAfter(&read_stage);
+                                                PackItem* item = ReadStage(slots, next, stop, &input_error);
+                                                HappensBefore(&read_stage);
+                                                if (item == nullptr) fc.stop();
                                                 return item;
                                               }) &
                 tbb::make_filter<PackItem*, PackItem*>(tbb::filter_mode::parallel,
                                                        [&](PackItem* item) {
+                                                         HappensAfter(item);
                                                          if (!stop.load()) LoadAndProbe(item);
+                                                         HappensBefore(item);
                                                          return item;
                                                        }) &
                 tbb::make_filter<PackItem*, void>(tbb::filter_mode::serial_in_order, [&](PackItem* item) {
-                  if (stop.load()) return;
-                  Status s = Write(item);
-                  if (!s.ok()) {
-                    error = s;
-                    stop.store(true);
+                  HappensAfter(item);
+                  HappensAfter(&write_stage);
+                  if (!stop.load()) {
+                    Status s = Write(item);
+                    if (!s.ok()) {
+                      error = s;
+                      stop.store(true);
+                    }
                   }
+                  HappensBefore(&write_stage);
+                  HappensBefore(item);  // the slot is free for the read stage again
                 }));
       });
     } catch (const std::exception& e) {
       return Status::IOError(std::string("pack pipeline failed: ") + e.what());
     }
+    HappensAfter(&read_stage);
+    HappensAfter(&write_stage);
     return error.ok() ? input_error : error;
   }
 

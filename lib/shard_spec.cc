@@ -5,6 +5,8 @@
 namespace shardpack {
 namespace {
 
+constexpr uint64_t kMaxExpandedBytes = uint64_t(256) << 20;
+
 bool AllDigits(const std::string& s) {
   if (s.empty() || s.size() > 18) return false;
   for (char c : s) {
@@ -70,6 +72,11 @@ Status ExpandOne(const std::string& part, const std::string& spec, std::vector<s
     SHARDPACK_RETURN_IF_ERROR(BraceAlternatives(body, spec, &alternatives));
     if (prefixes.size() * alternatives.size() + paths->size() > max_paths) {
       return Status::InvalidArgument("shard list '" + spec + "' expands to more than " + std::to_string(max_paths) + " paths");
+    }
+    // Long names times many alternatives: bound the bytes too, not only the count.
+    if (prefixes.size() * alternatives.size() * (part.size() + 32) > kMaxExpandedBytes) {
+      return Status::InvalidArgument("shard list '" + spec + "' expands to more than " +
+                                     std::to_string(kMaxExpandedBytes >> 20) + " MiB of paths");
     }
     next.clear();
     for (const std::string& p : prefixes) {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "formats/wds/wds_shard_index.h"
+#include "shardpack/convert.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/shard_spec.h"
 #include "tests/support/dataset_fixture.h"
@@ -182,6 +183,16 @@ TEST_F(ThirdPartyShards, BadShardsAreRefusedNamingShardAndMember) {
   EXPECT_EQ(OpenError(gz + "::"), "unsupported: " + gz +
                                       ": a compressed shard cannot be read at random; decompress it (gunzip) or repack it "
                                       "with shardpack convert");
+  // Absolute and ".." member names, which an extracting reader would write outside its folder.
+  const std::string dotdot = dir_.Sub("dotdot.tar"), absolute = dir_.Sub("absolute.tar");
+  ASSERT_EQ(std::system(("tar --format=gnu -cf '" + dotdot + "' -C '" + src() + "/a' --transform='s,^,../,' d/sub/sample0.jpg").c_str()), 0);
+  ASSERT_EQ(std::system(("tar --format=gnu -P -cf '" + absolute + "' '" + root + "sample0.jpg' 2>/dev/null").c_str()), 0);
+  EXPECT_EQ(OpenError(dotdot), "data loss: " + dotdot + ": member '../d/sub/sample0.jpg' has an absolute or '..' path; refusing it");
+  EXPECT_EQ(OpenError(absolute), "data loss: " + absolute + ": member '" + root + "sample0.jpg' has an absolute or '..' path; refusing it");
+  PackOptions o = QuietOptions();
+  PackResult r;
+  EXPECT_EQ(Convert(dotdot, out("converted"), o, &r).ToString(),
+            "data loss: " + dotdot + ": member '../d/sub/sample0.jpg' has an absolute or '..' path; refusing it");
   std::filesystem::create_symlink("sample0.jpg", root + "sample9.jpg");
   const std::string linked = Tar("gnu", "a", "linked.tar");
   EXPECT_EQ(OpenError(linked), "data loss: " + linked + ": member 'd/sub/sample9.jpg' is a link or special file; refusing it");

@@ -29,8 +29,9 @@ void PrefaultForWrite(void* data, size_t size) {
 
 }  // namespace
 
-LmdbDatasetWriter::LmdbDatasetWriter(Env* env, std::string dir, bool sync, uint64_t initial_map_size)
-    : env_(env), dir_(std::move(dir)), sync_(sync), initial_map_size_(initial_map_size) {}
+// env: unused; LMDB does its file I/O through its own map (kept so every writer is built alike).
+LmdbDatasetWriter::LmdbDatasetWriter(Env* /*env*/, std::string dir, bool sync, uint64_t initial_map_size)
+    : dir_(std::move(dir)), sync_(sync), initial_map_size_(initial_map_size) {}
 
 LmdbDatasetWriter::~LmdbDatasetWriter() = default;
 

@@ -59,7 +59,6 @@ class LmdbDatasetWriter final : public DatasetWriter {
   Status Queue(std::string key, const std::string& header, std::string_view image, bool raw_value);
   Status WriteBatch();
 
-  Env* env_;
   std::string dir_;
   bool sync_;
   uint64_t initial_map_size_;

@@ -15,7 +15,7 @@ namespace shardpack {
 
 // Expands `spec` into shard paths, in the order written. InvalidArgument naming the problem for an
 // unmatched brace, a range whose ends are not both numbers, an empty result, or more than
-// max_paths paths (a typo such as "{0..99999999}" must not exhaust memory).
+// max_paths paths or 256 MiB of them (a typo such as "{0..99999999}" must not exhaust memory).
 Status ExpandShardSpec(const std::string& spec, std::vector<std::string>* paths, size_t max_paths = 10'000'000);
 
 // True when `path` names shards rather than a dataset folder: it holds a brace or "::", or ends in

@@ -1,0 +1,21 @@
+// Fuzz target: manifest.json and pack-journal.json contents, through the same parsing the readers,
+// verify and pack --resume use.
+#include <cstdint>
+#include <string>
+
+#include "lib/pack_journal.h"
+#include "shardpack/manifest.h"
+#include "tests/fuzz/memory_env.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  shardpack::fuzz::MemoryEnv env;
+  env.Put("d/manifest.json", text);
+  env.Put("d/pack-journal.json", text);
+  shardpack::Manifest manifest;
+  (void)shardpack::ReadManifest(&env, "d", &manifest);
+  (void)shardpack::CheckManifestChecksum(&env, "d");
+  shardpack::PackJournal journal;
+  (void)shardpack::ReadPackJournal(&env, "d", &journal);
+  return 0;
+}
