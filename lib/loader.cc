@@ -2,7 +2,7 @@
 //
 // Threads: the caller's (Next, StartEpoch), one producer thread per epoch, and oneTBB workers that
 // the producer uses to fill a batch. Slots (batch buffers) move between three places under mu_:
-// free_ (ready to be filled), ready_ (filled, in batch order) and held_ (the consumer's).
+// free (ready to be filled), ready (filled, in batch order) and held (the consumer's, until Release).
 #include "shardpack/loader.h"
 
 #include <tbb/parallel_for.h>
@@ -112,7 +112,9 @@ struct Loader::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<size_t> free, ready;
-  long held = -1;        // the slot the consumer holds, -1 for none
+  std::vector<bool> held;  // slots the consumer holds (Acquire until Release)
+  long next_held = -1;     // the slot Next() handed out, released by the following Next()
+  bool producer_waiting = false;  // the producer waits for a free slot
   bool finished = false;  // the producer has queued the epoch's last batch
   bool stop = false;      // the producer must stop
   Status error;           // the producer's error, handed out by Next()
@@ -222,7 +224,10 @@ struct Loader::Impl {
       size_t slot;
       {
         std::unique_lock<std::mutex> lock(mu);
+        producer_waiting = true;
+        cv.notify_all();  // a consumer may be checking whether it holds every slot
         cv.wait(lock, [&] { return stop || !free.empty(); });
+        producer_waiting = false;
         if (stop) return;
         slot = free.front();
         free.pop_front();
@@ -264,6 +269,7 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   impl->arena = std::make_unique<tbb::task_arena>(options.threads > 0 ? std::min(options.threads, cores) : cores);
   impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;
   impl->slots.resize(size_t(options.prefetch) + 2);
+  impl->held.assign(impl->slots.size(), false);
   for (Slot& s : impl->slots) {
     s.capacity = impl->batch_bytes;
     s.data = options.allocator.allocate ? options.allocator.allocate(s.capacity) : new uint8_t[s.capacity];
@@ -278,13 +284,20 @@ uint64_t Loader::batches_per_epoch() const { return impl_->sampler.worker_batche
 Status Loader::StartEpoch(uint64_t epoch, uint64_t first_batch) {
   Impl& m = *impl_;
   m.StopProducer();
+  std::lock_guard<std::mutex> lock(m.mu);  // Release() may run on another thread meanwhile
   m.stop = false;
   m.finished = false;
   m.error = Status::OK();
-  m.held = -1;
+  // Slots the consumer still holds (Acquire) stay out of use until released; Next()'s slot and the
+  // batches of the old epoch are free again.
+  if (m.next_held >= 0) m.held[size_t(m.next_held)] = false;
+  m.next_held = -1;
+  m.producer_waiting = false;
   m.free.clear();
   m.ready.clear();
-  for (size_t i = 0; i < m.slots.size(); ++i) m.free.push_back(i);
+  for (size_t i = 0; i < m.slots.size(); ++i) {
+    if (!m.held[i]) m.free.push_back(i);
+  }
   m.images = m.bytes_read = m.corrupt = m.read_ns = m.decode_ns = 0;
   m.batches = 0;
   m.produce_seconds = m.wait_seconds = 0;
@@ -294,24 +307,58 @@ Status Loader::StartEpoch(uint64_t epoch, uint64_t first_batch) {
 }
 
 Status Loader::Next(const Batch** batch) {
+  if (impl_->next_held >= 0) {  // the consumer is done with the batch it held
+    Release(static_cast<uint32_t>(impl_->next_held));
+    impl_->next_held = -1;
+  }
+  uint32_t slot = 0;
+  SHARDPACK_RETURN_IF_ERROR(Acquire(batch, &slot));
+  if (*batch != nullptr) impl_->next_held = long(slot);
+  return Status::OK();
+}
+
+Status Loader::Acquire(const Batch** batch, uint32_t* slot) {
   Impl& m = *impl_;
   *batch = nullptr;
   std::unique_lock<std::mutex> lock(m.mu);
-  if (m.held >= 0) {  // the consumer is done with the batch it held
-    m.free.push_back(static_cast<size_t>(m.held));
-    m.held = -1;
-    m.cv.notify_all();
-  }
   const auto t0 = Clock::now();
-  m.cv.wait(lock, [&] { return !m.ready.empty() || m.finished; });
+  // Every slot held by the consumer: the producer waits for one, nothing is ready, and nothing can
+  // become ready.
+  const auto starved = [&] { return m.ready.empty() && m.free.empty() && m.producer_waiting && !m.finished; };
+  m.cv.wait(lock, [&] { return !m.ready.empty() || m.finished || starved(); });
   m.wait_seconds += Since(t0);
+  if (m.ready.empty() && !m.finished) {
+    return Status::InvalidArgument("all " + std::to_string(m.slots.size()) +
+                                   " batch buffers are still held by the consumer, so no batch can be made; "
+                                   "let go of old batches (copy what you keep) or raise prefetch");
+  }
   if (m.ready.empty()) return m.error;
-  m.held = static_cast<long>(m.ready.front());
+  *slot = static_cast<uint32_t>(m.ready.front());
   m.ready.pop_front();
+  m.held[*slot] = true;
   ++m.batches;
-  *batch = &m.slots[static_cast<size_t>(m.held)].batch;
+  *batch = &m.slots[*slot].batch;
   return Status::OK();
 }
+
+void Loader::Release(uint32_t slot) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (slot >= m.slots.size() || !m.held[slot]) return;
+    m.held[slot] = false;
+    m.free.push_back(slot);
+  }
+  m.cv.notify_all();
+}
+
+std::vector<const uint8_t*> Loader::buffers() const {
+  std::vector<const uint8_t*> out;
+  for (const Slot& s : impl_->slots) out.push_back(s.data);
+  return out;
+}
+
+size_t Loader::batch_bytes() const { return impl_->batch_bytes; }
 
 LoaderStats Loader::stats() const {
   Impl& m = *impl_;

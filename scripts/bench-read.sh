@@ -4,7 +4,9 @@
 #      (a plain memcpy);
 #  (b) JPEG WebDataset shards with random-resized-crop 224 + flip on 2 threads against PyTorch's
 #      DataLoader with PIL and torchvision doing the same with 2 workers;
-# plus decode-only images/s per core as the ceiling. Uses the tree of scripts/bench-pack.sh.
+#  (c) the Python loader (shardpack.Loader, torch tensors) against the C++ loader (`shardpack bench`)
+#      with the same options as (b): the binding's overhead;
+# plus decode-only images/s per core as the ceiling.
 #
 #   scripts/bench-read.sh [--images N] [--runs R] [--work DIR]
 set -euo pipefail
@@ -39,7 +41,7 @@ cat "$work"/read-wds/*.tar "$work"/read-raw/*.npy >/dev/null
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 json() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
-raw_bps=() copy_bps=() wds_ips=() torch_ips=()
+raw_bps=() copy_bps=() wds_ips=() torch_ips=() py_ips=()
 for ((r = 1; r <= runs; r++)); do
   raw_bps+=("$($bin/shardpack bench "$work/read-raw" --eval --crop 224 --batch 64 --threads 2 --json | json bytes_per_s)")
   copy_bps+=("$(/usr/bin/python3 - "$work/read-raw" <<'PY'
@@ -58,12 +60,14 @@ PY
 )")
   wds_ips+=("$($bin/shardpack bench "$work/read-wds" --crop 224 --batch 64 --threads 2 --json | json images_per_s)")
   torch_ips+=("$(/usr/bin/python3 scripts/bench_torch_baseline.py "$src" 224 64 2 "$images" | awk '{print $3}')")
-  echo "run $r: raw ${raw_bps[-1]} B/s, copy ${copy_bps[-1]} B/s, wds ${wds_ips[-1]} images/s, torch ${torch_ips[-1]} images/s"
+  py_ips+=("$(PYTHONPATH=$bin/python /usr/bin/python3 scripts/bench_python_loader.py "$work/read-wds" 224 64 2 | awk '{print $2}')")
+  echo "run $r: raw ${raw_bps[-1]} B/s, copy ${copy_bps[-1]} B/s, wds ${wds_ips[-1]} images/s, torch ${torch_ips[-1]} images/s, python ${py_ips[-1]} images/s"
 done
 awk -v rb="$(median "${raw_bps[@]}")" -v cb="$(median "${copy_bps[@]}")" -v wi="$(median "${wds_ips[@]}")" \
-    -v ti="$(median "${torch_ips[@]}")" 'BEGIN {
+    -v ti="$(median "${torch_ips[@]}")" -v pi="$(median "${py_ips[@]}")" 'BEGIN {
   printf "(a) raw shards into batches  %8.1f MB/s; memcpy (numpy) of the same bytes %8.1f MB/s; ratio %.2f\n", rb / 1e6, cb / 1e6, rb / cb
   printf "(b) wds + random-resized-crop 224, 2 threads %6.0f images/s; PyTorch DataLoader + PIL, 2 workers %6.0f images/s; ratio %.2f\n", wi, ti, wi / ti
+  printf "(c) the same through shardpack.Loader in Python %6.0f images/s; C++ loader %6.0f images/s; ratio %.3f\n", pi, wi, pi / wi
 }'
 echo "ceiling, JPEG decode per core (500x375, ~110 KB):"
 $bin/bench/shardpack_micro_bench --benchmark_filter='AtScale/8/0' 2>/dev/null | grep BM_ || true

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test: once in a Release build, once more under
+# Installs what is missing, builds, and runs every test (C++, command line, interop, Python package
+# and scripts/train_example.py): once in a Release build, once more under
 # AddressSanitizer + UndefinedBehaviorSanitizer; the pipeline, loader and verify tests once more
 # under ThreadSanitizer; then each libFuzzer target for a short while (FUZZ_SECONDS, default 20;
 # scripts/fuzz.sh runs them longer). Each build has its own folder. Exits non-zero on any failure.
@@ -13,13 +14,16 @@ scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
 ctest --test-dir build/release --output-on-failure -j"$jobs"
 
 echo "== ASan + UBSan build and tests"
-scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DSHARDPACK_SANITIZE=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF
+# (The Python module is not built here: a sanitized extension cannot load into Debian's python3.)
+scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DSHARDPACK_SANITIZE=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF \
+  -DSHARDPACK_BUILD_PYTHON=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs"
 
 echo "== ThreadSanitizer build: pipeline, loader, verify and reader tests"
 tsan_tests=(pack_test convert_test loader_test verify_test dataset_reader_test sampler_test)
-cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPACK_TSAN=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF >/dev/null
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPACK_TSAN=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF \
+  -DSHARDPACK_BUILD_PYTHON=OFF >/dev/null
 cmake --build build/tsan -j"$jobs" --target "${tsan_tests[@]}" make_image_tree
 for t in "${tsan_tests[@]}"; do
   echo "-- $t"

@@ -112,6 +112,50 @@ TEST_F(LoaderTest, LabelsFollowTheIndices) {
   }
 }
 
+// Acquire/Release, as the Python binding uses them: a held batch is never overwritten, even across
+// epochs, and holding every buffer is an error rather than a hang.
+TEST_F(LoaderTest, HeldBatchesAreNeverReusedUntilReleased) {
+  LoaderOptions o = Options();
+  o.prefetch = 1;  // 3 buffers
+  std::unique_ptr<Loader> loader;
+  ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  const Batch* first = nullptr;
+  uint32_t first_slot = 0;
+  ASSERT_TRUE(loader->Acquire(&first, &first_slot).ok());
+  const std::string kept(reinterpret_cast<const char*>(first->images), first->image_bytes);
+  const std::vector<uint64_t> kept_indices = first->indices;
+  // The rest of the epoch and all of the next, through the other buffers.
+  for (uint64_t epoch : {0, 1}) {
+    if (epoch == 1) {
+      ASSERT_TRUE(loader->StartEpoch(1).ok());
+    }
+    for (;;) {
+      const Batch* b = nullptr;
+      uint32_t slot = 0;
+      ASSERT_TRUE(loader->Acquire(&b, &slot).ok());
+      if (b == nullptr) break;
+      EXPECT_NE(slot, first_slot);
+      loader->Release(slot);
+    }
+  }
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(first->images), first->image_bytes), kept);
+  EXPECT_EQ(first->indices, kept_indices);
+  // Hold every buffer: the next Acquire cannot be served and says so.
+  ASSERT_TRUE(loader->StartEpoch(2).ok());
+  const Batch* b = nullptr;
+  uint32_t a = 0, c = 0, d = 0;
+  ASSERT_TRUE(loader->Acquire(&b, &a).ok());
+  ASSERT_TRUE(loader->Acquire(&b, &c).ok());
+  const Status s = loader->Acquire(&b, &d);
+  EXPECT_EQ(s.ToString(), "invalid argument: all 3 batch buffers are still held by the consumer, so no batch can be "
+                          "made; let go of old batches (copy what you keep) or raise prefetch");
+  loader->Release(first_slot);
+  ASSERT_TRUE(loader->Acquire(&b, &d).ok());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->index, 2u);
+}
+
 TEST_F(LoaderTest, MemoryIsAllocatedOnceThroughTheCallersAllocator) {
   int allocations = 0, frees = 0;
   size_t bytes = 0;

@@ -27,7 +27,11 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
         if (m.ext == ext) image = &m;
       }
       if (image == nullptr) return Status::DataLoss(shard.file + ": sample " + table[i].key + " has no image member");
-      entries.push_back({table[i].key, table[i].label, table[i].format, image->offset, image->size});
+      WdsSampleLocation e{table[i].key, table[i].label, table[i].format, image->offset, image->size};
+      for (const DaliIndexMember& m : index[i]) {
+        if (m.ext == "json") e.json_offset = m.offset, e.json_size = m.size;
+      }
+      entries.push_back(std::move(e));
     }
     std::unique_ptr<RandomAccessFile> file;
     SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(JoinPath(dir, shard.file), &file));
@@ -74,6 +78,16 @@ Status WdsDatasetReader::Read(uint64_t index, ReadSample* out) const {
   out->format = e.format;
   out->encoded.resize(e.size);
   return files_[shard]->Read(e.offset, e.size, out->encoded.data());
+}
+
+Status WdsDatasetReader::ReadMetadata(uint64_t index, std::string* json) const {
+  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
+  size_t shard;
+  uint64_t local;
+  locator_.Locate(index, &shard, &local);
+  const WdsSampleLocation& e = entries_[shard][local];
+  json->resize(e.json_size);
+  return e.json_size == 0 ? Status::OK() : files_[shard]->Read(e.json_offset, e.json_size, json->data());
 }
 
 }  // namespace shardpack

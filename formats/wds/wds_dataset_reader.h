@@ -19,6 +19,7 @@ class WdsDatasetReader final : public DatasetReader {
   // Shards by path, in the order given. The manifest it reports lists them with their sample counts.
   static Status OpenShards(Env* env, const std::vector<std::string>& paths, std::unique_ptr<DatasetReader>* reader);
   Status Read(uint64_t index, ReadSample* out) const override;
+  Status ReadMetadata(uint64_t index, std::string* json) const override;
 
  private:
   explicit WdsDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}

@@ -13,6 +13,7 @@ namespace {
 constexpr uint64_t kMaxClsBytes = 64;
 
 bool IsCls(const std::string& ext) { return ext == "cls" || ext == "CLS"; }
+bool IsJson(const std::string& ext) { return ext == "json" || ext == "JSON"; }
 
 // Builds the locations from a DALI index (shardpack's own, or DALI's wds2idx output).
 Status IndexFromDaliIndex(Env* env, const std::string& path, const std::string& index_path,
@@ -39,6 +40,9 @@ Status IndexFromDaliIndex(Env* env, const std::string& path, const std::string& 
         s.format = format;
         s.offset = m.offset;
         s.size = m.size;
+      } else if (IsJson(m.ext)) {
+        s.json_offset = m.offset;
+        s.json_size = m.size;
       } else if (IsCls(m.ext) && m.size <= kMaxClsBytes) {
         std::string cls(m.size, '\0');
         SHARDPACK_RETURN_IF_ERROR(file->Read(m.offset, m.size, cls.data()));
@@ -102,6 +106,9 @@ Status IndexByScanning(Env* env, const std::string& path, std::vector<WdsSampleL
       current.format = format;
       current.offset = m.data_offset;
       current.size = m.size;
+    } else if (IsJson(ext)) {
+      current.json_offset = m.data_offset;
+      current.json_size = m.size;
     } else if (IsCls(ext) && m.size <= kMaxClsBytes) {
       std::string cls;
       SHARDPACK_RETURN_IF_ERROR(reader->ReadData(kMaxClsBytes, &cls));

@@ -17,6 +17,8 @@ struct WdsSampleLocation {
   ImageFormat format = ImageFormat::kUnknown;
   uint64_t offset = 0;  // of the image member's data in the shard file
   uint64_t size = 0;
+  uint64_t json_offset = 0;  // of the .json member's data; json_size 0 when there is none
+  uint64_t json_size = 0;
 };
 
 // The DALI index that belongs to a shard: "<path without .tar>.idx".

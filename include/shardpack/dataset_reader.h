@@ -41,6 +41,12 @@ class DatasetReader {
   // Sample `index` in dataset order. Thread-safe; `out`'s buffers are reused. InvalidArgument for an
   // index past the end, DataLoss or IOError when the files cannot deliver it.
   virtual Status Read(uint64_t index, ReadSample* out) const = 0;
+  // The sample's JSON metadata (a WebDataset sample's .json field), empty when the format or the
+  // sample has none. Not on the training path: one more read per sample.
+  virtual Status ReadMetadata(uint64_t index, std::string* json) const {
+    json->clear();
+    return CheckIndex(index);
+  }
 
  protected:
   explicit DatasetReader(Manifest manifest) : manifest_(std::move(manifest)) {}

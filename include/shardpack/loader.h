@@ -90,6 +90,15 @@ class Loader {
   // The next batch, valid until the following call to Next() or StartEpoch(); nullptr at the end
   // of the epoch.
   Status Next(const Batch** batch);
+  // For consumers that keep batches longer (the Python binding, whose tensors share the buffer):
+  // the next batch, which stays valid, and whose buffer is not reused, until Release(*slot), even
+  // across StartEpoch(). nullptr at the end of the epoch. When the consumer holds every buffer, so
+  // that no batch could ever be produced, it fails (InvalidArgument) instead of waiting forever.
+  Status Acquire(const Batch** batch, uint32_t* slot);
+  void Release(uint32_t slot);
+  // The batch buffers, allocated once: (prefetch + 2) of batch_bytes() each.
+  std::vector<const uint8_t*> buffers() const;
+  size_t batch_bytes() const;
   LoaderStats stats() const;
 
  private:

@@ -14,6 +14,7 @@
 #include "shardpack/stat.h"
 #include "shardpack/units.h"
 #include "shardpack/verify.h"
+#include "tools/command_line.h"
 #include "tools/progress_printer.h"
 
 namespace shardpack {
@@ -222,10 +223,8 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
 }
 
 }  // namespace
-}  // namespace shardpack
 
-int main(int argc, char** argv) {
-  using namespace shardpack;
+int RunCommandLine(int argc, char** argv) {
   CLI::App app{"shardpack: packs image datasets into large sequential shards so the GPU never waits for data."};
   app.set_version_flag("--version", std::string("shardpack ") + SHARDPACK_VERSION);
   app.require_subcommand(1);
@@ -304,3 +303,5 @@ int main(int argc, char** argv) {
   }
   return 2;
 }
+
+}  // namespace shardpack

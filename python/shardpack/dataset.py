@@ -1,0 +1,40 @@
+"""shardpack.open: random access to the samples of a packed dataset."""
+
+from . import _shardpack
+
+
+class Dataset:
+    """ds[i] is sample i as a WebDataset-style dict: "__key__", "cls" (the label, -1 if none), the
+    image bytes under their extension ("jpg", "png", "webp", "bmp") or, for raw datasets, the
+    decoded pixels as an (H, W, 3) uint8 array under "npy", and "json" when the sample has one."""
+
+    def __init__(self, path):
+        self._impl = _shardpack.Dataset(str(path))
+
+    def __len__(self):
+        return len(self._impl)
+
+    def __getitem__(self, index):
+        n = len(self._impl)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(f"sample {index} is out of range for a dataset of {n} samples")
+        return self._impl.read(index)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self._impl.read(i)
+
+    @property
+    def format(self):
+        return self._impl.format
+
+    @property
+    def classes(self):
+        return self._impl.classes
+
+
+def open(path):  # noqa: A001
+    """Opens a dataset folder (any format) or WebDataset shards ("train-{000000..000127}.tar")."""
+    return Dataset(path)

@@ -1,0 +1,302 @@
+// _shardpack: the Python binding of the C++ library (python/shardpack/ is the package users import).
+//
+// Batches reach Python without a copy: a BatchLease owns one batch buffer of the loader until the
+// last numpy array or torch tensor made from it is gone (their base object is the lease), and only
+// then gives the buffer back, so a batch Python still holds is never overwritten. The GIL is
+// released whenever the C++ side may wait or work (waiting for a batch, starting an epoch, reading
+// a sample, running a command).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "shardpack/dataset_reader.h"
+#include "shardpack/loader.h"
+#include "tools/command_line.h"
+
+namespace py = pybind11;
+
+namespace shardpack {
+namespace {
+
+// A non-OK Status as the Python exception a user expects.
+void Raise(const Status& s) {
+  if (s.ok()) return;
+  switch (s.code()) {
+    case Status::Code::kInvalidArgument: throw py::value_error(s.message());
+    case Status::Code::kNotFound: {
+      PyErr_SetString(PyExc_FileNotFoundError, s.message().c_str());
+      throw py::error_already_set();
+    }
+    case Status::Code::kIOError: {
+      PyErr_SetString(PyExc_OSError, s.message().c_str());
+      throw py::error_already_set();
+    }
+    default: throw std::runtime_error(s.ToString());
+  }
+}
+
+// Batch buffers allocated by a Python callable (torch's pinned memory): the objects it returns are
+// kept alive here until the loader frees the buffer.
+struct PythonBuffers {
+  py::object allocate;  // allocate(nbytes) -> object with data_ptr()
+  std::vector<py::object> alive;
+};
+
+class PyLoader;
+
+// One batch on loan to Python.
+class BatchLease {
+ public:
+  BatchLease(std::shared_ptr<Loader> loader, const Batch* batch, uint32_t slot, bool nchw, uint32_t h, uint32_t w)
+      : loader_(std::move(loader)), batch_(batch), slot_(slot), nchw_(nchw), h_(h), w_(w) {}
+  ~BatchLease() { Release(); }
+  BatchLease(const BatchLease&) = delete;
+  BatchLease& operator=(const BatchLease&) = delete;
+
+  void Release() {
+    if (loader_) loader_->Release(slot_);
+    loader_.reset();
+    batch_ = nullptr;
+  }
+  const Batch& batch() const {
+    if (batch_ == nullptr) throw py::value_error("this batch was released");
+    return *batch_;
+  }
+  // The images as a uint8 array over the loader's buffer; `self` becomes its base.
+  static py::array Images(py::object self) {
+    BatchLease& l = self.cast<BatchLease&>();
+    const Batch& b = l.batch();
+    std::vector<py::ssize_t> shape = {py::ssize_t(b.count)};
+    if (l.nchw_) shape.insert(shape.end(), {3, py::ssize_t(l.h_), py::ssize_t(l.w_)});
+    else shape.insert(shape.end(), {py::ssize_t(l.h_), py::ssize_t(l.w_), 3});
+    return py::array(py::dtype::of<uint8_t>(), shape, b.images, self);
+  }
+  uint32_t slot() const { return slot_; }
+
+ private:
+  std::shared_ptr<Loader> loader_;
+  const Batch* batch_;
+  uint32_t slot_;
+  bool nchw_;
+  uint32_t h_, w_;
+};
+
+class PyLoader {
+ public:
+  PyLoader(const std::string& path, const LoaderOptions& options, py::object allocate) : options_(options) {
+    if (!allocate.is_none()) {
+      auto buffers = std::make_shared<PythonBuffers>();
+      buffers->allocate = allocate;
+      options_.allocator.allocate = [buffers](size_t bytes) -> uint8_t* {
+        py::gil_scoped_acquire gil;
+        py::object buffer = buffers->allocate(bytes);
+        buffers->alive.push_back(buffer);
+        return reinterpret_cast<uint8_t*>(buffer.attr("data_ptr")().cast<uintptr_t>());
+      };
+      options_.allocator.free = [buffers](uint8_t* data, size_t) {
+        py::gil_scoped_acquire gil;
+        for (size_t i = 0; i < buffers->alive.size(); ++i) {
+          if (buffers->alive[i].attr("data_ptr")().cast<uintptr_t>() == reinterpret_cast<uintptr_t>(data)) {
+            buffers->alive.erase(buffers->alive.begin() + long(i));
+            return;
+          }
+        }
+      };
+    }
+    std::unique_ptr<Loader> loader;
+    Raise(Loader::Open(path, options_, &loader));
+    loader_ = std::shared_ptr<Loader>(std::move(loader));
+  }
+
+  uint64_t batches_per_epoch() const { return loader_->batches_per_epoch(); }
+
+  void StartEpoch(uint64_t epoch, uint64_t first_batch) {
+    Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = loader_->StartEpoch(epoch, first_batch);
+    }
+    Raise(s);
+  }
+
+  // The next batch on loan, or None at the end of the epoch.
+  py::object Acquire() {
+    const Batch* batch = nullptr;
+    uint32_t slot = 0;
+    Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = loader_->Acquire(&batch, &slot);
+    }
+    Raise(s);
+    if (batch == nullptr) return py::none();
+    return py::cast(std::make_unique<BatchLease>(loader_, batch, slot, options_.nchw, options_.height, options_.width));
+  }
+
+  std::vector<uintptr_t> Buffers() const {
+    std::vector<uintptr_t> out;
+    for (const uint8_t* p : loader_->buffers()) out.push_back(reinterpret_cast<uintptr_t>(p));
+    return out;
+  }
+
+  py::dict Stats() const {
+    const LoaderStats s = loader_->stats();
+    py::dict d;
+    d["batches"] = s.batches;
+    d["images"] = s.images;
+    d["bytes_read"] = s.bytes_read;
+    d["corrupt"] = s.corrupt;
+    d["read_seconds"] = s.read_seconds;
+    d["decode_seconds"] = s.decode_seconds;
+    d["produce_seconds"] = s.produce_seconds;
+    d["consumer_wait_seconds"] = s.consumer_wait_seconds;
+    d["elapsed_seconds"] = s.elapsed_seconds;
+    d["images_per_s"] = s.elapsed_seconds > 0 ? s.images / s.elapsed_seconds : 0.0;
+    d["bytes_per_s"] = s.elapsed_seconds > 0 ? s.bytes_read / s.elapsed_seconds : 0.0;
+    d["consumer_wait_share"] = s.elapsed_seconds > 0 ? s.consumer_wait_seconds / s.elapsed_seconds : 0.0;
+    return d;
+  }
+
+ private:
+  LoaderOptions options_;
+  std::shared_ptr<Loader> loader_;
+};
+
+class PyDataset {
+ public:
+  explicit PyDataset(const std::string& path) { Raise(DatasetReader::Open(path, nullptr, &reader_)); }
+  uint64_t size() const { return reader_->size(); }
+  std::string format() const { return reader_->manifest().format; }
+  std::vector<std::string> classes() const { return reader_->manifest().classes; }
+
+  // Sample i as a WebDataset-style dict: __key__, cls, the image bytes under their extension (or,
+  // for raw datasets, the pixels under "npy"), and json when the sample has it.
+  py::dict Read(uint64_t index) const {
+    ReadSample sample;
+    std::string json;
+    Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = reader_->Read(index, &sample);
+      if (s.ok()) s = reader_->ReadMetadata(index, &json);
+    }
+    if (s.code() == Status::Code::kInvalidArgument) throw py::index_error(s.message());
+    Raise(s);
+    py::dict d;
+    d["__key__"] = sample.key;
+    d["cls"] = sample.label;
+    if (!sample.encoded.empty()) {
+      d[ImageExtension(sample.format)] = py::bytes(sample.encoded);
+    } else {
+      py::array_t<uint8_t> pixels({py::ssize_t(sample.pixels.height), py::ssize_t(sample.pixels.width), py::ssize_t(3)});
+      std::memcpy(pixels.mutable_data(), sample.pixels.rgb.data(), sample.pixels.rgb.size());
+      d["npy"] = pixels;
+    }
+    if (!json.empty()) d["json"] = py::module_::import("json").attr("loads")(py::str(json));
+    return d;
+  }
+
+ private:
+  std::unique_ptr<DatasetReader> reader_;
+};
+
+LoaderOptions MakeLoaderOptions(uint64_t batch_size, bool shuffle, uint64_t seed, uint64_t shuffle_buffer,
+                                bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker,
+                                uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
+                                std::pair<double, double> scale, std::pair<double, double> ratio, double flip,
+                                bool nchw, int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode) {
+  LoaderOptions o;
+  o.sampler.batch_size = batch_size;
+  o.sampler.shuffle = shuffle;
+  o.sampler.seed = seed;
+  o.sampler.shuffle_buffer = shuffle_buffer;
+  o.sampler.drop_last = drop_last;
+  o.sampler.rank = rank;
+  o.sampler.world_size = world_size;
+  o.sampler.worker = worker;
+  o.sampler.num_workers = num_workers;
+  o.height = height;
+  o.width = width;
+  o.eval = eval;
+  o.eval_resize = eval_resize;
+  o.scale_min = scale.first;
+  o.scale_max = scale.second;
+  o.ratio_min = ratio.first;
+  o.ratio_max = ratio.second;
+  o.flip = flip;
+  o.nchw = nchw;
+  o.threads = threads;
+  o.prefetch = prefetch;
+  o.skip_corrupt = skip_corrupt;
+  o.fast_decode = fast_decode;
+  return o;
+}
+
+int RunCli(const std::vector<std::string>& args) {
+  std::vector<std::string> storage = {"shardpack"};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  py::gil_scoped_release nogil;
+  return RunCommandLine(int(storage.size()), argv.data());
+}
+
+}  // namespace
+}  // namespace shardpack
+
+PYBIND11_MODULE(_shardpack, m) {
+  using namespace shardpack;
+  m.doc() = "shardpack's C++ library; use the shardpack package (shardpack.Loader, shardpack.open).";
+  m.attr("__version__") = SHARDPACK_VERSION;
+
+  py::class_<BatchLease>(m, "BatchLease", "One batch, its buffer on loan until no array uses it.")
+      .def("images", &BatchLease::Images, "uint8 array over the batch buffer (no copy); keeps the lease alive")
+      .def("labels", [](const BatchLease& l) { return py::array_t<int64_t>(py::ssize_t(l.batch().labels.size()),
+                                                                       std::vector<int64_t>(l.batch().labels.begin(), l.batch().labels.end()).data()); })
+      .def("indices", [](const BatchLease& l) { return py::array_t<uint64_t>(py::ssize_t(l.batch().indices.size()), l.batch().indices.data()); })
+      .def("keys", [](const BatchLease& l) { return l.batch().keys; })
+      .def_property_readonly("epoch", [](const BatchLease& l) { return l.batch().epoch; })
+      .def_property_readonly("index", [](const BatchLease& l) { return l.batch().index; })
+      .def_property_readonly("count", [](const BatchLease& l) { return l.batch().count; })
+      .def_property_readonly("slot", &BatchLease::slot)
+      .def("release", &BatchLease::Release, "Give the buffer back now (arrays made from it must not be used after)");
+
+  py::class_<PyLoader>(m, "Loader")
+      .def(py::init([](const std::string& path, uint64_t batch_size, bool shuffle, uint64_t seed, uint64_t shuffle_buffer,
+                       bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker, uint32_t num_workers,
+                       uint32_t height, uint32_t width, bool eval, uint32_t eval_resize, std::pair<double, double> scale,
+                       std::pair<double, double> ratio, double flip, bool nchw, int threads, uint32_t prefetch,
+                       bool skip_corrupt, bool fast_decode, py::object allocate) {
+             return std::make_unique<PyLoader>(
+                 path,
+                 MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size, worker,
+                                   num_workers, height, width, eval, eval_resize, scale, ratio, flip, nchw, threads,
+                                   prefetch, skip_corrupt, fast_decode),
+                 allocate);
+           }),
+           py::arg("path"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("shuffle_buffer"),
+           py::arg("drop_last"), py::arg("rank"), py::arg("world_size"), py::arg("worker"), py::arg("num_workers"),
+           py::arg("height"), py::arg("width"), py::arg("eval"), py::arg("eval_resize"), py::arg("scale"),
+           py::arg("ratio"), py::arg("flip"), py::arg("nchw"), py::arg("threads"), py::arg("prefetch"),
+           py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("allocate"))
+      .def("batches_per_epoch", &PyLoader::batches_per_epoch)
+      .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0)
+      .def("acquire", &PyLoader::Acquire)
+      .def("buffers", &PyLoader::Buffers, "Addresses of the batch buffers (for zero-copy checks)")
+      .def("stats", &PyLoader::Stats);
+
+  py::class_<PyDataset>(m, "Dataset")
+      .def(py::init<const std::string&>(), py::arg("path"))
+      .def("__len__", &PyDataset::size)
+      .def_property_readonly("format", &PyDataset::format)
+      .def_property_readonly("classes", &PyDataset::classes)
+      .def("read", &PyDataset::Read, py::arg("index"));
+
+  m.def("cli", &RunCli, py::arg("args"), "Runs the shardpack command line with these arguments; returns its exit status");
+}

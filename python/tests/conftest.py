@@ -1,0 +1,47 @@
+"""Shared fixtures: a generated image tree packed by the real command line, once per session.
+
+The paths of the tools come from ctest (python/CMakeLists.txt): SHARDPACK_CLI, SHARDPACK_MAKE_IMAGE_TREE,
+SHARDPACK_DUMP_BATCHES; PYTHONPATH points at the built package."""
+
+import os
+import subprocess
+
+import pytest
+
+
+def tool(name):
+    path = os.environ.get(name)
+    if not path:
+        pytest.skip(f"{name} is not set: run these tests through ctest")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tree")
+    subprocess.run([tool("SHARDPACK_MAKE_IMAGE_TREE"), str(root / "src"), "--classes", "4", "--images", "60",
+                    "--small", "--png-every", "7"], check=True, stdout=subprocess.DEVNULL)
+    return root
+
+
+def pack(tree, name, *options):
+    out = tree / name
+    if not out.exists():
+        subprocess.run([tool("SHARDPACK_CLI"), "pack", str(tree / "src"), str(out), "--quiet", "--no-sync",
+                        "--samples-per-shard", "16", *options], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+@pytest.fixture(scope="session")
+def wds(tree):
+    return pack(tree, "wds")
+
+
+@pytest.fixture(scope="session")
+def raw(tree):
+    return pack(tree, "raw", "--format", "raw", "--crop", "32")
+
+
+@pytest.fixture(scope="session")
+def lmdb_dataset(tree):
+    return pack(tree, "lmdb", "--format", "lmdb")

@@ -1,0 +1,152 @@
+"""shardpack.Loader against the C++ loader, and its promises: zero copy, exact resume, ranks,
+buffers never overwritten while Python holds them."""
+
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+import shardpack
+from conftest import tool
+
+
+def run_cpp(dataset, tmp_path, batch=8, seed=3, size=24, epoch=1, first=0, rank=0, world=1):
+    out = tmp_path / f"cpp-{epoch}-{first}-{rank}"
+    subprocess.run([tool("SHARDPACK_DUMP_BATCHES"), str(dataset), str(out), str(batch), str(seed), str(size),
+                    str(epoch), str(first), str(rank), str(world)], check=True)
+    images = np.frombuffer((out.parent / (out.name + ".bin")).read_bytes(), dtype=np.uint8)
+    rows = [line.split() for line in (out.parent / (out.name + ".txt")).read_text().splitlines()]
+    return images.reshape(-1, size, size, 3), np.array([int(r[0]) for r in rows]), np.array([int(r[1]) for r in rows])
+
+
+def collect(loader):
+    images, labels = [], []
+    for x, y in loader:
+        images.append(x.clone())
+        labels.append(y.clone())
+    return torch.cat(images), torch.cat(labels)
+
+
+@pytest.mark.parametrize("fmt", ["wds", "lmdb"])
+def test_tensors_and_labels_equal_the_cpp_loader(fmt, wds, lmdb_dataset, tmp_path):
+    dataset = wds if fmt == "wds" else lmdb_dataset
+    loader = shardpack.Loader(dataset, batch_size=8, seed=3, size=24, threads=2)
+    loader.set_epoch(1)
+    images, labels = collect(loader)
+    cpp_images, _, cpp_labels = run_cpp(dataset, tmp_path)
+    assert images.dtype == torch.uint8 and labels.dtype == torch.int64
+    assert tuple(images.shape) == (60, 24, 24, 3)
+    assert np.array_equal(images.numpy(), cpp_images)
+    assert np.array_equal(labels.numpy(), cpp_labels)
+    assert len(loader) == 8
+
+
+def test_images_share_memory_with_the_cpp_buffer(wds):
+    loader = shardpack.Loader(wds, batch_size=8, size=24, threads=2)
+    buffers = set(loader.buffer_addresses())
+    assert len(buffers) == 4  # prefetch 2 + 2
+    seen = set()
+    for images, _ in loader:
+        assert images.data_ptr() in buffers
+        seen.add(images.data_ptr())
+    assert len(seen) >= 2
+
+
+def test_nchw_layout_is_the_transpose(wds):
+    nhwc = next(iter(shardpack.Loader(wds, batch_size=4, size=16, shuffle=False, transform="eval")))[0].clone()
+    nchw = next(iter(shardpack.Loader(wds, batch_size=4, size=16, shuffle=False, transform="eval", layout="NCHW")))[0]
+    assert tuple(nchw.shape) == (4, 3, 16, 16)
+    assert torch.equal(nchw, nhwc.permute(0, 3, 1, 2))
+
+
+def test_resume_via_state_dict_equals_an_uninterrupted_run(wds):
+    full = shardpack.Loader(wds, batch_size=8, seed=5, size=24, threads=2)
+    full.set_epoch(2)
+    expected = [(x.clone(), y.clone()) for x, y in full]
+    first = shardpack.Loader(wds, batch_size=8, seed=5, size=24, threads=2)
+    first.set_epoch(2)
+    it = iter(first)
+    head = [tuple(t.clone() for t in next(it)) for _ in range(3)]
+    state = first.state_dict()
+    assert state["epoch"] == 2 and state["batch"] == 3
+    second = shardpack.Loader(wds, batch_size=8, seed=5, size=24, threads=2)
+    second.load_state_dict(state)
+    tail = [(x.clone(), y.clone()) for x, y in second]
+    got = head + tail
+    assert len(got) == len(expected) == 8
+    for (a, b), (c, d) in zip(got, expected):
+        assert torch.equal(a, c) and torch.equal(b, d)
+    with pytest.raises(ValueError, match="state_dict has seed=5 but this loader has 6"):
+        shardpack.Loader(wds, batch_size=8, seed=6, size=24).load_state_dict(state)
+
+
+def test_two_ranks_cover_the_epoch_exactly_once(wds, tmp_path):
+    indices, batches = [], []
+    for rank in (0, 1):
+        loader = shardpack.Loader(wds, batch_size=7, seed=1, size=16, rank=rank, world_size=2)
+        loader.set_epoch(4)
+        n = 0
+        for lease in loader.batches():
+            indices.extend(lease.indices().tolist())
+            n += 1
+        batches.append(n)
+        assert n == len(loader)
+    assert batches[0] == batches[1]
+    assert sorted(indices) == list(range(60))
+
+
+def test_a_batch_held_by_python_is_never_overwritten(wds):
+    loader = shardpack.Loader(wds, batch_size=4, size=16, prefetch=1, threads=2)
+    it = iter(loader)
+    kept_images, kept_labels = next(it)
+    copy = kept_images.clone()
+    for _ in it:
+        pass
+    loader.set_epoch(1)
+    for _ in loader:  # a whole second epoch through the remaining buffers
+        pass
+    assert torch.equal(kept_images, copy)
+    # Holding every buffer is an error, not a hang.
+    held = []
+    with pytest.raises(ValueError, match="batch buffers are still held by the consumer"):
+        for images, _ in loader:
+            held.append(images)
+    del held, kept_images, kept_labels
+    assert sum(1 for _ in loader) == len(loader)  # released: iteration works again
+
+
+def test_stats_say_whether_the_loader_keeps_up(wds):
+    loader = shardpack.Loader(wds, batch_size=8, size=24, threads=2)
+    n = sum(x.shape[0] for x, _ in loader)
+    s = loader.stats()
+    assert n == 60 and s["images"] == 60 and s["batches"] == 8 and s["corrupt"] == 0
+    assert s["bytes_read"] > 0 and s["images_per_s"] > 0 and 0 <= s["consumer_wait_share"] <= 1
+
+
+def test_pin_memory_without_cuda_warns_and_works(wds):
+    if torch.cuda.is_available():
+        loader = shardpack.Loader(wds, batch_size=8, size=24, pin_memory=True)
+        images, _ = next(iter(loader))
+        assert images.is_pinned()
+    else:
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            loader = shardpack.Loader(wds, batch_size=8, size=24, pin_memory=True)
+        assert sum(1 for _ in loader) == 8
+
+
+def test_raw_shards_of_the_output_size_pass_through(raw, tmp_path):
+    loader = shardpack.Loader(raw, batch_size=10, size=32, transform="eval", shuffle=False)
+    images, labels = next(iter(loader))
+    first = shardpack.open(raw)[0]
+    assert np.array_equal(images[0].numpy(), first["npy"])
+    assert labels[0].item() == first["cls"]
+
+
+def test_bad_options_and_paths_raise(wds, tmp_path):
+    with pytest.raises(ValueError, match="transform must be one of"):
+        shardpack.Loader(wds, transform="random")
+    with pytest.raises(FileNotFoundError, match="manifest.json does not exist"):
+        shardpack.Loader(tmp_path / "nothing")
+    with pytest.raises(ValueError, match="rank 2 is not below world size 2"):
+        shardpack.Loader(wds, rank=2, world_size=2)
