@@ -70,7 +70,10 @@ nlohmann::json BenchResultToJson(const BenchResult& r) {
           {"decode_seconds", r.decode_seconds},
           {"consumer_wait_seconds", r.consumer_wait_seconds},
           {"consumer_wait_share", r.consumer_wait_share},
-          {"keeps_up", r.keeps_up}};
+          {"keeps_up", r.keeps_up},
+          {"device", r.device},
+          {"copy_seconds", r.copy_seconds},
+          {"copy_busy_share", r.copy_busy_share}};
 }
 
 }  // namespace shardpack

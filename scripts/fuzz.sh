@@ -24,7 +24,7 @@ fi
 bash scripts/install-deps.sh
 if [[ ! -f build/fuzz/CMakeCache.txt ]]; then
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPACK_FUZZ=ON \
-    -DSHARDPACK_BUILD_TESTS=OFF -DSHARDPACK_BUILD_BENCHMARKS=OFF -DSHARDPACK_BUILD_PYTHON=OFF >/dev/null
+    -DSHARDPACK_BUILD_TESTS=OFF -DSHARDPACK_BUILD_BENCHMARKS=OFF -DSHARDPACK_BUILD_PYTHON=OFF -DSHARDPACK_CUDA=OFF >/dev/null
 fi
 cmake --build build/fuzz --target fuzz_all -j "$(nproc)"
 

@@ -15,15 +15,16 @@ ctest --test-dir build/release --output-on-failure -j"$jobs"
 
 echo "== ASan + UBSan build and tests"
 # (The Python module is not built here: a sanitized extension cannot load into Debian's python3.)
+# Nor the CUDA feed: nvcc does not take the sanitizer flags (the Release build compiles and tests it).
 scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DSHARDPACK_SANITIZE=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF \
-  -DSHARDPACK_BUILD_PYTHON=OFF
+  -DSHARDPACK_BUILD_PYTHON=OFF -DSHARDPACK_CUDA=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs"
 
 echo "== ThreadSanitizer build: pipeline, loader, verify and reader tests"
 tsan_tests=(pack_test convert_test loader_test verify_test dataset_reader_test sampler_test)
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPACK_TSAN=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF \
-  -DSHARDPACK_BUILD_PYTHON=OFF >/dev/null
+  -DSHARDPACK_BUILD_PYTHON=OFF -DSHARDPACK_CUDA=OFF >/dev/null
 cmake --build build/tsan -j"$jobs" --target "${tsan_tests[@]}" make_image_tree
 for t in "${tsan_tests[@]}"; do
   echo "-- $t"

@@ -15,6 +15,9 @@
 #include "shardpack/units.h"
 #include "shardpack/verify.h"
 #include "tools/command_line.h"
+#ifdef SHARDPACK_HAVE_CUDA
+#include "lib/cuda/cuda_bench.h"
+#endif
 #include "tools/progress_printer.h"
 
 namespace shardpack {
@@ -201,10 +204,25 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
   app->add_flag("--json", f.json, "Print the summary as JSON on stdout");
 }
 
-int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool json) {
+// `--device cuda` with `--dtype`: the CUDA feed (lib/cuda), when this build has it.
+Status RunDeviceBench(const std::string& dataset, const BenchOptions& o, const std::string& device,
+                      const std::string& dtype, BenchResult* r) {
+  if (device == "cpu") return RunLoaderBench(dataset, o, r);
+#ifdef SHARDPACK_HAVE_CUDA
+  const DeviceDType t = dtype == "uint8" ? DeviceDType::kUint8 : dtype == "float16" ? DeviceDType::kFloat16
+                        : dtype == "bfloat16" ? DeviceDType::kBFloat16 : DeviceDType::kFloat32;
+  return RunCudaBench(dataset, o, t, r);
+#else
+  (void)dtype;
+  return Status::Unsupported("this shardpack was built without CUDA (no CUDA toolkit at build time)");
+#endif
+}
+
+int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool json, const std::string& device,
+             const std::string& dtype) {
   o.loader.height = o.loader.width = crop;
   BenchResult r;
-  Status s = RunLoaderBench(dataset, o, &r);
+  Status s = RunDeviceBench(dataset, o, device, dtype, &r);
   if (!s.ok()) return Fail("bench", s);
   if (json) {
     std::cout << BenchResultToJson(r).dump(2) << "\n";
@@ -213,7 +231,11 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
   std::printf("%s in %.2f s: %.0f images/s, %.1f MB/s read%s\n", Count(r.images, "image").c_str(), r.seconds,
               r.images_per_second, r.bytes_per_second / 1e6,
               r.corrupt ? (", " + Count(r.corrupt, "corrupt sample") + " skipped").c_str() : "");
-  std::printf("per stage (summed over threads): read %.2f s, decode+transform %.2f s\n", r.read_seconds, r.decode_seconds);
+  if (r.device == "cuda") {
+    std::printf("into GPU memory; copy engine busy %.1f%% of the time\n", 100 * r.copy_busy_share);
+  } else {
+    std::printf("per stage (summed over threads): read %.2f s, decode+transform %.2f s\n", r.read_seconds, r.decode_seconds);
+  }
   if (o.consumer_rate > 0) {
     std::printf("consumer at %.0f images/s waited %.2f s (%.1f%% of the time): %s\n", o.consumer_rate,
                 r.consumer_wait_seconds, 100 * r.consumer_wait_share,
@@ -287,6 +309,13 @@ int RunCommandLine(int argc, char** argv) {
                     "Streaming shuffle: shards in random order through a buffer of N samples (0: global shuffle)")
       ->capture_default_str();
   bench->add_flag("--json", bench_json, "Print the figures as JSON (images/s under images_per_s)");
+  std::string bench_device = "cpu", bench_dtype = "float32";
+  bench->add_option("--device", bench_device, "cpu, or cuda: batches into GPU memory through the CUDA feed")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  bench->add_option("--dtype", bench_dtype, "cuda: uint8 as decoded, or normalised NCHW float32, float16, bfloat16")
+      ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -299,7 +328,7 @@ int RunCommandLine(int argc, char** argv) {
   if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top);
   if (bench->parsed()) {
     if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);
-    return RunBench(bench_dir, bo, bench_crop, bench_json);
+    return RunBench(bench_dir, bo, bench_crop, bench_json, bench_device, bench_dtype);
   }
   return 2;
 }

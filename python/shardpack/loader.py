@@ -2,8 +2,6 @@
 
 import warnings
 
-import numpy as np
-
 from . import _shardpack
 from ._distributed import default_rank_world
 
@@ -25,6 +23,11 @@ class Loader:
         through a buffer of N samples) when random reads are slow.
     pin_memory: batch buffers in page-locked memory (torch's pinned allocator), ready for
         .to("cuda", non_blocking=True). Without CUDA it warns and uses ordinary memory.
+    device: "cpu" (default), or "cuda" (or "cuda:N"): batches arrive as CUDA tensors through
+        shardpack's CUDA feed (pinned buffers, asynchronous copies on their own stream, double or
+        triple buffering with `depth`), normalised on the GPU to `dtype` ("float32", "float16",
+        "bfloat16"; NCHW, (x - mean) / std with mean and std on the 0-255 scale) or left "uint8".
+        torch's current stream waits for each batch; a buffer is reused once its tensor is freed.
 
     Iterating yields (images, labels): images share memory with the C++ batch buffer (no copy);
     labels are int64. A buffer is reused only once nothing refers to its tensor any more, so
@@ -36,7 +39,9 @@ class Loader:
     def __init__(self, path, batch_size=32, shuffle=True, seed=0, transform="train", size=224, resize=None,
                  threads=0, rank=None, world_size=None, drop_last=False, pin_memory=False, layout="NHWC",
                  prefetch=2, skip_corrupt=True, shuffle_buffer=0, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3),
-                 flip=0.5, fast_decode=True, worker=0, num_workers=1):
+                 flip=0.5, fast_decode=True, worker=0, num_workers=1, device="cpu", dtype="float32",
+                 mean=(0.485 * 255, 0.456 * 255, 0.406 * 255), std=(0.229 * 255, 0.224 * 255, 0.225 * 255),
+                 depth=3):
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
         if layout not in ("NHWC", "NCHW"):
@@ -56,14 +61,27 @@ class Loader:
         self._config = dict(path=str(path), batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
                             world_size=world_size, rank=rank, drop_last=bool(drop_last),
                             shuffle_buffer=int(shuffle_buffer), worker=int(worker), num_workers=int(num_workers))
-        self._impl = _shardpack.Loader(
-            str(path), batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
+        common = dict(
+            batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
             shuffle_buffer=int(shuffle_buffer), drop_last=bool(drop_last), rank=rank, world_size=world_size,
             worker=int(worker), num_workers=int(num_workers), height=height, width=width,
             eval=transform == "eval", eval_resize=int(resize) if resize else max(height, width) * 256 // 224,
             scale=tuple(scale), ratio=tuple(ratio), flip=float(flip), nchw=layout == "NCHW", threads=int(threads),
-            prefetch=int(prefetch), skip_corrupt=bool(skip_corrupt), fast_decode=bool(fast_decode),
-            allocate=allocate)
+            prefetch=int(prefetch), skip_corrupt=bool(skip_corrupt), fast_decode=bool(fast_decode))
+        device = str(device)
+        self._cuda = device.startswith("cuda")
+        if self._cuda:
+            if not _shardpack.has_cuda:
+                raise RuntimeError("this shardpack was built without CUDA (no CUDA toolkit at build time)")
+            if dtype not in ("uint8", "float32", "float16", "bfloat16"):
+                raise ValueError(f"dtype must be uint8, float32, float16 or bfloat16, not {dtype!r}")
+            index = int(device.split(":")[1]) if ":" in device else 0
+            self._impl = _shardpack.CudaFeed(str(path), **common, device=index, depth=int(depth), dtype=dtype,
+                                             mean=[float(v) for v in mean], std=[float(v) for v in std])
+        elif device == "cpu":
+            self._impl = _shardpack.Loader(str(path), **common, allocate=allocate)
+        else:
+            raise ValueError(f"device must be 'cpu' or 'cuda[:N]', not {device!r}")
         self._epoch = 0
         self._start_batch = 0   # where the next iteration starts (load_state_dict)
         self._done = 0          # batches handed out in the current epoch, counting from its start
@@ -87,7 +105,10 @@ class Loader:
             lease = self._impl.acquire()
             if lease is None:
                 return
-            images = torch.from_numpy(lease.images())
+            if self._cuda:
+                images = torch.from_dlpack(lease)  # on torch's current stream, after the batch's copy
+            else:
+                images = torch.from_numpy(lease.images())
             labels = torch.from_numpy(lease.labels())
             self._done += 1
             yield images, labels
@@ -127,9 +148,6 @@ class Loader:
         return self._impl.stats()
 
     def buffer_addresses(self):
-        """Addresses of the C++ batch buffers (to check that tensors share them)."""
+        """Addresses of the C++ batch buffers (to check that tensors share them); CPU only."""
         return list(self._impl.buffers())
 
-
-def _as_numpy(array):
-    return np.asarray(array)

@@ -150,3 +150,27 @@ def test_bad_options_and_paths_raise(wds, tmp_path):
         shardpack.Loader(tmp_path / "nothing")
     with pytest.raises(ValueError, match="rank 2 is not below world size 2"):
         shardpack.Loader(wds, rank=2, world_size=2)
+
+
+def test_cuda_device(wds):
+    import shardpack._shardpack as native
+
+    if not native.has_cuda:
+        with pytest.raises(RuntimeError, match="built without CUDA"):
+            shardpack.Loader(wds, device="cuda")
+        return
+    available, why = native.cuda_device_available()
+    if not available or not torch.cuda.is_available():
+        with pytest.raises(Exception, match="no usable CUDA device"):
+            shardpack.Loader(wds, device="cuda")
+        return
+    # On a GPU machine: the CUDA tensors equal the CPU loader's batches normalised on the CPU.
+    cpu = shardpack.Loader(wds, batch_size=8, seed=4, size=24)
+    gpu = shardpack.Loader(wds, batch_size=8, seed=4, size=24, device="cuda", dtype="float32")
+    mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1) * 255
+    std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1) * 255
+    for (x, y), (gx, gy) in zip(cpu, gpu):
+        assert gx.is_cuda and gx.dtype == torch.float32 and tuple(gx.shape) == (x.shape[0], 3, 24, 24)
+        expected = (x.permute(0, 3, 1, 2).float() - mean) / std
+        assert torch.allclose(gx.cpu(), expected, atol=1e-4)
+        assert torch.equal(gy, y)

@@ -1,0 +1,131 @@
+// The CUDA feed. The reference of the kernel runs everywhere; the feed's tests need a CUDA device
+// and skip cleanly without one (CI has none; scripts/device-bench.sh runs them on the device).
+#include "shardpack/cuda_feed.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/support/dataset_fixture.h"
+
+namespace shardpack {
+namespace {
+
+TEST(NormalizeReference, IsTheAffineMapPerChannelIntoNchw) {
+  const uint8_t nhwc[2 * 1 * 2 * 3] = {0, 10, 20, 30, 40, 50, 255, 128, 1, 2, 3, 4};  // 2 images of 1x2
+  const float mean[3] = {10, 20, 30}, std[3] = {2, 4, 5};
+  float out[12];
+  NormalizeNhwcToNchwReference(nhwc, 2, 1, 2, mean, std, out);
+  const float expected[12] = {(0 - 10) / 2.f,  (30 - 10) / 2.f, (10 - 20) / 4.f, (40 - 20) / 4.f,
+                              (20 - 30) / 5.f, (50 - 30) / 5.f, (255 - 10) / 2.f, (2 - 10) / 2.f,
+                              (128 - 20) / 4.f, (3 - 20) / 4.f, (1 - 30) / 5.f,  (4 - 30) / 5.f};
+  for (int i = 0; i < 12; ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
+}
+
+class CudaFeedTest : public testing::DatasetTest {
+ protected:
+  void SetUp() override {
+    MakeTree(3, 7);
+    PackResult r;
+    ASSERT_TRUE(PackTo(out(), QuietOptions(), &r).ok());
+  }
+  LoaderOptions Options() {
+    LoaderOptions o;
+    o.sampler.batch_size = 4;
+    o.sampler.seed = 9;
+    o.height = 16;
+    o.width = 12;
+    o.threads = 2;
+    return o;
+  }
+};
+
+TEST_F(CudaFeedTest, WithoutADeviceOpenSaysSo) {
+  std::string why;
+  if (CudaDeviceAvailable(&why)) GTEST_SKIP() << "a CUDA device is present";
+  std::unique_ptr<CudaFeed> feed;
+  CudaFeedOptions o;
+  o.loader = Options();
+  const Status s = CudaFeed::Open(out(), o, &feed);
+  EXPECT_EQ(s.ToString(), "unsupported: no usable CUDA device: " + why);
+}
+
+float ToFloat(const std::vector<uint8_t>& bytes, size_t i, DeviceDType t) {
+  if (t == DeviceDType::kFloat32) return reinterpret_cast<const float*>(bytes.data())[i];
+  if (t == DeviceDType::kFloat16) return __half2float(reinterpret_cast<const __half*>(bytes.data())[i]);
+  return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(bytes.data())[i]);
+}
+
+// Every batch in GPU memory equals the CPU loader's batch (normalised by the reference) for every
+// output type, with the buffers rotating through several epochs.
+TEST_F(CudaFeedTest, DeviceBatchesEqualTheLoadersBatches) {
+  std::string why;
+  if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+  for (DeviceDType t : {DeviceDType::kUint8, DeviceDType::kFloat32, DeviceDType::kFloat16, DeviceDType::kBFloat16}) {
+    SCOPED_TRACE(int(t));
+    CudaFeedOptions fo;
+    fo.loader = Options();
+    fo.dtype = t;
+    fo.depth = 2;
+    std::unique_ptr<CudaFeed> feed;
+    ASSERT_TRUE(CudaFeed::Open(out(), fo, &feed).ok());
+    std::unique_ptr<Loader> cpu;
+    ASSERT_TRUE(Loader::Open(out(), Options(), &cpu).ok());
+    cudaStream_t consumer;
+    ASSERT_EQ(cudaStreamCreate(&consumer), cudaSuccess);
+    for (uint64_t epoch = 0; epoch < 2; ++epoch) {
+      ASSERT_TRUE(feed->StartEpoch(epoch).ok());
+      ASSERT_TRUE(cpu->StartEpoch(epoch).ok());
+      for (;;) {
+        const DeviceBatch* d = nullptr;
+        const Batch* h = nullptr;
+        ASSERT_TRUE(feed->Next(&d).ok());
+        ASSERT_TRUE(cpu->Next(&h).ok());
+        ASSERT_EQ(d == nullptr, h == nullptr);
+        if (d == nullptr) break;
+        ASSERT_EQ(d->count, h->count);
+        EXPECT_EQ(d->host->indices, h->indices);
+        std::vector<uint8_t> got(d->bytes);
+        ASSERT_EQ(cudaStreamWaitEvent(consumer, static_cast<cudaEvent_t>(d->ready), 0), cudaSuccess);
+        ASSERT_EQ(cudaMemcpyAsync(got.data(), d->data, d->bytes, cudaMemcpyDeviceToHost, consumer), cudaSuccess);
+        ASSERT_TRUE(feed->Done(*d, consumer).ok());
+        ASSERT_EQ(cudaStreamSynchronize(consumer), cudaSuccess);
+        if (t == DeviceDType::kUint8) {
+          EXPECT_EQ(0, std::memcmp(got.data(), h->images, h->image_bytes));
+          continue;
+        }
+        std::vector<float> expected(h->image_bytes);
+        NormalizeNhwcToNchwReference(h->images, h->count, 16, 12, fo.mean, fo.std, expected.data());
+        const double tolerance = t == DeviceDType::kFloat32 ? 1e-5 : t == DeviceDType::kFloat16 ? 2e-3 : 1e-2;
+        size_t bad = 0;
+        for (size_t i = 0; i < expected.size(); ++i) {
+          bad += std::fabs(ToFloat(got, i, t) - expected[i]) > tolerance * std::max(1.0f, std::fabs(expected[i]));
+        }
+        EXPECT_EQ(bad, 0u);
+      }
+    }
+    cudaStreamDestroy(consumer);
+  }
+}
+
+TEST_F(CudaFeedTest, ForgettingDoneIsAnErrorNotACorruption) {
+  std::string why;
+  if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+  CudaFeedOptions fo;
+  fo.loader = Options();
+  fo.depth = 2;
+  std::unique_ptr<CudaFeed> feed;
+  ASSERT_TRUE(CudaFeed::Open(out(), fo, &feed).ok());
+  ASSERT_TRUE(feed->StartEpoch(0).ok());
+  const DeviceBatch* d = nullptr;
+  ASSERT_TRUE(feed->Next(&d).ok());
+  ASSERT_TRUE(feed->Next(&d).ok());
+  EXPECT_EQ(feed->Next(&d).ToString(),
+            "invalid argument: CudaFeed: Done() was not called for the batch 2 batches ago, whose device buffer comes next");
+}
+
+}  // namespace
+}  // namespace shardpack
