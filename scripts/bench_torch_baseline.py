@@ -14,24 +14,36 @@ import torch
 import torchvision.transforms as T
 from PIL import Image
 
-src, size, batch, workers, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-classes = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
-items = sorted((os.path.join(src, c, f), i) for i, c in enumerate(classes) for f in os.listdir(os.path.join(src, c)))[:limit]
-transform = T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(), T.PILToTensor()])
+
+def folder_dataset(src, size, limit=None):
+    """The image folder as torchvision users load it: PIL decode, RandomResizedCrop(size),
+    RandomHorizontalFlip, uint8 CHW tensors; the first `limit` images in sorted order."""
+    classes = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
+    items = sorted((os.path.join(src, c, f), i) for i, c in enumerate(classes) for f in os.listdir(os.path.join(src, c)))
+    items = items[:limit] if limit else items
+    transform = T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(), T.PILToTensor()])
+
+    class Folder(torch.utils.data.Dataset):
+        def __len__(self):
+            return len(items)
+
+        def __getitem__(self, i):
+            path, label = items[i]
+            return transform(Image.open(path).convert("RGB")), label
+
+    return Folder()
 
 
-class Folder(torch.utils.data.Dataset):
-    def __len__(self):
-        return len(items)
+def main():
+    src, size, batch, workers, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+    loader = torch.utils.data.DataLoader(folder_dataset(src, size, limit), batch_size=batch, shuffle=True,
+                                         num_workers=workers)
+    torch.set_num_threads(1)
+    start = time.time()
+    n = sum(images.shape[0] for images, _ in loader)
+    elapsed = time.time() - start
+    print("%d %.3f %.1f" % (n, elapsed, n / elapsed))
 
-    def __getitem__(self, i):
-        path, label = items[i]
-        return transform(Image.open(path).convert("RGB")), label
 
-
-loader = torch.utils.data.DataLoader(Folder(), batch_size=batch, shuffle=True, num_workers=workers)
-torch.set_num_threads(1)
-start = time.time()
-n = sum(images.shape[0] for images, _ in loader)
-elapsed = time.time() - start
-print("%d %.3f %.1f" % (n, elapsed, n / elapsed))
+if __name__ == "__main__":
+    main()

@@ -5,30 +5,17 @@ copied with .cuda(non_blocking=True): images/s delivered into GPU memory over SE
 
 Usage: device_torch_baseline.py SRC SIZE BATCH WORKERS SECONDS   (prints "... images/s N")
 """
-import os
 import sys
 import time
 
 import torch
-import torchvision.transforms as T
-from PIL import Image
+
+from bench_torch_baseline import folder_dataset  # the same dataset as the CPU baseline
 
 
 def main():
     src, size, batch, workers, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
-    classes = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
-    items = sorted((os.path.join(src, c, f), i) for i, c in enumerate(classes) for f in os.listdir(os.path.join(src, c)))
-    transform = T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(), T.PILToTensor()])
-
-    class Folder(torch.utils.data.Dataset):
-        def __len__(self):
-            return len(items)
-
-        def __getitem__(self, i):
-            path, label = items[i]
-            return transform(Image.open(path).convert("RGB")), label
-
-    loader = torch.utils.data.DataLoader(Folder(), batch_size=batch, shuffle=True, num_workers=workers,
+    loader = torch.utils.data.DataLoader(folder_dataset(src, size), batch_size=batch, shuffle=True, num_workers=workers,
                                          pin_memory=True, persistent_workers=True, prefetch_factor=4)
     n, start = 0, None
     while True:

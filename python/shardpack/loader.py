@@ -97,25 +97,15 @@ class Loader:
     def __iter__(self):
         import torch
 
-        epoch, first = self._epoch, self._start_batch
-        self._start_batch = 0
-        self._impl.start_epoch(epoch, first)
-        self._done = first
-        while True:
-            lease = self._impl.acquire()
-            if lease is None:
-                return
-            if self._cuda:
-                images = torch.from_dlpack(lease)  # on torch's current stream, after the batch's copy
-            else:
-                images = torch.from_numpy(lease.images())
-            labels = torch.from_numpy(lease.labels())
-            self._done += 1
-            yield images, labels
+        for lease in self.batches():
+            # CUDA: DLPack, on torch's current stream, which waits for the batch's copy.
+            images = torch.from_dlpack(lease) if self._cuda else torch.from_numpy(lease.images())
+            yield images, torch.from_numpy(lease.labels())
 
     def batches(self):
-        """Like iterating, but yields the batch leases themselves (images(), labels(), keys(),
-        indices()) for code that wants numpy arrays or the sample keys."""
+        """Like iterating, but yields the batch objects themselves: on the CPU, images(), labels(),
+        keys() and indices() as numpy arrays (images() without a copy); with device="cuda", a
+        DLPack-capable batch and its labels() and indices()."""
         epoch, first = self._epoch, self._start_batch
         self._start_batch = 0
         self._impl.start_epoch(epoch, first)
