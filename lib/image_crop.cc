@@ -53,7 +53,7 @@ Status DecodeCrop(std::string_view bytes, uint64_t max_pixels, const CropChooser
     }
     cv::Mat rgb;
     cv::Size full;
-    SHARDPACK_RETURN_IF_ERROR(DecodeOrientedRgb(bytes, max_pixels, MinScale(), &rgb, &full, fast));
+    SHARDPACK_RETURN_IF_ERROR(DecodeOrientedRgb(bytes, max_pixels, &rgb, &full, fast));
     const CropPlan plan = choose(full);
     ResizeBox(rgb, plan.box, plan.out, plan.exact, dst);
   } catch (const cv::Exception& e) {

@@ -10,16 +10,13 @@
 
 namespace shardpack {
 
-// Given the full JPEG size (width, height), the smallest scale the decode must keep. Empty: full.
-using MinScale = std::function<double(int width, int height)>;
-
-// Decodes any supported image to RGB with the EXIF orientation applied. A JPEG is decoded at the
-// smallest fast DCT scale (1/8, 1/4, 1/2) not below min_scale(w, h). *full_size is the oriented
-// size at full resolution. Refuses images over max_pixels before allocating for them. fast: JPEG
-// with libjpeg-turbo's fast integer IDCT and plain chroma upsampling (about 7% faster, values off
-// by a level or two; fine for augmented training input, not for stored pixels).
-Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, const MinScale& min_scale, cv::Mat* rgb,
-                         cv::Size* full_size, bool fast = false);
+// Decodes any supported image, whole, to RGB with the EXIF orientation applied. *full_size is the
+// oriented size. Refuses images over max_pixels before allocating for them. fast: JPEG with
+// libjpeg-turbo's fast integer IDCT and plain chroma upsampling (values off by a level or two; fine
+// for augmented training input, not for stored pixels). *rgb may point into this thread's decoder
+// buffer: use it before the thread's next decode.
+Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, cv::Mat* rgb, cv::Size* full_size,
+                         bool fast = false);
 
 // What a crop takes from an image: `box`, in pixels of the oriented full-size image, resized to `out`.
 struct CropPlan {

@@ -1,11 +1,8 @@
-// Decode + orientation + resize + centre crop, for pre-decoded (raw) datasets.
-//
-// JPEG goes through TurboJPEG at a reduced DCT scale when the resize allows it: decoding a 500x375
-// image at 6/8 scale to resize it to 256 costs markedly less than a full decode. Everything after
-// decoding is OpenCV on the RGB pixels.
-#include <turbojpeg.h>
-
+// Decode + orientation + resize + centre crop, for pre-decoded (raw) datasets: the crop is planned on
+// the image's full size and decoded by DecodeCrop (lib/image_crop.cc), which decodes only what the
+// crop needs. Also the whole-image decode with EXIF orientation that DecodeCrop falls back on.
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <opencv2/imgcodecs.hpp>
@@ -13,6 +10,7 @@
 
 #include "lib/codec_util.h"
 #include "lib/image_decode_rgb.h"
+#include "lib/jpeg_region_decoder.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
@@ -46,52 +44,15 @@ int OrientationFromTiff(const unsigned char* t, size_t n) {
   return 1;
 }
 
-// The smallest TurboJPEG scaling factor that is at least `min_scale` (1/1 if none is). Only 1/2,
-// 1/4 and 1/8 are offered: libjpeg-turbo has fast reduced IDCTs for those, while the other M/8
-// scales run a generic IDCT that is slower than a full decode (measured: 6/8 took 1.14x the time of
-// 8/8 on a 500x375 JPEG; see bench/micro_bench.cc).
-tjscalingfactor ChooseScale(double min_scale) {
-  for (const tjscalingfactor f : {tjscalingfactor{1, 8}, tjscalingfactor{1, 4}, tjscalingfactor{1, 2}}) {
-    if (double(f.num) / f.denom >= min_scale) return f;
-  }
-  return {1, 1};
-}
-
-// Decodes a JPEG into an RGB cv::Mat at the scale ChooseScale(min_scale(w, h)) picks (the image's
-// orientation is applied later).
-Status DecodeJpegScaled(std::string_view bytes, uint64_t max_pixels, const MinScale& min_scale, bool fast, cv::Mat* rgb,
-                        cv::Size* full_size) {
-  tjhandle tj = ThreadJpegDecompressor();
-  if (tj == nullptr) return Status::IOError("cannot initialise libjpeg-turbo");
-  auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
-  int w = 0, h = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(tj, src, bytes.size(), &w, &h, &subsamp, &colorspace) != 0) {
-    return Status::Corrupt(std::string("JPEG header: ") + tjGetErrorStr2(tj));
-  }
-  if (uint64_t(w) * uint64_t(h) > max_pixels) return TooManyPixels(w, h, max_pixels);
-  *full_size = cv::Size(w, h);
-  const tjscalingfactor f = min_scale ? ChooseScale(min_scale(w, h)) : tjscalingfactor{1, 1};
-  const int sw = TJSCALED(w, f), sh = TJSCALED(h, f);
-  const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
-  cv::Mat decoded(sh, sw, cmyk ? CV_8UC4 : CV_8UC3);
-  if (tjDecompress2(tj, src, bytes.size(), decoded.data, sw, 0, sh, cmyk ? TJPF_CMYK : TJPF_RGB,
-                    TJFLAG_STOPONWARNING | (fast ? TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE : 0)) != 0) {
-    return Status::Corrupt(std::string("JPEG data: ") + tjGetErrorStr2(tj));
-  }
-  if (!cmyk) {
-    *rgb = decoded;
-    return Status::OK();
-  }
-  // libjpeg hands out Adobe's inverted CMYK: each channel is already 255 - ink, so RGB = C*K/255.
-  rgb->create(sh, sw, CV_8UC3);
-  for (int y = 0; y < sh; ++y) {
-    const unsigned char* in = decoded.ptr(y);
-    unsigned char* out = rgb->ptr(y);
-    for (int x = 0; x < sw; ++x, in += 4, out += 3) {
-      for (int c = 0; c < 3; ++c) out[c] = static_cast<unsigned char>((in[c] * in[3] + 127) / 255);
-    }
-  }
-  return Status::OK();
+// The whole JPEG, decoded by this thread's region decoder (the region being everything).
+Status DecodeWholeJpeg(std::string_view bytes, uint64_t max_pixels, bool fast, cv::Mat* rgb, cv::Size* full_size) {
+  JpegRegionDecoder& decoder = JpegRegionDecoder::ThisThread();
+  SHARDPACK_RETURN_IF_ERROR(decoder.ReadHeader(bytes, max_pixels));
+  *full_size = decoder.size();
+  cv::Rect2d box;
+  // A minimum size no reduced scale reaches: decode at full scale.
+  return decoder.DecodeRegion(cv::Rect2d(0, 0, full_size->width, full_size->height), cv::Size(INT_MAX, INT_MAX), fast,
+                              rgb, &box);
 }
 
 void ApplyOrientation(int orientation, cv::Mat* m) {
@@ -122,8 +83,7 @@ Status DecodeOther(std::string_view bytes, const ImageInfo& info, uint64_t max_p
 
 }  // namespace
 
-Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, const MinScale& min_scale, cv::Mat* rgb,
-                         cv::Size* full_size, bool fast) {
+Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, cv::Mat* rgb, cv::Size* full_size, bool fast) {
   ImageInfo info;
   SHARDPACK_RETURN_IF_ERROR(ProbeImage(bytes, &info));
   try {
@@ -132,7 +92,7 @@ Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, const MinS
       *full_size = rgb->size();
       return Status::OK();
     }
-    SHARDPACK_RETURN_IF_ERROR(DecodeJpegScaled(bytes, max_pixels, min_scale, fast, rgb, full_size));
+    SHARDPACK_RETURN_IF_ERROR(DecodeWholeJpeg(bytes, max_pixels, fast, rgb, full_size));
     const int orientation = JpegExifOrientation(bytes);
     ApplyOrientation(orientation, rgb);
     if (orientation >= 5) *full_size = cv::Size(full_size->height, full_size->width);
