@@ -68,71 +68,6 @@ Status ValidatePackOptions(const PackOptions& o) {
 
 namespace {
 
-bool IsOurOutputFile(const std::string& name) {
-  auto ends_with = [&](const char* suffix) {
-    std::string s(suffix);
-    return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
-  };
-  return name == kManifestFileName || name == kPackJournalFileName || ends_with(".tar") || ends_with(".idx") ||
-         ends_with(".samples.tsv") || ends_with(".tmp") || ends_with(".npy") || ends_with(".zst") || ends_with(".keys.txt") ||
-         name == kLmdbDataFile || name == kLmdbLockFile;
-}
-
-// Removes the files a pack writes (never others the user keeps there), the manifest first.
-Status RemoveOurOutputFiles(Env* env, const std::string& out) {
-  const std::string manifest = JoinPath(out, kManifestFileName);
-  if (env->FileExists(manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(manifest));
-  std::vector<DirEntry> entries;
-  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
-  for (const DirEntry& e : entries) {
-    if (e.type == DirEntry::Type::kFile && IsOurOutputFile(e.name)) {
-      SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
-    }
-  }
-  return Status::OK();
-}
-
-// Removes the temporary files a killed pack left (the shard it was writing).
-Status RemoveTemporaryFiles(Env* env, const std::string& out) {
-  std::vector<DirEntry> entries;
-  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
-  for (const DirEntry& e : entries) {
-    if (e.type == DirEntry::Type::kFile && e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".tmp") == 0) {
-      SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
-    }
-  }
-  return Status::OK();
-}
-
-}  // namespace
-
-Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force, bool resume) {
-  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(out));
-  char src_real[PATH_MAX], out_real[PATH_MAX];
-  if (::realpath(src.c_str(), src_real) && ::realpath(out.c_str(), out_real)) {
-    std::string s(src_real), o(out_real);
-    if (o == s || o.rfind(s + "/", 0) == 0) {
-      return Status::InvalidArgument("output folder " + out + " lies inside the source folder " + src +
-                                     "; choose an output folder outside it");
-    }
-  }
-  if (resume && !force) return Status::OK();
-  std::vector<DirEntry> entries;
-  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
-  if (entries.empty()) return Status::OK();
-  if (!force && env->FileExists(JoinPath(out, kPackJournalFileName))) {
-    return Status::InvalidArgument("output folder " + out +
-                                   " holds an interrupted pack; pass --resume to continue it or --force to start over");
-  }
-  if (!force) {
-    return Status::InvalidArgument("output folder " + out +
-                                   " is not empty; choose an empty folder or pass --force to replace its dataset");
-  }
-  return RemoveOurOutputFiles(env, out);
-}
-
-namespace {
-
 // The effective transform of a raw pack: resize defaults to the crop's longer side.
 TransformOptions RawTransform(const PackOptions& o) {
   TransformOptions t;
@@ -179,9 +114,7 @@ class Packer {
       for (const SkippedFile& f : input_->initial_skips()) SHARDPACK_RETURN_IF_ERROR(Skip(f));
     }
     Status s = RunPipeline();
-    if (s.code() == Status::Code::kAborted && s.message() == "interrupted") {
-      s = Status::Aborted("interrupted after " + std::to_string(samples_) + " samples");
-    }
+    if (interrupted_.load()) s = Status::Aborted("interrupted after " + std::to_string(samples_) + " samples");
     Manifest m = ManifestSoFar();
     // What the dataset's own metadata record may hold: the manifest, less what depends on the
     // finished files.
@@ -401,6 +334,7 @@ class Packer {
     item->status = Status::OK();
     bool done = stop.load();
     if (!done && options_.cancel && options_.cancel->load()) {
+      interrupted_.store(true);
       *input_error = Status::Aborted("interrupted");
       done = true;
     }
@@ -502,6 +436,7 @@ class Packer {
   uint64_t resume_position_ = 0;   // input items a resumed run skips
   size_t journaled_shards_ = 0;    // shards the journal lists
   bool resumed_ = false;
+  std::atomic<bool> interrupted_{false};  // options_.cancel stopped the pipeline
 };
 
 }  // namespace

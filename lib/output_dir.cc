@@ -1,0 +1,77 @@
+// What pack does to its output folder before and after a run (see lib/output_dir.h).
+#include "lib/output_dir.h"
+
+#include <climits>
+#include <cstdlib>
+
+#include "formats/lmdb/lmdb_format.h"
+#include "lib/pack_journal.h"
+#include "shardpack/manifest.h"
+
+namespace shardpack {
+
+namespace {
+
+// The files a pack writes: the manifest, the journal, shards, their side files, temporaries, LMDB's.
+bool IsOurOutputFile(const std::string& name) {
+  auto ends_with = [&](const char* suffix) {
+    std::string s(suffix);
+    return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+  };
+  return name == kManifestFileName || name == kPackJournalFileName || ends_with(".tar") || ends_with(".idx") ||
+         ends_with(".samples.tsv") || ends_with(".tmp") || ends_with(".npy") || ends_with(".zst") || ends_with(".keys.txt") ||
+         name == kLmdbDataFile || name == kLmdbLockFile;
+}
+
+}  // namespace
+
+Status RemoveOurOutputFiles(Env* env, const std::string& out) {
+  const std::string manifest = JoinPath(out, kManifestFileName);
+  if (env->FileExists(manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(manifest));
+  std::vector<DirEntry> entries;
+  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
+  for (const DirEntry& e : entries) {
+    if (e.type == DirEntry::Type::kFile && IsOurOutputFile(e.name)) {
+      SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
+    }
+  }
+  return Status::OK();
+}
+
+Status RemoveTemporaryFiles(Env* env, const std::string& out) {
+  std::vector<DirEntry> entries;
+  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
+  for (const DirEntry& e : entries) {
+    if (e.type == DirEntry::Type::kFile && e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".tmp") == 0) {
+      SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
+    }
+  }
+  return Status::OK();
+}
+
+Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force, bool resume) {
+  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(out));
+  char src_real[PATH_MAX], out_real[PATH_MAX];
+  if (::realpath(src.c_str(), src_real) && ::realpath(out.c_str(), out_real)) {
+    std::string s(src_real), o(out_real);
+    if (o == s || o.rfind(s + "/", 0) == 0) {
+      return Status::InvalidArgument("output folder " + out + " lies inside the source folder " + src +
+                                     "; choose an output folder outside it");
+    }
+  }
+  if (resume && !force) return Status::OK();
+  std::vector<DirEntry> entries;
+  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
+  if (entries.empty()) return Status::OK();
+  if (!force && env->FileExists(JoinPath(out, kPackJournalFileName))) {
+    return Status::InvalidArgument("output folder " + out +
+                                   " holds an interrupted pack; pass --resume to continue it or --force to start over");
+  }
+  if (!force) {
+    return Status::InvalidArgument("output folder " + out +
+                                   " is not empty; choose an empty folder or pass --force to replace its dataset");
+  }
+  return RemoveOurOutputFiles(env, out);
+}
+
+}  // namespace shardpack
