@@ -5,8 +5,6 @@
 namespace shardpack {
 namespace {
 
-constexpr uint64_t kMaxExpandedBytes = uint64_t(256) << 20;
-
 bool AllDigits(const std::string& s) {
   if (s.empty() || s.size() > 18) return false;
   for (char c : s) {
@@ -43,7 +41,9 @@ Status BraceAlternatives(const std::string& body, const std::string& spec, std::
   return Status::OK();
 }
 
-Status ExpandOne(const std::string& part, const std::string& spec, std::vector<std::string>* paths, size_t max_paths) {
+// Expands one "::"-separated part onto *paths; *bytes counts the characters of all paths so far.
+Status ExpandOne(const std::string& part, const std::string& spec, std::vector<std::string>* paths, size_t max_paths,
+                 uint64_t max_bytes, uint64_t* bytes) {
   std::vector<std::string> prefixes = {""}, alternatives, next;
   size_t pos = 0;
   while (pos < part.size()) {
@@ -74,9 +74,9 @@ Status ExpandOne(const std::string& part, const std::string& spec, std::vector<s
       return Status::InvalidArgument("shard list '" + spec + "' expands to more than " + std::to_string(max_paths) + " paths");
     }
     // Long names times many alternatives: bound the bytes too, not only the count.
-    if (prefixes.size() * alternatives.size() * (part.size() + 32) > kMaxExpandedBytes) {
+    if (*bytes + prefixes.size() * alternatives.size() * (part.size() + 32) > max_bytes) {
       return Status::InvalidArgument("shard list '" + spec + "' expands to more than " +
-                                     std::to_string(kMaxExpandedBytes >> 20) + " MiB of paths");
+                                     std::to_string(max_bytes >> 20) + " MiB of paths");
     }
     next.clear();
     for (const std::string& p : prefixes) {
@@ -85,19 +85,21 @@ Status ExpandOne(const std::string& part, const std::string& spec, std::vector<s
     prefixes.swap(next);
     pos = close + 1;
   }
+  for (const std::string& p : prefixes) *bytes += p.size() + 32;
   paths->insert(paths->end(), prefixes.begin(), prefixes.end());
   return Status::OK();
 }
 
 }  // namespace
 
-Status ExpandShardSpec(const std::string& spec, std::vector<std::string>* paths, size_t max_paths) {
+Status ExpandShardSpec(const std::string& spec, std::vector<std::string>* paths, size_t max_paths, uint64_t max_bytes) {
   paths->clear();
+  uint64_t bytes = 0;
   size_t start = 0;
   for (;;) {
     const size_t sep = spec.find("::", start);
     const std::string part = spec.substr(start, sep == std::string::npos ? std::string::npos : sep - start);
-    if (!part.empty()) SHARDPACK_RETURN_IF_ERROR(ExpandOne(part, spec, paths, max_paths));
+    if (!part.empty()) SHARDPACK_RETURN_IF_ERROR(ExpandOne(part, spec, paths, max_paths, max_bytes, &bytes));
     if (sep == std::string::npos) break;
     start = sep + 2;
   }

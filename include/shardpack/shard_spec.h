@@ -6,6 +6,7 @@
 // Ranges may count down ("{9..7}"). No other shell syntax (globs, variables) is interpreted.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,10 @@ namespace shardpack {
 
 // Expands `spec` into shard paths, in the order written. InvalidArgument naming the problem for an
 // unmatched brace, a range whose ends are not both numbers, an empty result, or more than
-// max_paths paths or 256 MiB of them (a typo such as "{0..99999999}" must not exhaust memory).
-Status ExpandShardSpec(const std::string& spec, std::vector<std::string>* paths, size_t max_paths = 10'000'000);
+// max_paths paths or max_bytes of them (a typo such as "{0..99999999}" must not exhaust memory;
+// 100,000 shards of 100-byte paths are 10 MB).
+Status ExpandShardSpec(const std::string& spec, std::vector<std::string>* paths, size_t max_paths = 10'000'000,
+                       uint64_t max_bytes = uint64_t(64) << 20);
 
 // True when `path` names shards rather than a dataset folder: it holds a brace or "::", or ends in
 // ".tar".
