@@ -1,22 +1,9 @@
 #include "lib/codec_util.h"
 
-#include <memory>
 #include <opencv2/core/utils/logger.hpp>
 #include <string>
 
 namespace shardpack {
-namespace {
-
-struct TjCloser {
-  void operator()(void* h) const { tjDestroy(h); }
-};
-
-}  // namespace
-
-tjhandle ThreadJpegDecompressor() {
-  thread_local std::unique_ptr<void, TjCloser> handle(tjInitDecompress());
-  return handle.get();
-}
 
 void SilenceOpenCvLogging() {
   static const bool done = [] {

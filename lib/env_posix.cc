@@ -308,12 +308,12 @@ Status SequentialFile::Skip(uint64_t n) {
   return Status::OK();
 }
 
-Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents) {
+Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents, bool sync) {
   const std::string tmp = path + ".tmp";
   std::unique_ptr<WritableFile> file;
   SHARDPACK_RETURN_IF_ERROR(env->NewWritableFile(tmp, &file));
   Status s = file->Append(contents);
-  if (s.ok()) s = file->Sync();
+  if (s.ok() && sync) s = file->Sync();
   if (s.ok()) s = file->Close();
   if (s.ok()) s = env->RenameFile(tmp, path);
   if (!s.ok()) (void)env->RemoveFile(tmp);

@@ -1,35 +1,27 @@
-// Full decode: libjpeg-turbo (TurboJPEG API) for JPEG, OpenCV for the other formats. OpenCV throws;
-// its exceptions stop here and become Status values.
-#include <turbojpeg.h>
-
+// Full decode: libjpeg-turbo (through JpegRegionDecoder) for JPEG, OpenCV for the other formats.
+// OpenCV throws; its exceptions stop here and become Status values.
 #include <cstring>
 #include <memory>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "lib/codec_util.h"
+#include "lib/jpeg_region_decoder.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
 namespace {
 
+// The same libjpeg decoder the crop decode uses, at full scale; any libjpeg warning (corrupt data)
+// is an error, since a damaged JPEG otherwise "decodes" into grey padding silently.
 Status DecodeJpeg(std::string_view bytes, uint64_t max_pixels, DecodedImage* out) {
-  tjhandle tj = ThreadJpegDecompressor();
-  if (tj == nullptr) return Status::IOError("cannot initialise libjpeg-turbo");
-  auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
-  int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(tj, src, bytes.size(), &width, &height, &subsamp, &colorspace) != 0) {
-    return Status::Corrupt(std::string("JPEG header: ") + tjGetErrorStr2(tj));
-  }
-  if (uint64_t(width) * uint64_t(height) > max_pixels) return TooManyPixels(width, height, max_pixels);
-  out->width = static_cast<uint32_t>(width);
-  out->height = static_cast<uint32_t>(height);
-  out->rgb.resize(size_t(width) * size_t(height) * 3);
-  // STOPONWARNING: a truncated or damaged JPEG otherwise "decodes" into grey padding silently.
-  if (tjDecompress2(tj, src, bytes.size(), out->rgb.data(), width, 0, height, TJPF_RGB,
-                    TJFLAG_STOPONWARNING) != 0) {
-    return Status::Corrupt(std::string("JPEG data: ") + tjGetErrorStr2(tj));
-  }
+  JpegRegionDecoder& decoder = JpegRegionDecoder::ThisThread();
+  SHARDPACK_RETURN_IF_ERROR(decoder.ReadHeader(bytes, max_pixels));
+  cv::Mat rgb;
+  SHARDPACK_RETURN_IF_ERROR(decoder.DecodeWhole(/*fast=*/false, &rgb));
+  out->width = static_cast<uint32_t>(rgb.cols);
+  out->height = static_cast<uint32_t>(rgb.rows);
+  out->rgb.assign(rgb.data, rgb.data + rgb.total() * 3);  // the decoder's buffer is contiguous
   return Status::OK();
 }
 

@@ -2,7 +2,6 @@
 // the image's full size and decoded by DecodeCrop (lib/image_crop.cc), which decodes only what the
 // crop needs. Also the whole-image decode with EXIF orientation that DecodeCrop falls back on.
 #include <algorithm>
-#include <climits>
 #include <cstring>
 #include <memory>
 #include <opencv2/imgcodecs.hpp>
@@ -44,15 +43,12 @@ int OrientationFromTiff(const unsigned char* t, size_t n) {
   return 1;
 }
 
-// The whole JPEG, decoded by this thread's region decoder (the region being everything).
+// The whole JPEG, decoded by this thread's region decoder.
 Status DecodeWholeJpeg(std::string_view bytes, uint64_t max_pixels, bool fast, cv::Mat* rgb, cv::Size* full_size) {
   JpegRegionDecoder& decoder = JpegRegionDecoder::ThisThread();
   SHARDPACK_RETURN_IF_ERROR(decoder.ReadHeader(bytes, max_pixels));
   *full_size = decoder.size();
-  cv::Rect2d box;
-  // A minimum size no reduced scale reaches: decode at full scale.
-  return decoder.DecodeRegion(cv::Rect2d(0, 0, full_size->width, full_size->height), cv::Size(INT_MAX, INT_MAX), fast,
-                              rgb, &box);
+  return decoder.DecodeWhole(fast, rgb);
 }
 
 void ApplyOrientation(int orientation, cv::Mat* m) {

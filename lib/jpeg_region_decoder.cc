@@ -1,6 +1,7 @@
 #include "lib/jpeg_region_decoder.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -133,6 +134,13 @@ Status JpegRegionDecoder::DecodeRegion(const cv::Rect2d& box, cv::Size min_size,
   *pixels = cv::Mat(d.rows, d.width, CV_8UC3, buffer_.data());
   *box_in_pixels = cv::Rect2d(box.x * s - d.x, box.y * s - d.y, box.width * s, box.height * s);
   return Status::OK();
+}
+
+Status JpegRegionDecoder::DecodeWhole(bool fast, cv::Mat* pixels) {
+  const cv::Size full = size();
+  cv::Rect2d box;
+  // A minimum size no reduced scale reaches: full scale.
+  return DecodeRegion(cv::Rect2d(0, 0, full.width, full.height), cv::Size(INT_MAX, INT_MAX), fast, pixels, &box);
 }
 
 }  // namespace shardpack

@@ -46,6 +46,8 @@ class JpegRegionDecoder {
   // stays valid until its next call; *box_in_pixels is `box` in the coordinates of *pixels. fast:
   // fast integer IDCT and plain chroma upsampling (values off by a level or two).
   Status DecodeRegion(const cv::Rect2d& box, cv::Size min_size, bool fast, cv::Mat* pixels, cv::Rect2d* box_in_pixels);
+  // The whole image at full scale, after ReadHeader; *pixels as for DecodeRegion.
+  Status DecodeWhole(bool fast, cv::Mat* pixels);
 
  private:
   struct ErrorManager {

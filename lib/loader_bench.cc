@@ -35,13 +35,18 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
     r->consumer_wait_seconds += s.consumer_wait_seconds;
   }
   r->seconds = elapsed();
+  FinishBenchResult(o, r);
+  return Status::OK();
+}
+
+void FinishBenchResult(const BenchOptions& o, BenchResult* r) {
   if (r->seconds > 0) {
     r->images_per_second = r->images / r->seconds;
     r->bytes_per_second = r->bytes_read / r->seconds;
     r->consumer_wait_share = r->consumer_wait_seconds / r->seconds;
+    r->copy_busy_share = r->copy_seconds / r->seconds;
   }
   r->keeps_up = o.consumer_rate <= 0 || r->consumer_wait_share < 0.05;
-  return Status::OK();
 }
 
 }  // namespace shardpack

@@ -7,18 +7,8 @@ Status WritePackJournal(Env* env, const std::string& out, const PackJournal& jou
   j["resume"] = {{"input_position", journal.input_position}, {"fingerprint", journal.fingerprint}};
   const std::string path = JoinPath(out, kPackJournalFileName);
   const std::string text = j.dump(1) + "\n";
-  if (sync) {
-    SHARDPACK_RETURN_IF_ERROR(WriteFileAtomically(env, path, text));
-    return env->SyncDir(out);
-  }
-  // Without sync the rename still makes the update atomic for a killed process (the page cache
-  // survives it); only a machine crash could lose it, which --no-sync accepts.
-  std::unique_ptr<WritableFile> file;
-  const std::string tmp = path + ".tmp";
-  SHARDPACK_RETURN_IF_ERROR(env->NewWritableFile(tmp, &file));
-  SHARDPACK_RETURN_IF_ERROR(file->Append(text));
-  SHARDPACK_RETURN_IF_ERROR(file->Close());
-  return env->RenameFile(tmp, path);
+  SHARDPACK_RETURN_IF_ERROR(WriteFileAtomically(env, path, text, sync));
+  return sync ? env->SyncDir(out) : Status::OK();
 }
 
 Status ReadPackJournal(Env* env, const std::string& out, PackJournal* journal) {

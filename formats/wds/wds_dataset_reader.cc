@@ -67,12 +67,16 @@ Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& pa
   return Status::OK();
 }
 
+const WdsSampleLocation* WdsDatasetReader::Find(uint64_t index, size_t* shard) const {
+  uint64_t local;
+  locator_.Locate(index, shard, &local);
+  return &entries_[*shard][local];
+}
+
 Status WdsDatasetReader::Read(uint64_t index, ReadSample* out) const {
   SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
   size_t shard;
-  uint64_t local;
-  locator_.Locate(index, &shard, &local);
-  const WdsSampleLocation& e = entries_[shard][local];
+  const WdsSampleLocation& e = *Find(index, &shard);
   out->key = e.key;
   out->label = e.label;
   out->format = e.format;
@@ -83,9 +87,7 @@ Status WdsDatasetReader::Read(uint64_t index, ReadSample* out) const {
 Status WdsDatasetReader::ReadMetadata(uint64_t index, std::string* json) const {
   SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
   size_t shard;
-  uint64_t local;
-  locator_.Locate(index, &shard, &local);
-  const WdsSampleLocation& e = entries_[shard][local];
+  const WdsSampleLocation& e = *Find(index, &shard);
   json->resize(e.json_size);
   return e.json_size == 0 ? Status::OK() : files_[shard]->Read(e.json_offset, e.json_size, json->data());
 }

@@ -22,6 +22,8 @@ class WdsDatasetReader final : public DatasetReader {
   Status ReadMetadata(uint64_t index, std::string* json) const override;
 
  private:
+  // The location of sample `index` (which CheckIndex accepted) and its shard.
+  const WdsSampleLocation* Find(uint64_t index, size_t* shard) const;
   explicit WdsDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
 
   ShardLocator locator_;

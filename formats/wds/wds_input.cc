@@ -1,7 +1,5 @@
 #include "formats/wds/wds_input.h"
 
-#include <algorithm>
-#include <cctype>
 
 #include "formats/wds/wds_naming.h"
 #include "lib/sample_keys.h"
@@ -60,11 +58,7 @@ Status WdsInput::NextMember(Member* m, bool* end) {
     m->name = t.name;
     m->shard = shard_;
     m->data.clear();
-    const std::string ext_lower = [&] {
-      std::string e = m->ext;
-      std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
-      return e;
-    }();
+    const std::string ext_lower = LowerExtension(m->ext);
     if (WdsImageFormat(ext_lower) != ImageFormat::kUnknown || ext_lower == "cls" || ext_lower == "json" || ext_lower == "txt") {
       SHARDPACK_RETURN_IF_ERROR(reader_->ReadData(max_member_bytes_, &m->data));
     }
@@ -97,8 +91,7 @@ void WdsInput::Emit(std::vector<Member>& members, PackItem* item) {
   nlohmann::json json_field, txt_field;
   bool have_image = false;
   for (Member& m : members) {
-    std::string ext = m.ext;
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string ext = LowerExtension(m.ext);
     if (WdsImageFormat(ext) != ImageFormat::kUnknown && !have_image) {
       item->bytes.swap(m.data);
       have_image = true;

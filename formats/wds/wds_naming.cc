@@ -17,11 +17,12 @@ bool SplitWdsMemberName(const std::string& name, std::string* key, std::string* 
   return true;
 }
 
-ImageFormat WdsImageFormat(const std::string& ext) {
-  std::string lower = ext;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ImageFormatFromExtension(lower);
+std::string LowerExtension(std::string ext) {
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
 }
+
+ImageFormat WdsImageFormat(const std::string& ext) { return ImageFormatFromExtension(LowerExtension(ext)); }
 
 bool IsUnsafeMemberName(const std::string& n) {
   if (n.empty() || n[0] == '/') return true;

@@ -15,6 +15,9 @@ namespace shardpack {
 // (hidden files, which WebDataset readers ignore).
 bool SplitWdsMemberName(const std::string& name, std::string* key, std::string* ext);
 
+// A field extension in lower case: readers match fields in any case ("JPG", "Cls").
+std::string LowerExtension(std::string ext);
+
 // The image format a field extension stands for, in any case ("JPG", "jpeg", "png", "webp", "bmp");
 // kUnknown for other fields.
 ImageFormat WdsImageFormat(const std::string& ext);

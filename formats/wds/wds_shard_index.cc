@@ -12,8 +12,8 @@ namespace {
 
 constexpr uint64_t kMaxClsBytes = 64;
 
-bool IsCls(const std::string& ext) { return ext == "cls" || ext == "CLS"; }
-bool IsJson(const std::string& ext) { return ext == "json" || ext == "JSON"; }
+bool IsCls(const std::string& ext) { return LowerExtension(ext) == "cls"; }
+bool IsJson(const std::string& ext) { return LowerExtension(ext) == "json"; }
 
 // Builds the locations from a DALI index (shardpack's own, or DALI's wds2idx output).
 Status IndexFromDaliIndex(Env* env, const std::string& path, const std::string& index_path,

@@ -84,8 +84,10 @@ class Env {
   virtual Status SyncDir(const std::string& path) = 0;
 };
 
-// Writes `contents` to `path` atomically: a temporary file, synced, then renamed into place.
-Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents);
+// Writes `contents` to `path` atomically: a temporary file, synced (unless !sync), then renamed
+// into place. Without sync the rename still makes the update atomic for a killed process (the page
+// cache survives it); only a machine crash could lose it, which --no-sync accepts.
+Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents, bool sync = true);
 
 // "dir/name", without doubling the slash.
 std::string JoinPath(const std::string& dir, const std::string& name);

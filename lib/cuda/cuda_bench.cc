@@ -47,12 +47,7 @@ Status RunCudaBench(const std::string& dataset, const BenchOptions& o, DeviceDTy
   cudaStreamDestroy(consumer);
   SHARDPACK_RETURN_IF_ERROR(status);
   r->seconds = elapsed();
-  if (r->seconds > 0) {
-    r->images_per_second = r->images / r->seconds;
-    r->consumer_wait_share = r->consumer_wait_seconds / r->seconds;
-    r->copy_busy_share = r->copy_seconds / r->seconds;
-  }
-  r->keeps_up = o.consumer_rate <= 0 || r->consumer_wait_share < 0.05;
+  FinishBenchResult(o, r);
   return Status::OK();
 }
 
