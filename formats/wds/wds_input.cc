@@ -1,6 +1,5 @@
 #include "formats/wds/wds_input.h"
 
-
 #include "formats/wds/wds_naming.h"
 #include "lib/sample_keys.h"
 #include "shardpack/checksum.h"
