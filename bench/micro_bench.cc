@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <vector>
 
+#include <climits>
+
 #include "formats/wds/tar_shard_writer.h"
+#include "lib/jpeg_region_decoder.h"
 #include "shardpack/checksum.h"
 #include "shardpack/image.h"
 #include "tests/support/image_factory.h"
@@ -50,6 +53,21 @@ void BM_DecodeJpegAtScale(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_DecodeJpegAtScale)->Args({8, 0})->Args({6, 0})->Args({4, 0})->Args({2, 0})->Args({1, 0})->Args({8, TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE});
+
+// The crop-only decode of pack --format raw --resize 256 --crop 224 alone (no resize): the box is
+// the 328x328 centre of the 500x375 image. Arg: 1 = fast IDCT and upsampling.
+void BM_DecodeJpegRegion(benchmark::State& state) {
+  JpegRegionDecoder decoder;
+  cv::Mat region;
+  cv::Rect2d box;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(decoder.ReadHeader(Jpeg(), 1u << 30));
+    benchmark::DoNotOptimize(decoder.DecodeRegion(cv::Rect2d(86, 23.5, 328, 328), cv::Size(INT_MAX, INT_MAX),
+                                                  state.range(0) != 0, &region, &box));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DecodeJpegRegion)->Arg(0)->Arg(1);
 
 // What pack --format raw --resize 256 --crop 224 does per image, with and without scaled decode.
 void BM_TransformJpeg(benchmark::State& state) {

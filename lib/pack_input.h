@@ -7,6 +7,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct PackItem {
   std::string key;       // empty: the pipeline assigns the index key
   nlohmann::json extra;  // metadata carried over from a converted dataset; null when none
   std::string bytes;     // the encoded image
+  std::optional<uint64_t> bytes_xxh64;  // of `bytes`, for formats that record it per sample
   bool loaded = false;   // bytes filled by Next()
   ImageInfo info;
   DecodedImage pixels;   // raw format: decoded and transformed

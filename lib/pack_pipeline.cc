@@ -295,6 +295,8 @@ class Packer {
                                      std::to_string(options_.max_pixels));
       return;
     }
+    // LMDB records carry their image's checksum: hashing here keeps it off the ordered stage.
+    if (options_.format == "lmdb") item->bytes_xxh64 = Xxh64(item->bytes);
     if (options_.format == "raw") {
       item->status = DecodeAndTransform(item->bytes, transform_, &item->pixels);
     } else if (options_.decode_check) {
@@ -316,6 +318,7 @@ class Packer {
     if (!item->extra.is_null()) sample.extra = &item->extra;
     sample.image = item->info;
     sample.bytes = item->bytes;
+    sample.bytes_xxh64 = item->bytes_xxh64;
     if (options_.format == "raw") sample.pixels = &item->pixels;
     SHARDPACK_RETURN_IF_ERROR(writer_->Add(sample));
     // Adding this sample published the shard before it: journal that shard, which holds everything
@@ -332,6 +335,7 @@ class Packer {
     PackItem* item = &slots[next % slots.size()];
     HappensAfter(item);  // the item that last used this slot has left the write stage
     item->status = Status::OK();
+    item->bytes_xxh64.reset();
     bool done = stop.load();
     if (!done && options_.cancel && options_.cancel->load()) {
       interrupted_.store(true);

@@ -75,23 +75,72 @@ TEST_F(LmdbPackTest, RecordsHoldTheSourceBytesLabelsAndMetadata) {
   EXPECT_EQ(st.image_formats["jpeg"], 12u);
 }
 
-TEST_F(LmdbPackTest, MapGrowsWhenItFills) {
-  Sample s;
-  std::string image = testing::MakeImage(ImageFormat::kPng, 200, 200, 1);  // ~100 KB of noise
+// Records of 16 KiB or more go into the file with pwrite, smaller ones through the map: every
+// record must read back byte for byte, in its place, across map growth and several batches.
+TEST_F(LmdbPackTest, MapGrowsWhenItFillsAndRecordsReadBackExactly) {
+  const std::string large = testing::MakeImage(ImageFormat::kPng, 200, 200, 1);  // ~100 KB of noise
+  ASSERT_GT(large.size(), 64u * 1024);
   std::filesystem::create_directories(out());
   LmdbDatasetWriter w(Env::Default(), out(), false, 256 * 1024);
-  for (int i = 0; i < 30; ++i) {
+  std::vector<std::string> images;
+  const size_t count = LmdbDatasetWriter::kBatchSamples + 30;  // two batches
+  for (size_t i = 0; i < count; ++i) {
+    // Mostly large records, with small ones and one just under the pwrite threshold among them.
+    std::string image = i % 7 == 3 ? large.substr(0, 3000) : i == 5 ? large.substr(0, 16 * 1024 - 9) : large;
+    image[image.size() / 2] = static_cast<char>(i);
+    image[image.size() - 1] = static_cast<char>(i >> 8);
+    images.push_back(image);
+    Sample s;
     s.key = "k";
-    s.bytes = image;
+    s.bytes = images.back();
     s.image.format = ImageFormat::kPng;
     ASSERT_TRUE(w.Add(s).ok()) << i;
   }
   std::vector<ShardEntry> shards;
-  ASSERT_TRUE(w.Finish(nlohmann::json{{"samples", 30}}, &shards).ok());
-  EXPECT_GE(w.map_size(), 30 * image.size());
-  std::vector<SampleRecord> records;
-  ASSERT_TRUE(ReadLmdbSampleRecords(out(), &records).ok());
-  EXPECT_EQ(records.size(), 30u);
+  ASSERT_TRUE(w.Finish(nlohmann::json{{"samples", count}}, &shards).ok());
+  EXPECT_GE(w.map_size(), count * large.size() * 6 / 7);
+  std::unique_ptr<LmdbEnvironment> env;
+  ASSERT_TRUE(LmdbEnvironment::Open(out(), /*read_only=*/true, 0, &env).ok());
+  size_t checked = 0;
+  ASSERT_TRUE(env->Read([&](MDB_txn* txn, MDB_dbi dbi) {
+                   for (size_t i = 0; i < count; ++i) {
+                     const std::string key = IndexKey(i);
+                     MDB_val k{key.size(), const_cast<char*>(key.data())}, v;
+                     if (mdb_get(txn, dbi, &k, &v) != 0) return Status::NotFound(key);
+                     nlohmann::json header;
+                     std::string_view image;
+                     SHARDPACK_RETURN_IF_ERROR(ParseLmdbRecord(
+                         std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), &header, &image));
+                     EXPECT_EQ(image, images[i]) << i;
+                     EXPECT_EQ(header["xxh64"], ChecksumHex(Xxh64(images[i]))) << i;
+                     ++checked;
+                   }
+                   return Status::OK();
+                 }).ok());
+  EXPECT_EQ(checked, count);
+}
+
+// Batches commit on a thread of their own: a failed commit must still stop the writer, with the
+// reason, at the next Add() or at Finish().
+TEST_F(LmdbPackTest, AFailedBatchCommitIsReportedAndSticks) {
+  const std::string missing = out() + "/no-such-folder";
+  LmdbDatasetWriter w(Env::Default(), missing, false, 1 << 20);
+  Sample s;
+  s.key = "k";
+  s.bytes = "tiny";
+  const std::string expected = "cannot open LMDB environment in " + missing + ": No such file or directory";
+  Status first_error;
+  size_t added = 0;
+  for (; added < 3 * LmdbDatasetWriter::kBatchSamples && first_error.ok(); ++added) first_error = w.Add(s);
+  // The first batch fails in the background; the Add that hands over the second batch reports it.
+  EXPECT_EQ(added, 2 * LmdbDatasetWriter::kBatchSamples);
+  EXPECT_EQ(first_error.message(), expected);
+  std::vector<ShardEntry> shards;
+  EXPECT_EQ(w.Finish(nlohmann::json{{"samples", added}}, &shards).message(), expected);
+  EXPECT_EQ(w.status().message(), expected);
+  EXPECT_EQ(w.Add(s).message(), expected);
+  EXPECT_TRUE(shards.empty());
+  EXPECT_FALSE(std::filesystem::exists(missing));
 }
 
 // Regression: a write transaction begun in one Add() and committed in another deadlocked once the

@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "shardpack/checksum.h"
 #include "shardpack/image.h"
 #include "shardpack/manifest.h"
 #include "shardpack/status.h"
@@ -25,11 +27,19 @@ struct Sample {
   std::string_view relpath;     // source path relative to SRC
   ImageInfo image;
   std::string_view bytes;       // the encoded image, untouched
+  // XXH64 of `bytes` when the caller has it already (the pack pipeline computes it in its parallel
+  // stage, off the ordered write stage); read it through BytesChecksum().
+  std::optional<uint64_t> bytes_xxh64;
   const DecodedImage* pixels = nullptr;  // decoded and transformed (raw format only)
   // Metadata carried over from a converted dataset (its key, json and txt fields); formats that
   // keep per-sample metadata store it under "source". nullptr when none.
   const nlohmann::json* extra = nullptr;
 };
+
+// XXH64 of sample.bytes, computed only when the sample does not carry it.
+inline uint64_t BytesChecksum(const Sample& sample) {
+  return sample.bytes_xxh64 ? *sample.bytes_xxh64 : Xxh64(sample.bytes);
+}
 
 class DatasetWriter {
  public:
