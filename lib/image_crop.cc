@@ -4,6 +4,7 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
+#include "lib/bilinear_resample.h"
 #include "lib/image_decode_rgb.h"
 #include "lib/jpeg_region_decoder.h"
 #include "shardpack/image.h"
@@ -14,11 +15,9 @@ namespace {
 void ResizeBox(const cv::Mat& src, const cv::Rect2d& box, cv::Size out, bool exact, cv::Mat* dst) {
   const bool strong_shrink = box.width >= 2 * out.width && box.height >= 2 * out.height;
   if (exact && !strong_shrink) {
-    // Bilinear sampling at the box's exact sub-pixel position: output pixel j samples the source at
-    // box.x + (j + 0.5) * box.width / out.width - 0.5, as cv::resize of the whole image would.
-    const double sx = box.width / out.width, sy = box.height / out.height;
-    const cv::Matx23d map(sx, 0, box.x + 0.5 * sx - 0.5, 0, sy, box.y + 0.5 * sy - 0.5);
-    cv::warpAffine(src, *dst, map, out, cv::INTER_LINEAR | cv::WARP_INVERSE_MAP, cv::BORDER_REPLICATE);
+    // Bilinear sampling at the box's exact sub-pixel position, as cv::resize of the whole image
+    // would sample it.
+    ResampleBilinear(src, box, out, dst);
     return;
   }
   cv::Rect r(int(std::floor(box.x)), int(std::floor(box.y)), std::max(1, int(std::round(box.width))),
