@@ -1,9 +1,11 @@
 // make_image_tree: writes a directory tree of real images in ImageNet layout, for the demo, the
 // benchmarks and CLI tests.
-//   make_image_tree OUT --classes 10 --images 200 [--seed 1] [--png-every 10] [--small]
+//   make_image_tree OUT --classes 10 --images 200 [--seed 1] [--png-every 10] [--small] [--scale 1]
 // Every --png-every-th image is a PNG (0: none); the rest are JPEGs of ImageNet-like sizes (about
-// 110 KB on average), or small ones (about 64x48) with --small. Output is deterministic.
+// 110 KB on average), or small ones (about 64x48) with --small; --scale multiplies both sides
+// (photographs larger than ImageNet's). Output is deterministic.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +23,7 @@ int main(int argc, char** argv) {
   bool small = false;
   int jobs = 1;
   int noise = 24;
+  double scale = 1;
   CLI::App app{"Writes a tree of real JPEG/PNG images in ImageNet layout (one folder per class)."};
   app.add_option("OUT", out, "Folder to create")->required();
   app.add_option("--classes", classes, "Number of class folders")->capture_default_str();
@@ -29,6 +32,7 @@ int main(int argc, char** argv) {
   app.add_option("--png-every", png_every, "Every N-th image is a PNG (0: none)")->capture_default_str();
   app.add_flag("--small", small, "Small images (about 64x48) for quick tests");
   app.add_option("--noise", noise, "Pixel noise amplitude: more noise, larger JPEGs")->capture_default_str();
+  app.add_option("--scale", scale, "Multiplies both sides of every image")->capture_default_str()->check(CLI::Range(0.1, 10.0));
   app.add_option("--jobs", jobs, "Encoder threads (output does not depend on it)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -45,7 +49,7 @@ int main(int argc, char** argv) {
     // ImageNet's typical sizes: around 500x375, varying.
     int w = small ? 48 + int(rng() % 32) : 360 + int(rng() % 280);
     int h = small ? 36 + int(rng() % 24) : w * 3 / 4 + int(rng() % 40) - 20;
-    sizes.emplace_back(w, h);
+    sizes.emplace_back(std::max(1, int(w * scale)), std::max(1, int(h * scale)));
   }
   auto work = [&](int first) {
     for (int i = first; i < images; i += jobs) {
