@@ -22,12 +22,12 @@ constexpr uint64_t kRoomSlack = 1 << 20;
 // map (see FillReserved).
 constexpr size_t kWriteThroughFileBytes = 16 * 1024;
 
-// Where in data.mdb the value LMDB reserved at `reserved` lies, or -1 when that cannot be told
-// for certain. A value too big for a leaf page gets overflow pages of its own, and with MDB_WRITEMAP
-// `reserved` points just past the first one's header, in LMDB's shared mapping of the file. The
-// header (LMDB's on-disk page format, lmdb.h's MDB_page, unchanged since LMDB 0.9) starts with the
-// page's number and has the P_OVERFLOW flag at byte 10.
-off_t OverflowValueOffset(const char* reserved, size_t page_size) {
+// Where in data.mdb the `size` bytes LMDB reserved at `reserved` lie, or -1 when that cannot be
+// told for certain. A value too big for a leaf page gets overflow pages of its own, and with
+// MDB_WRITEMAP `reserved` points just past the first one's header, in LMDB's shared mapping of the
+// file. The header (LMDB's on-disk page format, mdb.c's MDB_page, unchanged since LMDB 0.9) starts
+// with the page's number and has the P_OVERFLOW flag at byte 10.
+off_t OverflowValueOffset(const char* reserved, size_t size, size_t page_size, uint64_t map_size) {
   constexpr size_t kPageHeaderBytes = 16;
   constexpr uint16_t kOverflowFlag = 0x04;
   const char* page = reserved - kPageHeaderBytes;
@@ -36,8 +36,9 @@ off_t OverflowValueOffset(const char* reserved, size_t page_size) {
   uint16_t flags = 0;
   std::memcpy(&pgno, page, sizeof pgno);
   std::memcpy(&flags, page + 10, sizeof flags);
-  if ((flags & kOverflowFlag) == 0 || pgno == 0 || pgno > (uint64_t(1) << 40)) return -1;
-  return off_t(pgno * page_size + kPageHeaderBytes);
+  if ((flags & kOverflowFlag) == 0 || pgno == 0 || pgno > map_size / page_size) return -1;
+  const uint64_t offset = pgno * page_size + kPageHeaderBytes;
+  return offset + size <= map_size ? off_t(offset) : -1;
 }
 
 // Copies `size` bytes into a value LMDB reserved at `reserved`. A large value is written to the
@@ -46,8 +47,9 @@ off_t OverflowValueOffset(const char* reserved, size_t page_size) {
 // still-sparse file, zero-filling 4 KiB only to overwrite it (a fifth of an LMDB pack's time,
 // profiled), whereas a write of whole pages never reads them. pwrite also returns an error where a
 // store into the map would die of SIGBUS (a full disk).
-Status FillReserved(int fd, size_t page_size, char* reserved, const char* data, size_t size, const std::string& path) {
-  off_t offset = size >= kWriteThroughFileBytes ? OverflowValueOffset(reserved, page_size) : -1;
+Status FillReserved(int fd, size_t page_size, uint64_t map_size, char* reserved, const char* data, size_t size,
+                    const std::string& path) {
+  off_t offset = size >= kWriteThroughFileBytes ? OverflowValueOffset(reserved, size, page_size, map_size) : -1;
   if (offset < 0) {
     std::memcpy(reserved, data, size);
     return Status::OK();
@@ -65,7 +67,8 @@ Status FillReserved(int fd, size_t page_size, char* reserved, const char* data, 
 
 }  // namespace
 
-// env: unused; LMDB does its file I/O through its own map (kept so every writer is built alike).
+// env: unused; LMDB's file is written by LMDB and by FillReserved, outside the Env (kept so every
+// writer is built alike).
 LmdbDatasetWriter::LmdbDatasetWriter(Env* /*env*/, std::string dir, bool sync, uint64_t initial_map_size)
     : dir_(std::move(dir)), sync_(sync), initial_map_size_(initial_map_size) {}
 
@@ -121,7 +124,7 @@ Status LmdbDatasetWriter::CommitBatch(Batch* batch) {
     MDB_val v{r.size, nullptr};
     rc = mdb_put(txn, dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
     if (rc == 0) {
-      filled = FillReserved(fd, stat.ms_psize, static_cast<char*>(v.mv_data),
+      filled = FillReserved(fd, stat.ms_psize, lmdb_->map_size(), static_cast<char*>(v.mv_data),
                             batch->bytes.data() + r.offset, r.size, path);
     }
   }
