@@ -5,8 +5,8 @@
 #   scripts/bench-pack.sh [--images N] [--runs R] [--work DIR] [--raw-images N] [--large-images N]
 #
 # Generates (once, cached in DIR) a tree of N JPEGs of ImageNet-like sizes (about 110 KB average),
-# warms the page cache, then alternates `tar cf` and `shardpack pack` R times each and reports the
-# median times and their ratio. Both write to the same file system; pack is measured both with its
+# warms the page cache, then alternates `tar cf` and `shardpack pack` R times each (in a shuffled
+# order) and reports the median times and their ratio. Both write to the same file system; pack is measured both with its
 # default fsync-before-publish and with --no-sync, tar both alone and followed by `sync`. LMDB pack
 # is measured against the same tar figures. Then, on the first --raw-images images, pre-decoding
 # (`--format raw --resize 256 --crop 224`) against Debian's python3 + PIL doing the same with a
@@ -50,23 +50,34 @@ timed() {
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+# One timed run of contender $1, its output removed afterwards.
+run_contender() {
+  case $1 in
+    tar) tar_t+=("$(timed tar cf "$work/tree.tar" -C "$src" .)") ;;
+    tar+sync) tar_sync_t+=("$(timed sh -c "tar cf '$work/tree.tar' -C '$src' . && sync -f '$work/tree.tar'")") ;;
+    pack)
+      pack_t+=("$(timed $bin/shardpack pack "$src" "$work/out" --quiet)")
+      rss+=("$(cat "$work/rss")") ;;
+    pack-no-sync)
+      pack_nosync_t+=("$(timed $bin/shardpack pack "$src" "$work/out" --quiet --no-sync)")
+      rss+=("$(cat "$work/rss")") ;;
+    lmdb) lmdb_t+=("$(timed $bin/shardpack pack "$src" "$work/lmdb" --format lmdb --quiet)") ;;
+  esac
+  rm -rf "$work/tree.tar" "$work/out" "$work/lmdb"
+}
+
+# The contenders run in a different order each run (a fixed shuffle per run): on this virtual
+# machine, a pack that ran right after a 2 GB tar file was deleted took up to twice as long (the
+# kernel's copies into newly allocated page cache, copy_folio_from_iter_atomic, ran slower; system
+# time 3.4-3.5 s instead of 1.2-1.4 s), so a fixed order, or a rotation, which keeps the same
+# neighbours, would always charge that to the same contender.
+contenders=(tar tar+sync pack pack-no-sync lmdb)
 tar_t=() tar_sync_t=() pack_t=() pack_nosync_t=() lmdb_t=() rss=()
+rm -rf "$work/tree.tar" "$work/out" "$work/lmdb"
 for ((r = 1; r <= runs; r++)); do
-  rm -f "$work/tree.tar"
-  tar_t+=("$(timed tar cf "$work/tree.tar" -C "$src" .)")
-  rm -f "$work/tree.tar"
-  tar_sync_t+=("$(timed sh -c "tar cf '$work/tree.tar' -C '$src' . && sync -f '$work/tree.tar'")")
-  rm -f "$work/tree.tar"
-  rm -rf "$work/out"
-  pack_t+=("$(timed $bin/shardpack pack "$src" "$work/out" --quiet)")
-  rss+=("$(cat "$work/rss")")
-  rm -rf "$work/out"
-  pack_nosync_t+=("$(timed $bin/shardpack pack "$src" "$work/out" --quiet --no-sync)")
-  rss+=("$(cat "$work/rss")")
-  rm -rf "$work/out"
-  lmdb_t+=("$(timed $bin/shardpack pack "$src" "$work/lmdb" --format lmdb --quiet)")
-  rm -rf "$work/lmdb"
-  echo "run $r: tar ${tar_t[-1]} s, tar+sync ${tar_sync_t[-1]} s, pack ${pack_t[-1]} s," \
+  mapfile -t order < <(printf '%s\n' "${contenders[@]}" | shuf --random-source=<(yes "$r"))
+  for c in "${order[@]}"; do run_contender "$c"; done
+  echo "run $r (${order[*]}): tar ${tar_t[-1]} s, tar+sync ${tar_sync_t[-1]} s, pack ${pack_t[-1]} s," \
     "pack --no-sync ${pack_nosync_t[-1]} s, pack --format lmdb ${lmdb_t[-1]} s"
 done
 
