@@ -1,13 +1,11 @@
 // Micro-benchmarks of what pack does per image besides reading it: probing the header, hashing,
 // and appending members to a tar shard. Run: build/release/bench/shardpack_micro_bench
 #include <benchmark/benchmark.h>
-
 #include <turbojpeg.h>
 
+#include <climits>
 #include <cstdio>
 #include <vector>
-
-#include <climits>
 
 #include "formats/wds/tar_shard_writer.h"
 #include "lib/jpeg_region_decoder.h"
@@ -52,7 +50,13 @@ void BM_DecodeJpegAtScale(benchmark::State& state) {
   tjDestroy(tj);
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_DecodeJpegAtScale)->Args({8, 0})->Args({6, 0})->Args({4, 0})->Args({2, 0})->Args({1, 0})->Args({8, TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE});
+BENCHMARK(BM_DecodeJpegAtScale)
+    ->Args({8, 0})
+    ->Args({6, 0})
+    ->Args({4, 0})
+    ->Args({2, 0})
+    ->Args({1, 0})
+    ->Args({8, TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE});
 
 // The crop-only decode of pack --format raw --resize 256 --crop 224 alone (no resize): the box is
 // the 328x328 centre of the 500x375 image. Arg: 1 = fast IDCT and upsampling.

@@ -25,7 +25,8 @@ Status OpenInput(Env* env, const std::string& in, const PackOptions& options, st
   if (!env->ListDir(in, &entries).ok()) {  // a single shard file
     if (!env->FileExists(in)) return Status::NotFound("input " + in + " does not exist");
     *in_dir = in;  // nothing can lie inside a file
-    *input = std::make_unique<WdsInput>(env, std::vector<std::string>{in}, std::vector<std::string>{}, 0, false, max_member);
+    *input =
+        std::make_unique<WdsInput>(env, std::vector<std::string>{in}, std::vector<std::string>{}, 0, false, max_member);
     return Status::OK();
   }
   *in_dir = in;
@@ -34,8 +35,9 @@ Status OpenInput(Env* env, const std::string& in, const PackOptions& options, st
     SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, in, &m));
     if (m.format == "lmdb") return LmdbInput::Open(in, m.classes, m.samples, input);
     if (m.format != "wds") {
-      return Status::Unsupported(in + " is a '" + m.format +
-                                 "' dataset, which holds decoded pixels only; convert the wds or lmdb dataset it was made from");
+      return Status::Unsupported(
+          in + " is a '" + m.format +
+          "' dataset, which holds decoded pixels only; convert the wds or lmdb dataset it was made from");
     }
     std::vector<std::string> shards;
     for (const ShardEntry& e : m.shards) shards.push_back(JoinPath(in, e.file));
@@ -60,7 +62,8 @@ Status Convert(const std::string& in, const std::string& out, const PackOptions&
   *result = PackResult();
   Env* env = options.env ? options.env : Env::Default();
   if (!options.list_file.empty() || options.shuffle || options.path_keys) {
-    return Status::InvalidArgument("convert keeps the input's order and keys: --list, --shuffle and --key do not apply");
+    return Status::InvalidArgument(
+        "convert keeps the input's order and keys: --list, --shuffle and --key do not apply");
   }
   SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
   std::unique_ptr<PackInput> input;

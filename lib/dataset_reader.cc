@@ -22,7 +22,8 @@ Status DatasetReader::Open(const std::string& dir, Env* env, std::unique_ptr<Dat
   return Status::Unsupported(dir + ": format '" + manifest.format + "' cannot be read by this version");
 }
 
-Status DatasetReader::OpenShards(const std::vector<std::string>& paths, Env* env, std::unique_ptr<DatasetReader>* reader) {
+Status DatasetReader::OpenShards(const std::vector<std::string>& paths, Env* env,
+                                 std::unique_ptr<DatasetReader>* reader) {
   if (env == nullptr) env = Env::Default();
   if (paths.empty()) return Status::InvalidArgument("no shards to open");
   return WdsDatasetReader::OpenShards(env, paths, reader);

@@ -184,8 +184,8 @@ class PosixEnv final : public Env {
     }
     if (static_cast<uint64_t>(st.st_size) > max_bytes) {
       ::close(fd);
-      return Status::InvalidArgument(path + " holds " + std::to_string(st.st_size) +
-                                     " bytes, more than the limit of " + std::to_string(max_bytes));
+      return Status::InvalidArgument(path + " holds " + std::to_string(st.st_size) + " bytes, more than the limit of " +
+                                     std::to_string(max_bytes));
     }
     contents->resize(static_cast<size_t>(st.st_size));
     size_t got = 0;
@@ -218,8 +218,10 @@ class PosixEnv final : public Env {
       struct stat lst, st;
       if (::lstat(full.c_str(), &lst) == 0) e.is_symlink = S_ISLNK(lst.st_mode);
       if (::stat(full.c_str(), &st) == 0) {
-        if (S_ISREG(st.st_mode)) e.type = DirEntry::Type::kFile;
-        else if (S_ISDIR(st.st_mode)) e.type = DirEntry::Type::kDirectory;
+        if (S_ISREG(st.st_mode))
+          e.type = DirEntry::Type::kFile;
+        else if (S_ISDIR(st.st_mode))
+          e.type = DirEntry::Type::kDirectory;
       }
       entries->push_back(std::move(e));
     }

@@ -24,7 +24,8 @@ class FileTreeInput final : public PackInput {
   Status Load(PackItem* item) const override;
 
  private:
-  FileTreeInput(Env* env, std::string src, uint64_t max_bytes) : env_(env), src_(std::move(src)), max_bytes_(max_bytes) {}
+  FileTreeInput(Env* env, std::string src, uint64_t max_bytes)
+      : env_(env), src_(std::move(src)), max_bytes_(max_bytes) {}
 
   Env* env_;
   std::string src_;

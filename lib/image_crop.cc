@@ -32,7 +32,9 @@ void ResizeBox(const cv::Mat& src, const cv::Rect2d& box, cv::Size out, bool exa
 
 }  // namespace
 
-void ResizeCrop(const cv::Mat& src, const CropPlan& plan, cv::Mat* dst) { ResizeBox(src, plan.box, plan.out, plan.exact, dst); }
+void ResizeCrop(const cv::Mat& src, const CropPlan& plan, cv::Mat* dst) {
+  ResizeBox(src, plan.box, plan.out, plan.exact, dst);
+}
 
 Status DecodeCrop(std::string_view bytes, uint64_t max_pixels, const CropChooser& choose, bool fast, cv::Mat* dst) {
   ImageInfo info;

@@ -25,13 +25,11 @@ Status DecodeJpeg(std::string_view bytes, uint64_t max_pixels, DecodedImage* out
   return Status::OK();
 }
 
-Status DecodeWithOpenCv(std::string_view bytes, const ImageInfo& info, uint64_t max_pixels,
-                        DecodedImage* out) {
+Status DecodeWithOpenCv(std::string_view bytes, const ImageInfo& info, uint64_t max_pixels, DecodedImage* out) {
   if (uint64_t(info.width) * info.height > max_pixels) return TooManyPixels(info.width, info.height, max_pixels);
   SilenceOpenCvLogging();
   try {
-    cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
-                    const_cast<char*>(bytes.data()));
+    cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
     cv::Mat bgr = cv::imdecode(encoded, cv::IMREAD_COLOR);
     if (bgr.empty()) return Status::Corrupt(std::string(ImageFormatName(info.format)) + " data cannot be decoded");
     cv::Mat rgb;

@@ -135,22 +135,32 @@ Status ProbeBmp(const unsigned char* p, size_t n, ImageInfo* info) {
 
 const char* ImageExtension(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kJpeg: return "jpg";
-    case ImageFormat::kPng: return "png";
-    case ImageFormat::kWebp: return "webp";
-    case ImageFormat::kBmp: return "bmp";
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kJpeg:
+      return "jpg";
+    case ImageFormat::kPng:
+      return "png";
+    case ImageFormat::kWebp:
+      return "webp";
+    case ImageFormat::kBmp:
+      return "bmp";
+    case ImageFormat::kUnknown:
+      break;
   }
   return "";
 }
 
 const char* ImageFormatName(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kJpeg: return "jpeg";
-    case ImageFormat::kPng: return "png";
-    case ImageFormat::kWebp: return "webp";
-    case ImageFormat::kBmp: return "bmp";
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kJpeg:
+      return "jpeg";
+    case ImageFormat::kPng:
+      return "png";
+    case ImageFormat::kWebp:
+      return "webp";
+    case ImageFormat::kBmp:
+      return "bmp";
+    case ImageFormat::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -181,11 +191,16 @@ Status ProbeImage(std::string_view bytes, ImageInfo* info) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   info->format = SniffImageFormat(bytes);
   switch (info->format) {
-    case ImageFormat::kJpeg: return ProbeJpeg(p, bytes.size(), info);
-    case ImageFormat::kPng: return ProbePng(p, bytes.size(), info);
-    case ImageFormat::kWebp: return ProbeWebp(p, bytes.size(), info);
-    case ImageFormat::kBmp: return ProbeBmp(p, bytes.size(), info);
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kJpeg:
+      return ProbeJpeg(p, bytes.size(), info);
+    case ImageFormat::kPng:
+      return ProbePng(p, bytes.size(), info);
+    case ImageFormat::kWebp:
+      return ProbeWebp(p, bytes.size(), info);
+    case ImageFormat::kBmp:
+      return ProbeBmp(p, bytes.size(), info);
+    case ImageFormat::kUnknown:
+      break;
   }
   return Status::Corrupt("not a supported image (JPEG, PNG, WebP, BMP)");
 }

@@ -19,16 +19,20 @@ uint32_t ReadU16(const unsigned char* p, bool big_endian) {
   return big_endian ? (uint32_t(p[0]) << 8) | p[1] : (uint32_t(p[1]) << 8) | p[0];
 }
 uint32_t ReadU32(const unsigned char* p, bool big_endian) {
-  return big_endian ? (ReadU16(p, true) << 16) | ReadU16(p + 2, true) : (ReadU16(p + 2, false) << 16) | ReadU16(p, false);
+  return big_endian ? (ReadU16(p, true) << 16) | ReadU16(p + 2, true)
+                    : (ReadU16(p + 2, false) << 16) | ReadU16(p, false);
 }
 
 // Orientation from a TIFF block (the payload of an "Exif\0\0" APP1 segment).
 int OrientationFromTiff(const unsigned char* t, size_t n) {
   if (n < 8) return 1;
   bool be;
-  if (t[0] == 'M' && t[1] == 'M') be = true;
-  else if (t[0] == 'I' && t[1] == 'I') be = false;
-  else return 1;
+  if (t[0] == 'M' && t[1] == 'M')
+    be = true;
+  else if (t[0] == 'I' && t[1] == 'I')
+    be = false;
+  else
+    return 1;
   uint32_t ifd = ReadU32(t + 4, be);
   if (ifd > n - 2) return 1;
   uint32_t entries = ReadU16(t + ifd, be);
@@ -54,14 +58,30 @@ Status DecodeWholeJpeg(std::string_view bytes, uint64_t max_pixels, bool fast, c
 void ApplyOrientation(int orientation, cv::Mat* m) {
   cv::Mat r;
   switch (orientation) {
-    case 2: cv::flip(*m, r, 1); break;
-    case 3: cv::rotate(*m, r, cv::ROTATE_180); break;
-    case 4: cv::flip(*m, r, 0); break;
-    case 5: cv::transpose(*m, r); break;
-    case 6: cv::rotate(*m, r, cv::ROTATE_90_CLOCKWISE); break;
-    case 7: cv::transpose(*m, r); cv::flip(r, r, -1); break;
-    case 8: cv::rotate(*m, r, cv::ROTATE_90_COUNTERCLOCKWISE); break;
-    default: return;
+    case 2:
+      cv::flip(*m, r, 1);
+      break;
+    case 3:
+      cv::rotate(*m, r, cv::ROTATE_180);
+      break;
+    case 4:
+      cv::flip(*m, r, 0);
+      break;
+    case 5:
+      cv::transpose(*m, r);
+      break;
+    case 6:
+      cv::rotate(*m, r, cv::ROTATE_90_CLOCKWISE);
+      break;
+    case 7:
+      cv::transpose(*m, r);
+      cv::flip(r, r, -1);
+      break;
+    case 8:
+      cv::rotate(*m, r, cv::ROTATE_90_COUNTERCLOCKWISE);
+      break;
+    default:
+      return;
   }
   *m = r;
 }
@@ -153,8 +173,8 @@ Status DecodeAndTransform(std::string_view bytes, const TransformOptions& o, Dec
   // The plan follows from the image's full size, never from a reduced size a scaled JPEG decode
   // produced, so the output size does not depend on the decoder's shortcut.
   cv::Mat result;
-  SHARDPACK_RETURN_IF_ERROR(
-      DecodeCrop(bytes, o.max_pixels, [&o](cv::Size full) { return TransformPlan(o, full); }, false, &result));
+  SHARDPACK_RETURN_IF_ERROR(DecodeCrop(
+      bytes, o.max_pixels, [&o](cv::Size full) { return TransformPlan(o, full); }, false, &result));
   out->width = static_cast<uint32_t>(result.cols);
   out->height = static_cast<uint32_t>(result.rows);
   out->rgb.resize(size_t(result.cols) * result.rows * 3);

@@ -69,8 +69,8 @@ class JpegRegionDecoder {
 
   jpeg_decompress_struct cinfo_;
   ErrorManager error_;
-  std::vector<uint8_t> buffer_;   // the decoded region, reused
-  std::vector<uint8_t> cmyk_;     // CMYK images only: the region before conversion to RGB
+  std::vector<uint8_t> buffer_;  // the decoded region, reused
+  std::vector<uint8_t> cmyk_;    // CMYK images only: the region before conversion to RGB
   std::vector<JSAMPROW> rows_;
   bool header_read_ = false;
 };

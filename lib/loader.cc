@@ -58,8 +58,10 @@ cv::Rect2d RandomResizedCropBox(int width, int height, const LoaderOptions& o, s
   }
   const double in_ratio = double(width) / height;
   double w = width, h = height;
-  if (in_ratio < o.ratio_min) h = std::round(w / o.ratio_min);
-  else if (in_ratio > o.ratio_max) w = std::round(h * o.ratio_max);
+  if (in_ratio < o.ratio_min)
+    h = std::round(w / o.ratio_min);
+  else if (in_ratio > o.ratio_max)
+    w = std::round(h * o.ratio_max);
   return {std::floor((width - w) / 2), std::floor((height - h) / 2), w, h};
 }
 
@@ -112,12 +114,12 @@ struct Loader::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<size_t> free, ready;
-  std::vector<bool> held;  // slots the consumer holds (Acquire until Release)
-  long next_held = -1;     // the slot Next() handed out, released by the following Next()
+  std::vector<bool> held;         // slots the consumer holds (Acquire until Release)
+  long next_held = -1;            // the slot Next() handed out, released by the following Next()
   bool producer_waiting = false;  // the producer waits for a free slot
-  bool finished = false;  // the producer has queued the epoch's last batch
-  bool stop = false;      // the producer must stop
-  Status error;           // the producer's error, handed out by Next()
+  bool finished = false;          // the producer has queued the epoch's last batch
+  bool stop = false;              // the producer must stop
+  Status error;                   // the producer's error, handed out by Next()
   std::thread producer;
 
   std::atomic<uint64_t> images{0}, bytes_read{0}, corrupt{0}, read_ns{0}, decode_ns{0};
@@ -128,8 +130,10 @@ struct Loader::Impl {
   ~Impl() {
     StopProducer();
     for (Slot& s : slots) {
-      if (options.allocator.free) options.allocator.free(s.data, s.capacity);
-      else delete[] s.data;
+      if (options.allocator.free)
+        options.allocator.free(s.data, s.capacity);
+      else
+        delete[] s.data;
     }
   }
 
@@ -161,8 +165,9 @@ struct Loader::Impl {
       if (!sample.encoded.empty()) {
         // Training crops are drawn on the full size; only the crop is decoded, coarse enough to cover the output.
         const LoaderOptions& o = options;
-        s = DecodeCrop(sample.encoded, o.max_pixels, [&o, &rng](cv::Size full) { return LoaderCropPlan(o, &rng, full); },
-                       o.fast_decode && !o.eval, &dst);
+        s = DecodeCrop(
+            sample.encoded, o.max_pixels, [&o, &rng](cv::Size full) { return LoaderCropPlan(o, &rng, full); },
+            o.fast_decode && !o.eval, &dst);
         if (!s.ok()) return s;
       } else {
         const cv::Mat rgb(int(sample.pixels.height), int(sample.pixels.width), CV_8UC3, sample.pixels.rgb.data());
@@ -258,7 +263,8 @@ Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Loader::~Loader() = default;
 
 Status Loader::Open(const std::string& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* loader) {
-  if (options.height == 0 || options.width == 0) return Status::InvalidArgument("image height and width must be above zero");
+  if (options.height == 0 || options.width == 0)
+    return Status::InvalidArgument("image height and width must be above zero");
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &impl->reader));
@@ -273,7 +279,8 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   for (Slot& s : impl->slots) {
     s.capacity = impl->batch_bytes;
     s.data = options.allocator.allocate ? options.allocator.allocate(s.capacity) : new uint8_t[s.capacity];
-    if (s.data == nullptr) return Status::IOError("cannot allocate a batch buffer of " + std::to_string(s.capacity) + " bytes");
+    if (s.data == nullptr)
+      return Status::IOError("cannot allocate a batch buffer of " + std::to_string(s.capacity) + " bytes");
   }
   loader->reset(new Loader(std::move(impl)));
   return Status::OK();

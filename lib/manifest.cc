@@ -32,17 +32,17 @@ nlohmann::json ManifestToJson(const Manifest& m) {
   json skipped = json::array();
   for (const SkippedFile& f : m.skipped) skipped.push_back(json{{"path", f.path}, {"reason", f.reason}});
   json j{{"name", m.name},
-              {"shardpack_manifest_version", kManifestVersion},
-              {"shardpack_version", m.tool_version},
-              {"format", m.format},
-              {"format_version", m.format_version},
-              {"samples", m.samples},
-              {"bytes", m.bytes},
-              {"classes", m.classes},
-              {"empty_classes", m.empty_classes},
-              {"options", m.options},
-              {"shardlist", shardlist},
-              {"skipped", skipped}};
+         {"shardpack_manifest_version", kManifestVersion},
+         {"shardpack_version", m.tool_version},
+         {"format", m.format},
+         {"format_version", m.format_version},
+         {"samples", m.samples},
+         {"bytes", m.bytes},
+         {"classes", m.classes},
+         {"empty_classes", m.empty_classes},
+         {"options", m.options},
+         {"shardlist", shardlist},
+         {"skipped", skipped}};
   if (m.format == "wds") {  // also a wids shard-list description
     j["__kind__"] = "wids-shard-index-v1";
     j["wids_version"] = 1;

@@ -19,8 +19,8 @@ bool IsOurOutputFile(const std::string& name) {
     return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
   };
   return name == kManifestFileName || name == kPackJournalFileName || ends_with(".tar") || ends_with(".idx") ||
-         ends_with(".samples.tsv") || ends_with(".tmp") || ends_with(".npy") || ends_with(".zst") || ends_with(".keys.txt") ||
-         name == kLmdbDataFile || name == kLmdbLockFile;
+         ends_with(".samples.tsv") || ends_with(".tmp") || ends_with(".npy") || ends_with(".zst") ||
+         ends_with(".keys.txt") || name == kLmdbDataFile || name == kLmdbLockFile;
 }
 
 }  // namespace

@@ -19,17 +19,17 @@ namespace shardpack {
 
 // One sample in flight through the pipeline. Slots are reused, so buffers keep their capacity.
 struct PackItem {
-  size_t position = 0;   // in pack order
-  std::string relpath;   // where it came from, for reports and metadata
+  size_t position = 0;  // in pack order
+  std::string relpath;  // where it came from, for reports and metadata
   int32_t label = -1;
-  std::string key;       // empty: the pipeline assigns the index key
-  nlohmann::json extra;  // metadata carried over from a converted dataset; null when none
-  std::string bytes;     // the encoded image
+  std::string key;                      // empty: the pipeline assigns the index key
+  nlohmann::json extra;                 // metadata carried over from a converted dataset; null when none
+  std::string bytes;                    // the encoded image
   std::optional<uint64_t> bytes_xxh64;  // of `bytes`, for formats that record it per sample
-  bool loaded = false;   // bytes filled by Next()
+  bool loaded = false;                  // bytes filled by Next()
   ImageInfo info;
-  DecodedImage pixels;   // raw format: decoded and transformed
-  Status status;         // a problem with this sample: it is skipped and reported
+  DecodedImage pixels;  // raw format: decoded and transformed
+  Status status;        // a problem with this sample: it is skipped and reported
 };
 
 class PackInput {
@@ -46,7 +46,10 @@ class PackInput {
   // item->status instead.
   virtual Status Next(PackItem* item, bool* done) = 0;
   // Reads the bytes of an item that Next() left unloaded. Thread-safe.
-  virtual Status Load(PackItem* item) const { (void)item; return Status::OK(); }
+  virtual Status Load(PackItem* item) const {
+    (void)item;
+    return Status::OK();
+  }
 };
 
 }  // namespace shardpack

@@ -5,6 +5,8 @@
 // Stage 3 sees samples in input order whatever the thread count, so output is byte-identical across
 // thread counts. At most `tokens` samples are in flight, each in its own reused buffer, so memory is
 // bounded by tokens x max_sample_bytes, not by the dataset's size.
+#include "lib/pack_pipeline.h"
+
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
 #include <unistd.h>
@@ -22,7 +24,6 @@
 #include "lib/pack_journal.h"
 #include "lib/sample_keys.h"
 #include "lib/tsan_annotations.h"
-#include "lib/pack_pipeline.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
@@ -30,9 +31,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 
@@ -54,7 +53,8 @@ Status ValidatePackOptions(const PackOptions& o) {
   if (o.compress == "zstd" && o.format != "raw") {
     return Status::InvalidArgument("--compress applies to --format raw only (wds and lmdb keep the encoded images)");
   }
-  if (o.compress == "zstd" && o.chunk_samples == 0) return Status::InvalidArgument("--chunk-samples must be at least 1");
+  if (o.compress == "zstd" && o.chunk_samples == 0)
+    return Status::InvalidArgument("--chunk-samples must be at least 1");
   if (crop && (o.crop_height == 0 || o.crop_width == 0)) {
     return Status::InvalidArgument("--crop needs a height and a width above zero");
   }
@@ -80,14 +80,14 @@ TransformOptions RawTransform(const PackOptions& o) {
 
 nlohmann::json OptionsToJson(const PackOptions& o) {
   nlohmann::json j = {{"prefix", o.prefix},
-          {"shard_size", o.shard_size_bytes},
-          {"samples_per_shard", o.samples_per_shard},
-          {"shuffle", o.shuffle},
-          {"seed", o.seed},
-          {"keys", o.path_keys ? "path" : "index"},
-          {"check", o.decode_check ? "decode" : "header"},
-          {"max_sample_bytes", o.max_sample_bytes},
-          {"max_pixels", o.max_pixels}};
+                      {"shard_size", o.shard_size_bytes},
+                      {"samples_per_shard", o.samples_per_shard},
+                      {"shuffle", o.shuffle},
+                      {"seed", o.seed},
+                      {"keys", o.path_keys ? "path" : "index"},
+                      {"check", o.decode_check ? "decode" : "header"},
+                      {"max_sample_bytes", o.max_sample_bytes},
+                      {"max_pixels", o.max_pixels}};
   if (o.format == "raw") {
     const TransformOptions t = RawTransform(o);
     j["resize"] = t.resize_shorter;
@@ -128,8 +128,8 @@ class Packer {
       return WithResumeHint(s);
     }
     if (samples_ == 0) {
-      return Status::InvalidArgument("no images to pack in " + source_ + " (" +
-                                     std::to_string(m.skipped.size()) + " files skipped)");
+      return Status::InvalidArgument("no images to pack in " + source_ + " (" + std::to_string(m.skipped.size()) +
+                                     " files skipped)");
     }
     m.shards = std::move(shards);
     for (const ShardEntry& e : m.shards) m.bytes += e.bytes;
@@ -237,8 +237,9 @@ class Packer {
   // An error after some shards were completed: say that they are kept and how to continue.
   Status WithResumeHint(const Status& s) const {
     if (journaled_shards_ == 0) return s;
-    const std::string kept = std::to_string(journaled_shards_) + " complete shard" + (journaled_shards_ == 1 ? "" : "s") +
-                             " kept in " + out_ + "; rerun the same command with --resume to continue";
+    const std::string kept = std::to_string(journaled_shards_) + " complete shard" +
+                             (journaled_shards_ == 1 ? "" : "s") + " kept in " + out_ +
+                             "; rerun the same command with --resume to continue";
     return s.code() == Status::Code::kAborted ? s.WithSuffix("; " + kept) : s.WithSuffix(" (" + kept + " once fixed)");
   }
 
@@ -374,35 +375,34 @@ class Packer {
       tbb::task_arena arena(threads);
       arena.execute([&] {
         tbb::parallel_pipeline(
-            tokens,
-            tbb::make_filter<void, PackItem*>(tbb::filter_mode::serial_in_order,
-                                              [&](tbb::flow_control& fc) -> PackItem* {
-                                                HappensAfter(&read_stage);
-                                                PackItem* item = ReadStage(slots, next, stop, &input_error);
-                                                HappensBefore(&read_stage);
-                                                if (item == nullptr) fc.stop();
-                                                return item;
-                                              }) &
-                tbb::make_filter<PackItem*, PackItem*>(tbb::filter_mode::parallel,
-                                                       [&](PackItem* item) {
-                                                         HappensAfter(item);
-                                                         if (!stop.load()) LoadAndProbe(item);
-                                                         HappensBefore(item);
-                                                         return item;
-                                                       }) &
-                tbb::make_filter<PackItem*, void>(tbb::filter_mode::serial_in_order, [&](PackItem* item) {
-                  HappensAfter(item);
-                  HappensAfter(&write_stage);
-                  if (!stop.load()) {
-                    Status s = Write(item);
-                    if (!s.ok()) {
-                      error = s;
-                      stop.store(true);
-                    }
-                  }
-                  HappensBefore(&write_stage);
-                  HappensBefore(item);  // the slot is free for the read stage again
-                }));
+            tokens, tbb::make_filter<void, PackItem*>(tbb::filter_mode::serial_in_order,
+                                                      [&](tbb::flow_control& fc) -> PackItem* {
+                                                        HappensAfter(&read_stage);
+                                                        PackItem* item = ReadStage(slots, next, stop, &input_error);
+                                                        HappensBefore(&read_stage);
+                                                        if (item == nullptr) fc.stop();
+                                                        return item;
+                                                      }) &
+                        tbb::make_filter<PackItem*, PackItem*>(tbb::filter_mode::parallel,
+                                                               [&](PackItem* item) {
+                                                                 HappensAfter(item);
+                                                                 if (!stop.load()) LoadAndProbe(item);
+                                                                 HappensBefore(item);
+                                                                 return item;
+                                                               }) &
+                        tbb::make_filter<PackItem*, void>(tbb::filter_mode::serial_in_order, [&](PackItem* item) {
+                          HappensAfter(item);
+                          HappensAfter(&write_stage);
+                          if (!stop.load()) {
+                            Status s = Write(item);
+                            if (!s.ok()) {
+                              error = s;
+                              stop.store(true);
+                            }
+                          }
+                          HappensBefore(&write_stage);
+                          HappensBefore(item);  // the slot is free for the read stage again
+                        }));
       });
     } catch (const std::exception& e) {
       return Status::IOError(std::string("pack pipeline failed: ") + e.what());
@@ -437,8 +437,8 @@ class Packer {
   std::unique_ptr<DatasetWriter> writer_;
   std::vector<SkippedFile> skipped_;
   uint64_t samples_ = 0, files_done_ = 0, files_skipped_ = 0, bytes_read_ = 0;
-  uint64_t resume_position_ = 0;   // input items a resumed run skips
-  size_t journaled_shards_ = 0;    // shards the journal lists
+  uint64_t resume_position_ = 0;  // input items a resumed run skips
+  size_t journaled_shards_ = 0;   // shards the journal lists
   bool resumed_ = false;
   std::atomic<bool> interrupted_{false};  // options_.cancel stopped the pipeline
 };

@@ -31,12 +31,8 @@ nlohmann::json VerifyReportToJson(const VerifyReport& r) {
   for (const VerifyProblem& p : r.problems) {
     problems.push_back({{"shard", p.shard}, {"key", p.key}, {"problem", p.what}});
   }
-  return {{"ok", r.clean()},
-          {"format", r.format},
-          {"shards", r.shards},
-          {"samples", r.samples},
-          {"bytes", r.bytes},
-          {"images_decoded", r.images_decoded},
+  return {{"ok", r.clean()},      {"format", r.format}, {"shards", r.shards},
+          {"samples", r.samples}, {"bytes", r.bytes},   {"images_decoded", r.images_decoded},
           {"problems", problems}};
 }
 

@@ -20,8 +20,7 @@ std::string SanitizedPathKey(const std::string& relpath) {
   if (dot != std::string::npos && (slash == std::string::npos || dot > slash + 1)) stem.resize(dot);
   std::string key;
   for (char c : stem) {
-    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '_' || c == '-';
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     key += keep ? c : '_';
   }
   if (key.empty()) key = "_";

@@ -57,10 +57,9 @@ Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* record
     std::vector<std::string_view> f = SplitTabs(text.substr(pos, end - pos));
     pos = end + 1;
     SampleRecord r;
-    bool ok = f.size() == 8 && !f[0].empty() && ParseNumber(f[1], &r.offset) &&
-              ParseNumber(f[2], &r.size) && ParseChecksumHex(std::string(f[3]), &r.xxh64) &&
-              ParseNumber(f[4], &r.label) && ParseNumber(f[6], &r.width) &&
-              ParseNumber(f[7], &r.height);
+    bool ok = f.size() == 8 && !f[0].empty() && ParseNumber(f[1], &r.offset) && ParseNumber(f[2], &r.size) &&
+              ParseChecksumHex(std::string(f[3]), &r.xxh64) && ParseNumber(f[4], &r.label) &&
+              ParseNumber(f[6], &r.width) && ParseNumber(f[7], &r.height);
     if (ok) {
       r.key = std::string(f[0]);
       r.format = ImageFormatFromExtension(f[5] == "jpeg" ? "jpg" : f[5]);

@@ -9,8 +9,8 @@
 namespace shardpack {
 
 struct ShardCheck {
-  uint64_t samples = 0;         // samples found
-  uint64_t bytes = 0;           // bytes read
+  uint64_t samples = 0;  // samples found
+  uint64_t bytes = 0;    // bytes read
   uint64_t images_decoded = 0;
   std::vector<VerifyProblem> problems;
 };

@@ -56,9 +56,11 @@ Status ExpandOne(const std::string& part, const std::string& spec, std::vector<s
     for (std::string& p : prefixes) p += literal;
     if (open == std::string::npos) break;
     const size_t close = part.find('}', open);
-    if (close == std::string::npos) return Status::InvalidArgument("shard list '" + spec + "': '{' without a matching '}'");
+    if (close == std::string::npos)
+      return Status::InvalidArgument("shard list '" + spec + "': '{' without a matching '}'");
     const std::string body = part.substr(open + 1, close - open - 1);
-    if (body.find('{') != std::string::npos) return Status::InvalidArgument("shard list '" + spec + "': nested braces are not supported");
+    if (body.find('{') != std::string::npos)
+      return Status::InvalidArgument("shard list '" + spec + "': nested braces are not supported");
     // Count before expanding, so that a huge range fails fast instead of filling memory.
     const size_t dots = body.find("..");
     if (dots != std::string::npos && body.find(',') == std::string::npos && AllDigits(body.substr(0, dots)) &&
@@ -66,12 +68,14 @@ Status ExpandOne(const std::string& part, const std::string& spec, std::vector<s
       const int64_t a = std::stoll(body.substr(0, dots)), b = std::stoll(body.substr(dots + 2));
       const uint64_t count = uint64_t(a <= b ? b - a : a - b) + 1;
       if (count > max_paths || prefixes.size() * count + paths->size() > max_paths) {
-        return Status::InvalidArgument("shard list '" + spec + "' expands to more than " + std::to_string(max_paths) + " paths");
+        return Status::InvalidArgument("shard list '" + spec + "' expands to more than " + std::to_string(max_paths) +
+                                       " paths");
       }
     }
     SHARDPACK_RETURN_IF_ERROR(BraceAlternatives(body, spec, &alternatives));
     if (prefixes.size() * alternatives.size() + paths->size() > max_paths) {
-      return Status::InvalidArgument("shard list '" + spec + "' expands to more than " + std::to_string(max_paths) + " paths");
+      return Status::InvalidArgument("shard list '" + spec + "' expands to more than " + std::to_string(max_paths) +
+                                     " paths");
     }
     // Long names times many alternatives: bound the bytes too, not only the count.
     if (*bytes + prefixes.size() * alternatives.size() * (part.size() + 32) > max_bytes) {

@@ -56,7 +56,8 @@ Status ReadSourceList(Env* env, const std::string& list_path, SourceTree* tree) 
     entries.emplace_back(std::move(path), std::move(label));
   }
   int32_t unused;
-  const bool numeric = std::all_of(entries.begin(), entries.end(), [&](const auto& e) { return ParseLabel(e.second, &unused); });
+  const bool numeric =
+      std::all_of(entries.begin(), entries.end(), [&](const auto& e) { return ParseLabel(e.second, &unused); });
   std::map<std::string, int32_t> index;
   if (!numeric) {
     for (const auto& e : entries) index.emplace(e.second, 0);
@@ -68,8 +69,10 @@ Status ReadSourceList(Env* env, const std::string& list_path, SourceTree* tree) 
   }
   for (auto& [path, label_text] : entries) {
     int32_t label = -1;
-    if (numeric) ParseLabel(label_text, &label);
-    else label = index.at(label_text);
+    if (numeric)
+      ParseLabel(label_text, &label);
+    else
+      label = index.at(label_text);
     tree->files.push_back({std::move(path), label});
   }
   return Status::OK();

@@ -12,10 +12,17 @@ size_t Utf8SequenceLength(const std::string& s, size_t i) {
   size_t len;
   uint32_t min;
   if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; }
-  else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; }
-  else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; }
-  else return 0;
+  if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    min = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    min = 0x800;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    min = 0x10000;
+  } else
+    return 0;
   if (i + len > s.size()) return 0;
   uint32_t cp = c & (0x7F >> len);
   for (size_t k = 1; k < len; ++k) {
@@ -53,7 +60,8 @@ class Scanner {
     for (const DirEntry& e : entries) {
       if (IsHidden(e.name) || e.type == DirEntry::Type::kDirectory) continue;
       if (labelled) {
-        Skip(e.name, "file lies directly in SRC, which has class folders, so it has no class; move it into a class folder");
+        Skip(e.name,
+             "file lies directly in SRC, which has class folders, so it has no class; move it into a class folder");
       } else {
         AddEntry("", e, -1);
       }
@@ -70,8 +78,7 @@ class Scanner {
  private:
   Status ListSorted(const std::string& dir, std::vector<DirEntry>* entries) {
     SHARDPACK_RETURN_IF_ERROR(env_->ListDir(dir, entries));
-    std::sort(entries->begin(), entries->end(),
-              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    std::sort(entries->begin(), entries->end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
     return Status::OK();
   }
 

@@ -11,14 +11,29 @@ Status Status::FromErrno(const std::string& context, int errnum) {
 std::string Status::ToString() const {
   const char* name = "OK";
   switch (code_) {
-    case Code::kOk: return "OK";
-    case Code::kInvalidArgument: name = "invalid argument"; break;
-    case Code::kNotFound: name = "not found"; break;
-    case Code::kIOError: name = "I/O error"; break;
-    case Code::kDataLoss: name = "data loss"; break;
-    case Code::kCorrupt: name = "corrupt input"; break;
-    case Code::kUnsupported: name = "unsupported"; break;
-    case Code::kAborted: name = "aborted"; break;
+    case Code::kOk:
+      return "OK";
+    case Code::kInvalidArgument:
+      name = "invalid argument";
+      break;
+    case Code::kNotFound:
+      name = "not found";
+      break;
+    case Code::kIOError:
+      name = "I/O error";
+      break;
+    case Code::kDataLoss:
+      name = "data loss";
+      break;
+    case Code::kCorrupt:
+      name = "corrupt input";
+      break;
+    case Code::kUnsupported:
+      name = "unsupported";
+      break;
+    case Code::kAborted:
+      name = "aborted";
+      break;
   }
   return std::string(name) + ": " + message_;
 }

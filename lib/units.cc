@@ -25,16 +25,26 @@ Status ParseByteSize(const std::string& text, uint64_t* bytes) {
     if (text[j] != ' ') unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[j])));
   }
   double scale = 0;
-  if (unit.empty() || unit == "b") scale = 1;
-  else if (unit == "k" || unit == "kb") scale = 1e3;
-  else if (unit == "m" || unit == "mb") scale = 1e6;
-  else if (unit == "g" || unit == "gb") scale = 1e9;
-  else if (unit == "t" || unit == "tb") scale = 1e12;
-  else if (unit == "kib") scale = 1024.0;
-  else if (unit == "mib") scale = 1024.0 * 1024;
-  else if (unit == "gib") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "tib") scale = 1024.0 * 1024 * 1024 * 1024;
-  else return bad;
+  if (unit.empty() || unit == "b")
+    scale = 1;
+  else if (unit == "k" || unit == "kb")
+    scale = 1e3;
+  else if (unit == "m" || unit == "mb")
+    scale = 1e6;
+  else if (unit == "g" || unit == "gb")
+    scale = 1e9;
+  else if (unit == "t" || unit == "tb")
+    scale = 1e12;
+  else if (unit == "kib")
+    scale = 1024.0;
+  else if (unit == "mib")
+    scale = 1024.0 * 1024;
+  else if (unit == "gib")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "tib")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else
+    return bad;
   double value = std::round(number * scale);
   if (!(value >= 1) || value > 9.2e18) return bad;
   *bytes = static_cast<uint64_t>(value);
@@ -50,8 +60,10 @@ std::string FormatBytes(uint64_t bytes) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof(buf), "%.1f %s", v, kUnits[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof(buf), "%.1f %s", v, kUnits[u]);
   return buf;
 }
 

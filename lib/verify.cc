@@ -65,12 +65,14 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
     bytes += manifest.shards[i].bytes;
   }
   if (listed != manifest.samples) {
-    report->problems.push_back({"", "", "manifest lists " + std::to_string(manifest.samples) +
-                                            " samples but its shards add up to " + std::to_string(listed)});
+    report->problems.push_back({"", "",
+                                "manifest lists " + std::to_string(manifest.samples) +
+                                    " samples but its shards add up to " + std::to_string(listed)});
   }
   if (bytes != manifest.bytes) {
-    report->problems.push_back({"", "", "manifest lists " + std::to_string(manifest.bytes) +
-                                            " bytes but its shards add up to " + std::to_string(bytes)});
+    report->problems.push_back({"", "",
+                                "manifest lists " + std::to_string(manifest.bytes) +
+                                    " bytes but its shards add up to " + std::to_string(bytes)});
   }
   // A shard file the manifest does not know is either left over or was added by hand; readers that
   // glob for shards would pick it up.

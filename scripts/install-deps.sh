@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git clang libclang-rt-14-dev
+  build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
   libarchive-dev liblmdb-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
   libopencv-dev libtbb-dev libcli11-dev libzstd-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libxxhash-dev

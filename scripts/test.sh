@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test (C++, command line, interop, Python package
-# and scripts/train_example.py): once in a Release build, once more under
-# AddressSanitizer + UndefinedBehaviorSanitizer; the pipeline, loader and verify tests once more
-# under ThreadSanitizer; then each libFuzzer target for a short while (FUZZ_SECONDS, default 20;
-# scripts/fuzz.sh runs them longer). Each build has its own folder. Exits non-zero on any failure.
+# Installs what is missing, checks the formatting of the sources, builds, and runs every test (C++,
+# command line, interop, Python package and scripts/train_example.py): once in a Release build,
+# once more under AddressSanitizer + UndefinedBehaviorSanitizer; the pipeline, loader, verify and
+# LMDB writer tests once more under ThreadSanitizer; then each libFuzzer target for a short while
+# (FUZZ_SECONDS, default 20; scripts/fuzz.sh runs them longer). Each build has its own folder. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=${JOBS:-2}
+
+echo "== Formatting (.clang-format)"
+scripts/format.sh --check
 
 echo "== Release build and tests"
 scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release

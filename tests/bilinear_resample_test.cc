@@ -21,7 +21,8 @@ double Reference(const cv::Mat& src, const cv::Rect2d& box, cv::Size out, int i,
     col = std::clamp(col, 0, src.cols - 1);
     return double(src.ptr<uint8_t>(r)[col * src.channels() + c]);
   };
-  return (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1)) + fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
+  return (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1)) +
+         fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
 }
 
 cv::Mat Noise(int rows, int cols, int type, unsigned seed) {
@@ -48,8 +49,8 @@ TEST(ResampleBilinear, EveryPixelIsWithinOneLevelOfExactBilinearSampling) {
   const Case cases[] = {
       {{341, 256}, CV_8UC3, {86.3, 23.47, 328.1, 328.1}, {224, 224}},  // pack --format raw's centre crop
       {{100, 80}, CV_8UC3, {0, 0, 100, 80}, {77, 61}},
-      {{50, 40}, CV_8UC3, {3.9, 2.2, 20.5, 17.25}, {64, 48}},        // enlarging
-      {{60, 60}, CV_8UC1, {-4.5, 50.25, 30, 20}, {25, 19}},          // past the top-left and bottom edges
+      {{50, 40}, CV_8UC3, {3.9, 2.2, 20.5, 17.25}, {64, 48}},  // enlarging
+      {{60, 60}, CV_8UC1, {-4.5, 50.25, 30, 20}, {25, 19}},    // past the top-left and bottom edges
       {{33, 29}, CV_8UC4, {0.5, 0.5, 32, 28}, {31, 27}},
   };
   for (const Case& t : cases) {
@@ -62,7 +63,8 @@ TEST(ResampleBilinear, EveryPixelIsWithinOneLevelOfExactBilinearSampling) {
     for (int i = 0; i < t.out.height; ++i) {
       for (int j = 0; j < t.out.width; ++j) {
         for (int c = 0; c < src.channels(); ++c) {
-          const double diff = std::abs(dst.ptr<uint8_t>(i)[j * src.channels() + c] - Reference(src, t.box, t.out, i, j, c));
+          const double diff =
+              std::abs(dst.ptr<uint8_t>(i)[j * src.channels() + c] - Reference(src, t.box, t.out, i, j, c));
           worst = std::max(worst, diff);
           total += diff;
         }

@@ -51,8 +51,9 @@ TEST_F(ConvertTest, RawDatasetsCannotBeConverted) {
   PackResult r;
   ASSERT_TRUE(PackTo(out("raw"), o, &r).ok());
   Status s = Convert(out("raw"), out("x"), QuietOptions(), &r);
-  EXPECT_EQ(s.message(), out("raw") + " is a 'raw' dataset, which holds decoded pixels only; convert the wds or lmdb "
-                                      "dataset it was made from");
+  EXPECT_EQ(s.message(), out("raw") +
+                             " is a 'raw' dataset, which holds decoded pixels only; convert the wds or lmdb "
+                             "dataset it was made from");
 }
 
 TEST_F(ConvertTest, FolderWithoutShardsSaysSo) {

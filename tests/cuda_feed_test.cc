@@ -19,9 +19,9 @@ TEST(NormalizeReference, IsTheAffineMapPerChannelIntoNchw) {
   const float mean[3] = {10, 20, 30}, std[3] = {2, 4, 5};
   float out[12];
   NormalizeNhwcToNchwReference(nhwc, 2, 1, 2, mean, std, out);
-  const float expected[12] = {(0 - 10) / 2.f,  (30 - 10) / 2.f, (10 - 20) / 4.f, (40 - 20) / 4.f,
-                              (20 - 30) / 5.f, (50 - 30) / 5.f, (255 - 10) / 2.f, (2 - 10) / 2.f,
-                              (128 - 20) / 4.f, (3 - 20) / 4.f, (1 - 30) / 5.f,  (4 - 30) / 5.f};
+  const float expected[12] = {(0 - 10) / 2.f,   (30 - 10) / 2.f, (10 - 20) / 4.f,  (40 - 20) / 4.f,
+                              (20 - 30) / 5.f,  (50 - 30) / 5.f, (255 - 10) / 2.f, (2 - 10) / 2.f,
+                              (128 - 20) / 4.f, (3 - 20) / 4.f,  (1 - 30) / 5.f,   (4 - 30) / 5.f};
   for (int i = 0; i < 12; ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
 }
 
@@ -123,8 +123,9 @@ TEST_F(CudaFeedTest, ForgettingDoneIsAnErrorNotACorruption) {
   const DeviceBatch* d = nullptr;
   ASSERT_TRUE(feed->Next(&d).ok());
   ASSERT_TRUE(feed->Next(&d).ok());
-  EXPECT_EQ(feed->Next(&d).ToString(),
-            "invalid argument: CudaFeed: Done() was not called for the batch 2 batches ago, whose device buffer comes next");
+  EXPECT_EQ(
+      feed->Next(&d).ToString(),
+      "invalid argument: CudaFeed: Done() was not called for the batch 2 batches ago, whose device buffer comes next");
 }
 
 }  // namespace

@@ -76,15 +76,19 @@ TEST_P(FaultInjectionTest, DiskFullAtAnyPointPublishesNothingAndResumeCompletesI
 }
 
 TEST_P(FaultInjectionTest, FailingSyncOrRenamePublishesNothing) {
-  const std::string first = GetParam() == "wds" ? "shard-000001.tar.tmp" : GetParam() == "raw" ? "shard-000001.npy.tmp" : "";
+  const std::string first = GetParam() == "wds"   ? "shard-000001.tar.tmp"
+                            : GetParam() == "raw" ? "shard-000001.npy.tmp"
+                                                  : "";
   struct Fault {
     std::string name;
     std::function<void(FaultEnv&)> inject;
     std::string message;
   };
   std::vector<Fault> faults = {
-      {"manifest rename", [](FaultEnv& e) { e.FailRenameTo("manifest.json"); }, "/manifest.json: Read-only file system"},
-      {"manifest sync", [](FaultEnv& e) { e.FailSyncOf("manifest.json.tmp"); }, "manifest.json.tmp: Input/output error"},
+      {"manifest rename", [](FaultEnv& e) { e.FailRenameTo("manifest.json"); },
+       "/manifest.json: Read-only file system"},
+      {"manifest sync", [](FaultEnv& e) { e.FailSyncOf("manifest.json.tmp"); },
+       "manifest.json.tmp: Input/output error"},
   };
   if (!first.empty()) {
     faults.push_back({"shard sync", [&](FaultEnv& e) { e.FailSyncOf(first); }, first + ": Input/output error"});

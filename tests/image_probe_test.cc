@@ -1,7 +1,6 @@
-#include "shardpack/image.h"
-
 #include <gtest/gtest.h>
 
+#include "shardpack/image.h"
 #include "tests/support/image_factory.h"
 
 namespace shardpack {
@@ -44,8 +43,7 @@ TEST_P(ProbeEveryFormat, DecodesToTheSameSize) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ProbeEveryFormat,
-                         ::testing::Values(FormatCase{ImageFormat::kJpeg, "jpeg"},
-                                           FormatCase{ImageFormat::kPng, "png"},
+                         ::testing::Values(FormatCase{ImageFormat::kJpeg, "jpeg"}, FormatCase{ImageFormat::kPng, "png"},
                                            FormatCase{ImageFormat::kWebp, "webp"},
                                            FormatCase{ImageFormat::kBmp, "bmp"}),
                          [](const ::testing::TestParamInfo<FormatCase>& info) { return std::string(info.param.name); });

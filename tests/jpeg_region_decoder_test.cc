@@ -18,9 +18,9 @@ namespace {
 
 struct Variant {
   const char* name;
-  int subsamp;     // TJSAMP_*
+  int subsamp;       // TJSAMP_*
   int pixel_format;  // TJPF_RGB, or TJPF_CMYK for a CMYK JPEG
-  int flags;       // TJFLAG_PROGRESSIVE or 0
+  int flags;         // TJFLAG_PROGRESSIVE or 0
 };
 
 std::string Encode(const Variant& v, int w, int h) {
@@ -76,13 +76,13 @@ TEST_P(RegionTest, RegionEqualsWholeDecodeThere) {
     int expected_num;  // the DCT scale (num/8) the decoder must pick
   };
   const Case cases[] = {
-      {{0, 0, W, H}, {W, H}, 8},              // everything
-      {{37.4, 21.9, 101, 77}, {90, 70}, 8},   // interior, fractional origin
-      {{0, 100, 60, 57}, {60, 57}, 8},        // bottom-left corner
-      {{150, 0, 53, 40}, {53, 40}, 8},        // top-right corner
-      {{17, 33, 180, 120}, {80, 55}, 4},      // shrinks 2x: half scale
-      {{5, 9, 190, 140}, {40, 30}, 2},        // quarter scale
-      {{0, 0, W, H}, {20, 15}, 1},            // eighth scale
+      {{0, 0, W, H}, {W, H}, 8},             // everything
+      {{37.4, 21.9, 101, 77}, {90, 70}, 8},  // interior, fractional origin
+      {{0, 100, 60, 57}, {60, 57}, 8},       // bottom-left corner
+      {{150, 0, 53, 40}, {53, 40}, 8},       // top-right corner
+      {{17, 33, 180, 120}, {80, 55}, 4},     // shrinks 2x: half scale
+      {{5, 9, 190, 140}, {40, 30}, 2},       // quarter scale
+      {{0, 0, W, H}, {20, 15}, 1},           // eighth scale
   };
   JpegRegionDecoder decoder;
   for (const Case& c : cases) {
@@ -104,7 +104,8 @@ TEST_P(RegionTest, RegionEqualsWholeDecodeThere) {
     const std::vector<uint8_t> whole = WholeDecode(jpeg, c.expected_num, &sw, &sh);
     // The region covers the box and a pixel around it (what a bilinear resize may read), and there
     // it holds exactly the whole decode's pixels.
-    const int bx0 = std::max(0, int(std::floor(c.box.x * scale)) - 1), by0 = std::max(0, int(std::floor(c.box.y * scale)) - 1);
+    const int bx0 = std::max(0, int(std::floor(c.box.x * scale)) - 1),
+              by0 = std::max(0, int(std::floor(c.box.y * scale)) - 1);
     const int bx1 = std::min(sw, int(std::ceil((c.box.x + c.box.width) * scale)) + 1);
     const int by1 = std::min(sh, int(std::ceil((c.box.y + c.box.height) * scale)) + 1);
     ASSERT_LE(ox, bx0);
@@ -121,8 +122,10 @@ TEST_P(RegionTest, RegionEqualsWholeDecodeThere) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Jpegs, RegionTest,
-                         ::testing::Values(Variant{"444", TJSAMP_444, TJPF_RGB, 0}, Variant{"422", TJSAMP_422, TJPF_RGB, 0},
-                                           Variant{"420", TJSAMP_420, TJPF_RGB, 0}, Variant{"440", TJSAMP_440, TJPF_RGB, 0},
+                         ::testing::Values(Variant{"444", TJSAMP_444, TJPF_RGB, 0},
+                                           Variant{"422", TJSAMP_422, TJPF_RGB, 0},
+                                           Variant{"420", TJSAMP_420, TJPF_RGB, 0},
+                                           Variant{"440", TJSAMP_440, TJPF_RGB, 0},
                                            Variant{"gray", TJSAMP_GRAY, TJPF_RGB, 0},
                                            Variant{"progressive", TJSAMP_420, TJPF_RGB, TJFLAG_PROGRESSIVE},
                                            Variant{"cmyk", TJSAMP_444, TJPF_CMYK, 0}),

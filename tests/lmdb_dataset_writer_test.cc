@@ -116,7 +116,8 @@ TEST_F(LmdbPackTest, MapGrowsWhenItFillsAndRecordsReadBackExactly) {
                      ++checked;
                    }
                    return Status::OK();
-                 }).ok());
+                 })
+                  .ok());
   EXPECT_EQ(checked, count);
 }
 

@@ -13,7 +13,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
-
 #include <opencv2/imgproc.hpp>
 
 #include "shardpack/loader.h"

@@ -149,8 +149,9 @@ TEST_F(LoaderTest, HeldBatchesAreNeverReusedUntilReleased) {
   ASSERT_TRUE(loader->Acquire(&b, &a).ok());
   ASSERT_TRUE(loader->Acquire(&b, &c).ok());
   const Status s = loader->Acquire(&b, &d);
-  EXPECT_EQ(s.ToString(), "invalid argument: all 3 batch buffers are still held by the consumer, so no batch can be "
-                          "made; let go of old batches (copy what you keep) or raise prefetch");
+  EXPECT_EQ(s.ToString(),
+            "invalid argument: all 3 batch buffers are still held by the consumer, so no batch can be "
+            "made; let go of old batches (copy what you keep) or raise prefetch");
   loader->Release(first_slot);
   ASSERT_TRUE(loader->Acquire(&b, &d).ok());
   ASSERT_NE(b, nullptr);
@@ -177,7 +178,8 @@ TEST_F(LoaderTest, MemoryIsAllocatedOnceThroughTheCallersAllocator) {
     for (uint64_t epoch = 0; epoch < 3; ++epoch) {
       ASSERT_TRUE(loader->StartEpoch(epoch).ok());
       const Batch* b = nullptr;
-      do ASSERT_TRUE(loader->Next(&b).ok()); while (b != nullptr);
+      do ASSERT_TRUE(loader->Next(&b).ok());
+      while (b != nullptr);
     }
     EXPECT_EQ(allocations, 5);  // prefetch + 2, whatever the number of batches and epochs
   }
@@ -271,8 +273,8 @@ TEST_F(RandomResizedCropTest, EachOutputIsTheDrawnBoxOfTheSourceResized) {
     std::vector<uint8_t> full(96 * 96 * 3);
     tjhandle tj = tjInitDecompress();
     const std::string& jpeg = sources_[size_t(i)];
-    ASSERT_EQ(tjDecompress2(tj, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size(), full.data(), 96, 0, 96,
-                            TJPF_RGB, 0),
+    ASSERT_EQ(tjDecompress2(tj, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size(), full.data(), 96, 0,
+                            96, TJPF_RGB, 0),
               0);
     tjDestroy(tj);
     const cv::Mat rgb(96, 96, CV_8UC3, full.data());
@@ -333,7 +335,8 @@ TEST_F(LoaderTest, CorruptSampleIsSkippedAndCountedOrReported) {
   ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
   ASSERT_TRUE(loader->StartEpoch(0).ok());
   const Batch* b = nullptr;
-  do ASSERT_TRUE(loader->Next(&b).ok()); while (b != nullptr);
+  do ASSERT_TRUE(loader->Next(&b).ok());
+  while (b != nullptr);
   EXPECT_EQ(loader->stats().corrupt, 1u);
   EXPECT_EQ(loader->stats().images, 26u);
   o.skip_corrupt = false;

@@ -233,8 +233,8 @@ TEST_F(DatasetTest, RefusesNonEmptyOutputUnlessForced) {
   WriteFile(out() + "/notes.md", "mine");
   PackResult r;
   Status s = PackTo(out(), QuietOptions(), &r);
-  EXPECT_EQ(s.message(), "output folder " + out() +
-                             " is not empty; choose an empty folder or pass --force to replace its dataset");
+  EXPECT_EQ(s.message(),
+            "output folder " + out() + " is not empty; choose an empty folder or pass --force to replace its dataset");
   PackOptions o = QuietOptions();
   o.force = true;
   ASSERT_TRUE(PackTo(out(), o, &r).ok());
@@ -254,11 +254,13 @@ TEST_F(DatasetTest, FailureMidPackLeavesNoManifestAndNoTemporaryShard) {
   o.force = true;
   Status s = PackTo(out(), o, &r);
   // Shard 1 was published when shard 2 could not be created, before the journal recorded it.
-  EXPECT_EQ(s.message(), "cannot create " + out() + "/shard-000002.tar.tmp: No space left on device (1 complete shard kept in " +
-                             out() + "; rerun the same command with --resume to continue once fixed)");
-  EXPECT_EQ(DirListing(out()), (std::vector<std::string>{"pack-journal.json", "shard-000000.idx",
-                                                         "shard-000000.samples.tsv", "shard-000000.tar", "shard-000001.idx",
-                                                         "shard-000001.samples.tsv", "shard-000001.tar"}));
+  EXPECT_EQ(s.message(), "cannot create " + out() +
+                             "/shard-000002.tar.tmp: No space left on device (1 complete shard kept in " + out() +
+                             "; rerun the same command with --resume to continue once fixed)");
+  EXPECT_EQ(
+      DirListing(out()),
+      (std::vector<std::string>{"pack-journal.json", "shard-000000.idx", "shard-000000.samples.tsv", "shard-000000.tar",
+                                "shard-000001.idx", "shard-000001.samples.tsv", "shard-000001.tar"}));
 }
 
 TEST_F(DatasetTest, RefusesOutputInsideSource) {

@@ -112,7 +112,8 @@ TEST(DecodeAndTransform, GreyCmykAndAlphaBecomeRgb) {
   unsigned char* buf = nullptr;
   unsigned long size = 0;
   ASSERT_EQ(tjCompress2(tj, reinterpret_cast<const unsigned char*>(grey.data()), 40, 0, 30, TJPF_GRAY, &buf, &size,
-                        TJSAMP_GRAY, 95, 0), 0);
+                        TJSAMP_GRAY, 95, 0),
+            0);
   ASSERT_TRUE(DecodeAndTransform(std::string(reinterpret_cast<char*>(buf), size), {}, &out).ok());
   tjFree(buf);
   EXPECT_EQ(out.rgb.size(), 40u * 30u * 3u);
@@ -123,11 +124,12 @@ TEST(DecodeAndTransform, GreyCmykAndAlphaBecomeRgb) {
   for (int i = 0; i < 40 * 30; ++i) cmyk += std::string("\x00\xff\xff\xff", 4);  // inverted: full cyan ink
   buf = nullptr;
   ASSERT_EQ(tjCompress2(tj, reinterpret_cast<const unsigned char*>(cmyk.data()), 40, 0, 30, TJPF_CMYK, &buf, &size,
-                        TJSAMP_444, 95, 0), 0);
+                        TJSAMP_444, 95, 0),
+            0);
   ASSERT_TRUE(DecodeAndTransform(std::string(reinterpret_cast<char*>(buf), size), {}, &out).ok());
   tjFree(buf);
   tjDestroy(tj);
-  EXPECT_NEAR(out.rgb[0], 0, 3);    // red absorbed by cyan ink
+  EXPECT_NEAR(out.rgb[0], 0, 3);  // red absorbed by cyan ink
   EXPECT_NEAR(out.rgb[1], 255, 3);
   EXPECT_NEAR(out.rgb[2], 255, 3);
   // PNG with an alpha channel: alpha dropped, colour kept.

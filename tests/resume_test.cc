@@ -35,7 +35,8 @@ int RunCommand(const std::vector<std::string>& args, std::string* output = nullp
 // Every file of a folder: name -> bytes.
 std::map<std::string, std::string> Files(const std::string& dir) {
   std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename().string()] = testing::ReadFile(e.path().string());
+  for (const auto& e : fs::directory_iterator(dir))
+    files[e.path().filename().string()] = testing::ReadFile(e.path().string());
   return files;
 }
 
@@ -43,8 +44,10 @@ std::map<std::string, std::string> Files(const std::string& dir) {
 std::string Difference(const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
   std::string diff;
   for (const auto& [name, bytes] : a) {
-    if (!b.count(name)) diff += "only in the first: " + name + "\n";
-    else if (b.at(name) != bytes) diff += "differs: " + name + "\n";
+    if (!b.count(name))
+      diff += "only in the first: " + name + "\n";
+    else if (b.at(name) != bytes)
+      diff += "differs: " + name + "\n";
   }
   for (const auto& [name, bytes] : b) {
     if (!a.count(name)) diff += "only in the second: " + name + "\n";
@@ -56,7 +59,7 @@ class ResumeTest : public testing::DatasetTest, public ::testing::WithParamInter
  public:
  protected:
   void SetUp() override {
-    MakeTree(3, 7);  // 21 images
+    MakeTree(3, 7);                                               // 21 images
     testing::WriteFile(src() + "/c1/notes.txt", "not an image");  // a skip before the first shard ends
     std::string truncated = testing::MakeImage(ImageFormat::kJpeg, 30, 20, 99);
     testing::WriteFile(src() + "/c2/broken.jpg", truncated.substr(0, truncated.size() / 2));  // a skip later
@@ -66,8 +69,8 @@ class ResumeTest : public testing::DatasetTest, public ::testing::WithParamInter
   std::string Out(const std::string& parent) const { return dir_.Sub(parent) + "/out"; }
 
   std::vector<std::string> PackCommand(const std::string& out) const {
-    std::vector<std::string> cmd = {SHARDPACK_CLI, "pack", src(), out, "--format", GetParam(),
-                                    "--samples-per-shard", "4", "--no-sync", "--quiet"};
+    std::vector<std::string> cmd = {SHARDPACK_CLI,         "pack", src(),       out,      "--format", GetParam(),
+                                    "--samples-per-shard", "4",    "--no-sync", "--quiet"};
     if (GetParam() == "raw") cmd.insert(cmd.end(), {"--crop", "16"});
     return cmd;
   }
@@ -143,7 +146,8 @@ class CtrlCTest : public ResumeTest {};
 TEST_P(CtrlCTest, CtrlCStopsCleanlyAndSaysHowToResume) {
   // A bigger tree, decoded in full, so that the pack is still running when the signal comes.
   for (int i = 0; i < 400; ++i) {
-    testing::WriteFile(src() + "/c3/big" + std::to_string(i) + ".jpg", testing::MakeImage(ImageFormat::kJpeg, 200, 150, uint64_t(i)));
+    testing::WriteFile(src() + "/c3/big" + std::to_string(i) + ".jpg",
+                       testing::MakeImage(ImageFormat::kJpeg, 200, 150, uint64_t(i)));
   }
   std::string output;
   std::vector<std::string> cmd = PackCommand(Out("reference"));
@@ -161,7 +165,8 @@ TEST_P(CtrlCTest, CtrlCStopsCleanlyAndSaysHowToResume) {
   EXPECT_EQ(output, "exit 130\n");
   const std::string err = testing::ReadFile(dir_.Sub("stderr"));
   EXPECT_EQ(err.rfind("pack failed: interrupted after ", 0), 0u) << err;
-  EXPECT_NE(err.find("kept in " + out + "; rerun the same command with --resume to continue\n"), std::string::npos) << err;
+  EXPECT_NE(err.find("kept in " + out + "; rerun the same command with --resume to continue\n"), std::string::npos)
+      << err;
   EXPECT_FALSE(fs::exists(out + "/manifest.json"));
   for (const auto& [name, bytes] : Files(out)) EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
   EXPECT_NE(RunCommand(cmd, &output), 0);  // without --resume: refused, saying what to do

@@ -32,7 +32,8 @@ std::string ExpandError(const std::string& spec, size_t max_paths = 10'000'000) 
 TEST(ShardSpec, ExpandsRangesAlternativesAndJoinedSpecs) {
   EXPECT_EQ(Expand("train-{000000..000003}.tar"),
             (std::vector<std::string>{"train-000000.tar", "train-000001.tar", "train-000002.tar", "train-000003.tar"}));
-  EXPECT_EQ(Expand("{a,b}/p-{0..1}.tar"), (std::vector<std::string>{"a/p-0.tar", "a/p-1.tar", "b/p-0.tar", "b/p-1.tar"}));
+  EXPECT_EQ(Expand("{a,b}/p-{0..1}.tar"),
+            (std::vector<std::string>{"a/p-0.tar", "a/p-1.tar", "b/p-0.tar", "b/p-1.tar"}));
   EXPECT_EQ(Expand("x.tar::y-{09..11}.tar"), (std::vector<std::string>{"x.tar", "y-09.tar", "y-10.tar", "y-11.tar"}));
   EXPECT_EQ(Expand("z-{3..1}.tar"), (std::vector<std::string>{"z-3.tar", "z-2.tar", "z-1.tar"}));
   EXPECT_EQ(Expand("plain.tar"), (std::vector<std::string>{"plain.tar"}));
@@ -41,14 +42,17 @@ TEST(ShardSpec, ExpandsRangesAlternativesAndJoinedSpecs) {
 TEST(ShardSpec, RefusesMalformedAndHugeSpecs) {
   EXPECT_EQ(ExpandError("a-{0..3.tar"), "invalid argument: shard list 'a-{0..3.tar': '{' without a matching '}'");
   EXPECT_EQ(ExpandError("a-}.tar"), "invalid argument: shard list 'a-}.tar': '}' without a matching '{'");
-  EXPECT_EQ(ExpandError("a-{x..3}.tar"), "invalid argument: shard list 'a-{x..3}.tar': range {x..3} needs a number at each end");
+  EXPECT_EQ(ExpandError("a-{x..3}.tar"),
+            "invalid argument: shard list 'a-{x..3}.tar': range {x..3} needs a number at each end");
   EXPECT_EQ(ExpandError("a-{0..99999999999}.tar"),
             "invalid argument: shard list 'a-{0..99999999999}.tar' expands to more than 10000000 paths");
-  EXPECT_EQ(ExpandError("{0..9}-{0..9}", 50), "invalid argument: shard list '{0..9}-{0..9}' expands to more than 50 paths");
+  EXPECT_EQ(ExpandError("{0..9}-{0..9}", 50),
+            "invalid argument: shard list '{0..9}-{0..9}' expands to more than 50 paths");
   EXPECT_EQ(ExpandError("::"), "invalid argument: shard list '::' names no shards");
   // Few paths but long ones (found by fuzz_shard_spec): bounded in bytes too.
   const std::string long_spec = std::string(8000, 'x') + "-{0..9999}.tar";
-  EXPECT_EQ(ExpandError(long_spec), "invalid argument: shard list '" + long_spec + "' expands to more than 64 MiB of paths");
+  EXPECT_EQ(ExpandError(long_spec),
+            "invalid argument: shard list '" + long_spec + "' expands to more than 64 MiB of paths");
   EXPECT_TRUE(LooksLikeShardSpec("d/train-{0..3}.tar"));
   EXPECT_TRUE(LooksLikeShardSpec("one.tar"));
   EXPECT_FALSE(LooksLikeShardSpec("datasets/imagenet"));
@@ -177,33 +181,45 @@ TEST_F(ThirdPartyShards, BadShardsAreRefusedNamingShardAndMember) {
   // Members of sample0 split by sample2's: listed explicitly, out of order.
   testing::WriteFile(root + "sample2.jpg", testing::MakeImage(ImageFormat::kJpeg, 8, 8, 1));
   const std::string split = dir_.Sub("split.tar");
-  ASSERT_EQ(std::system(("tar --format=gnu -cf '" + split + "' -C '" + src() + "/a' d/sub/sample0.jpg d/sub/sample2.jpg d/sub/sample0.cls").c_str()), 0);
-  EXPECT_EQ(OpenError(split), "data loss: " + split +
-                                  ": member 'd/sub/sample0.cls' belongs to sample 'd/sub/sample0', whose members are not "
-                                  "adjacent; write shards with the members of a sample together (tar --sort=name, "
-                                  "webdataset's TarWriter)");
+  ASSERT_EQ(std::system(("tar --format=gnu -cf '" + split + "' -C '" + src() +
+                         "/a' d/sub/sample0.jpg d/sub/sample2.jpg d/sub/sample0.cls")
+                            .c_str()),
+            0);
+  EXPECT_EQ(OpenError(split),
+            "data loss: " + split +
+                ": member 'd/sub/sample0.cls' belongs to sample 'd/sub/sample0', whose members are not "
+                "adjacent; write shards with the members of a sample together (tar --sort=name, "
+                "webdataset's TarWriter)");
   const std::string gz = Tar("gnu", "a", "zipped.tar.gz", "-z");
-  EXPECT_EQ(OpenError(gz + "::"), "unsupported: " + gz +
-                                      ": a compressed shard cannot be read at random; decompress it (gunzip) or repack it "
-                                      "with shardpack convert");
+  EXPECT_EQ(OpenError(gz + "::"),
+            "unsupported: " + gz +
+                ": a compressed shard cannot be read at random; decompress it (gunzip) or repack it "
+                "with shardpack convert");
   // Absolute and ".." member names, which an extracting reader would write outside its folder.
   const std::string dotdot = dir_.Sub("dotdot.tar"), absolute = dir_.Sub("absolute.tar");
-  ASSERT_EQ(std::system(("tar --format=gnu -cf '" + dotdot + "' -C '" + src() + "/a' --transform='s,^,../,' d/sub/sample0.jpg").c_str()), 0);
-  ASSERT_EQ(std::system(("tar --format=gnu -P -cf '" + absolute + "' '" + root + "sample0.jpg' 2>/dev/null").c_str()), 0);
-  EXPECT_EQ(OpenError(dotdot), "data loss: " + dotdot + ": member '../d/sub/sample0.jpg' has an absolute or '..' path; refusing it");
-  EXPECT_EQ(OpenError(absolute), "data loss: " + absolute + ": member '" + root + "sample0.jpg' has an absolute or '..' path; refusing it");
+  ASSERT_EQ(std::system(
+                ("tar --format=gnu -cf '" + dotdot + "' -C '" + src() + "/a' --transform='s,^,../,' d/sub/sample0.jpg")
+                    .c_str()),
+            0);
+  ASSERT_EQ(std::system(("tar --format=gnu -P -cf '" + absolute + "' '" + root + "sample0.jpg' 2>/dev/null").c_str()),
+            0);
+  EXPECT_EQ(OpenError(dotdot),
+            "data loss: " + dotdot + ": member '../d/sub/sample0.jpg' has an absolute or '..' path; refusing it");
+  EXPECT_EQ(OpenError(absolute),
+            "data loss: " + absolute + ": member '" + root + "sample0.jpg' has an absolute or '..' path; refusing it");
   PackOptions o = QuietOptions();
   PackResult r;
   EXPECT_EQ(Convert(dotdot, out("converted"), o, &r).ToString(),
             "data loss: " + dotdot + ": member '../d/sub/sample0.jpg' has an absolute or '..' path; refusing it");
   std::filesystem::create_symlink("sample0.jpg", root + "sample9.jpg");
   const std::string linked = Tar("gnu", "a", "linked.tar");
-  EXPECT_EQ(OpenError(linked), "data loss: " + linked + ": member 'd/sub/sample9.jpg' is a link or special file; refusing it");
+  EXPECT_EQ(OpenError(linked),
+            "data loss: " + linked + ": member 'd/sub/sample9.jpg' is a link or special file; refusing it");
   std::filesystem::remove(root + "sample9.jpg");
   testing::WriteFile(root + "sample8.txt", "no image here");
   const std::string imageless = Tar("gnu", "a", "imageless.tar");
-  EXPECT_EQ(OpenError(imageless), "data loss: " + imageless +
-                                      ": sample 'd/sub/sample8' has no image member (jpg, jpeg, png, webp, bmp)");
+  EXPECT_EQ(OpenError(imageless),
+            "data loss: " + imageless + ": sample 'd/sub/sample8' has no image member (jpg, jpeg, png, webp, bmp)");
 }
 
 }  // namespace

@@ -115,7 +115,9 @@ TEST(Utf8, ValidatesAndEscapes) {
   EXPECT_TRUE(IsValidUtf8("\xc3\xbc"));
   EXPECT_FALSE(IsValidUtf8("\xc3"));
   EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));  // a UTF-16 surrogate
-  EXPECT_EQ(EscapeInvalidUtf8("a\xfe" "b"), "a\\xFEb");
+  EXPECT_EQ(EscapeInvalidUtf8("a\xfe"
+                              "b"),
+            "a\\xFEb");
 }
 
 }  // namespace

@@ -20,7 +20,9 @@ TEST(UstarHeader, HasFixedFieldsAndValidChecksum) {
   EXPECT_EQ(h.substr(124, 12), std::string("00000002322\0", 12));  // 1234 in octal
   EXPECT_EQ(h.substr(136, 12), std::string("07033241600\0", 12));  // 2000-01-01
   EXPECT_EQ(h[156], '0');
-  EXPECT_EQ(h.substr(257, 8), std::string("ustar\0" "00", 8));
+  EXPECT_EQ(h.substr(257, 8), std::string("ustar\0"
+                                          "00",
+                                          8));
   unsigned sum = 0;
   for (size_t i = 0; i < 512; ++i) sum += (i >= 148 && i < 156) ? ' ' : static_cast<unsigned char>(h[i]);
   EXPECT_EQ(std::stoul(h.substr(148, 6), nullptr, 8), sum);

@@ -81,8 +81,8 @@ TEST_F(VerifyTest, TruncatedShardIsReported) {
   EXPECT_FALSE(r.clean());
   const uint64_t expected = packed_.manifest.shards[1].bytes;
   EXPECT_TRUE(Has(r, "shard-000001.tar", "",
-                  "file is " + std::to_string(expected - 3000) + " bytes, manifest says " +
-                      std::to_string(expected) + " (truncated)"))
+                  "file is " + std::to_string(expected - 3000) + " bytes, manifest says " + std::to_string(expected) +
+                      " (truncated)"))
       << Dump(r);
   EXPECT_TRUE(Has(r, "shard-000001.tar", "000000007", "sample lies past the end of the file (truncated)")) << Dump(r);
 }

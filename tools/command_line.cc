@@ -1,6 +1,8 @@
 // The shardpack command line: parses flags into option structs, makes one library call, prints the
 // result or "<command> failed: <reason>". Exit status: 0 success, 1 failure (or problems found by
 // verify), 2 usage error.
+#include "tools/command_line.h"
+
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
@@ -14,7 +16,6 @@
 #include "shardpack/stat.h"
 #include "shardpack/units.h"
 #include "shardpack/verify.h"
-#include "tools/command_line.h"
 #ifdef SHARDPACK_HAVE_CUDA
 #include "lib/cuda/cuda_bench.h"
 #endif
@@ -24,9 +25,7 @@ namespace shardpack {
 namespace {
 
 // "1 shard", "3 shards".
-std::string Count(uint64_t n, const char* noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+std::string Count(uint64_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 int Fail(const char* command, const Status& s) {
   std::fprintf(stderr, "%s failed: %s\n", command, s.message().c_str());
@@ -92,8 +91,8 @@ int RunPack(PackFlags& f, bool convert) {
     std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
     return 0;
   }
-  std::printf("%s %s into %s (%s) in %s in %.2f s (%.1f MB/s); skipped %s%s\n",
-              convert ? "converted" : "packed", Count(m.samples, "sample").c_str(), Count(m.shards.size(), "shard").c_str(), FormatBytes(m.bytes).c_str(),
+  std::printf("%s %s into %s (%s) in %s in %.2f s (%.1f MB/s); skipped %s%s\n", convert ? "converted" : "packed",
+              Count(m.samples, "sample").c_str(), Count(m.shards.size(), "shard").c_str(), FormatBytes(m.bytes).c_str(),
               f.out.c_str(), result.seconds, result.seconds > 0 ? result.bytes_read / 1e6 / result.seconds : 0.0,
               Count(m.skipped.size(), "file").c_str(), m.skipped.empty() ? "" : " (listed in manifest.json)");
   return 0;
@@ -115,8 +114,7 @@ int RunVerify(const std::string& dir, VerifyOptions options, bool json) {
   std::string decoded = options.decode ? ", " + std::to_string(report.images_decoded) + " images decoded" : "";
   if (report.clean()) {
     std::printf("verify OK: %s, %s, %s checked%s\n", Count(report.shards, "shard").c_str(),
-                Count(report.samples, "sample").c_str(),
-                FormatBytes(report.bytes).c_str(), decoded.c_str());
+                Count(report.samples, "sample").c_str(), FormatBytes(report.bytes).c_str(), decoded.c_str());
     return 0;
   }
   std::printf("verify FAILED: %s in %s\n", Count(report.problems.size(), "problem").c_str(),
@@ -171,25 +169,33 @@ int RunStat(const std::string& dir, bool json, size_t top) {
 }
 
 void AddOutputOptions(CLI::App* app, PackFlags& f) {
-  app->add_option("--format", f.options.format, "Output format: wds (WebDataset tar shards), lmdb (one LMDB environment) or raw (decoded pixels in .npy shards)")
+  app->add_option("--format", f.options.format,
+                  "Output format: wds (WebDataset tar shards), lmdb (one LMDB environment) or raw (decoded pixels in "
+                  ".npy shards)")
       ->capture_default_str();
-  app->add_option("--shard-size", f.shard_size, "Start a new shard before one would exceed this size (e.g. 512MB, 1GiB)")
+  app->add_option("--shard-size", f.shard_size,
+                  "Start a new shard before one would exceed this size (e.g. 512MB, 1GiB)")
       ->capture_default_str();
   app->add_option("--samples-per-shard", f.options.samples_per_shard, "Start a new shard after this many samples")
       ->capture_default_str();
-  app->add_option("--prefix", f.options.prefix, "Shard file name prefix: PREFIX-000000.tar, ...")->capture_default_str();
+  app->add_option("--prefix", f.options.prefix, "Shard file name prefix: PREFIX-000000.tar, ...")
+      ->capture_default_str();
   app->add_option("--threads", f.options.threads, "Reader threads (0 = all cores); output does not depend on it")
       ->capture_default_str();
   app->add_option("--check", f.check, "Input check: header (fast: format, size, truncation) or decode (full decode)")
       ->check(CLI::IsMember({"header", "decode"}))
       ->capture_default_str();
-  app->add_option("--resize", f.options.resize, "raw: resize the shorter side to this many pixels (default: the crop's longer side)");
+  app->add_option("--resize", f.options.resize,
+                  "raw: resize the shorter side to this many pixels (default: the crop's longer side)");
   app->add_option("--crop", f.crop, "raw: centre-crop to SIZE or HEIGHTxWIDTH; every image then has that size");
-  app->add_flag("--keep-size", f.options.keep_size, "raw: keep each image's own size (after --resize), with an offsets index");
-  app->add_option("--compress", f.options.compress, "raw: none, or zstd (chunks of --chunk-samples images, each one zstd frame)")
+  app->add_flag("--keep-size", f.options.keep_size,
+                "raw: keep each image's own size (after --resize), with an offsets index");
+  app->add_option("--compress", f.options.compress,
+                  "raw: none, or zstd (chunks of --chunk-samples images, each one zstd frame)")
       ->check(CLI::IsMember({"none", "zstd"}))
       ->capture_default_str();
-  app->add_option("--chunk-samples", f.options.chunk_samples, "raw with --compress zstd: images per chunk (the unit of random access)")
+  app->add_option("--chunk-samples", f.options.chunk_samples,
+                  "raw with --compress zstd: images per chunk (the unit of random access)")
       ->capture_default_str();
   app->add_option("--max-sample-bytes", f.max_sample_bytes, "Skip larger input files")->capture_default_str();
   app->add_option("--max-pixels", f.options.max_pixels, "Skip images whose header declares more pixels")
@@ -209,8 +215,10 @@ Status RunDeviceBench(const std::string& dataset, const BenchOptions& o, const s
                       const std::string& dtype, BenchResult* r) {
   if (device == "cpu") return RunLoaderBench(dataset, o, r);
 #ifdef SHARDPACK_HAVE_CUDA
-  const DeviceDType t = dtype == "uint8" ? DeviceDType::kUint8 : dtype == "float16" ? DeviceDType::kFloat16
-                        : dtype == "bfloat16" ? DeviceDType::kBFloat16 : DeviceDType::kFloat32;
+  const DeviceDType t = dtype == "uint8"      ? DeviceDType::kUint8
+                        : dtype == "float16"  ? DeviceDType::kFloat16
+                        : dtype == "bfloat16" ? DeviceDType::kBFloat16
+                                              : DeviceDType::kFloat32;
   return RunCudaBench(dataset, o, t, r);
 #else
   (void)dtype;
@@ -234,12 +242,14 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
   if (r.device == "cuda") {
     std::printf("into GPU memory; copy engine busy %.1f%% of the time\n", 100 * r.copy_busy_share);
   } else {
-    std::printf("per stage (summed over threads): read %.2f s, decode+transform %.2f s\n", r.read_seconds, r.decode_seconds);
+    std::printf("per stage (summed over threads): read %.2f s, decode+transform %.2f s\n", r.read_seconds,
+                r.decode_seconds);
   }
   if (o.consumer_rate > 0) {
-    std::printf("consumer at %.0f images/s waited %.2f s (%.1f%% of the time): %s\n", o.consumer_rate,
-                r.consumer_wait_seconds, 100 * r.consumer_wait_share,
-                r.keeps_up ? "the loader keeps up" : "the loader is the bottleneck: add threads or pre-decode (--format raw)");
+    std::printf(
+        "consumer at %.0f images/s waited %.2f s (%.1f%% of the time): %s\n", o.consumer_rate, r.consumer_wait_seconds,
+        100 * r.consumer_wait_share,
+        r.keeps_up ? "the loader keeps up" : "the loader is the bottleneck: add threads or pre-decode (--format raw)");
   }
   return 0;
 }
@@ -257,7 +267,8 @@ int RunCommandLine(int argc, char** argv) {
       ->required();
   pack->add_option("OUT", pf.out, "Output folder (created; must be empty unless --force)")->required();
   pack->add_option("--list", pf.options.list_file,
-                   "Pack the files listed in FILE (lines 'relative_path<TAB>label', label an integer or a class name) instead of scanning SRC");
+                   "Pack the files listed in FILE (lines 'relative_path<TAB>label', label an integer or a class name) "
+                   "instead of scanning SRC");
   pack->add_flag("--shuffle", pf.options.shuffle, "Shuffle sample order once at pack time (for streaming readers)");
   pack->add_option("--seed", pf.options.seed, "Seed for --shuffle")->capture_default_str();
   pack->add_option("--key", pf.keys, "Sample keys: index (zero-padded sample number) or path (from the relative path)")
@@ -267,7 +278,8 @@ int RunCommandLine(int argc, char** argv) {
 
   PackFlags cf;
   CLI::App* convert = app.add_subcommand(
-      "convert", "Write an existing dataset (shardpack wds or lmdb, or WebDataset shards from any tool) in another format.");
+      "convert",
+      "Write an existing dataset (shardpack wds or lmdb, or WebDataset shards from any tool) in another format.");
   convert->add_option("IN", cf.src, "Dataset folder, folder of .tar/.tar.gz shards, or one shard")->required();
   convert->add_option("OUT", cf.out, "Output folder (created; must be empty unless --force)")->required();
   AddOutputOptions(convert, cf);
@@ -294,19 +306,23 @@ int RunCommandLine(int argc, char** argv) {
   uint32_t bench_crop = 224;
   bool bench_json = false;
   CLI::App* bench = app.add_subcommand("bench", "Run the training loader over a dataset and measure it.");
-  bench->add_option("DATASET", bench_dir,
-                    "Dataset folder (holding manifest.json), or WebDataset shards such as 'train-{000000..000127}.tar'")
+  bench
+      ->add_option("DATASET", bench_dir,
+                   "Dataset folder (holding manifest.json), or WebDataset shards such as 'train-{000000..000127}.tar'")
       ->required();
   bench->add_option("--threads", bo.loader.threads, "Decode threads (0 = all cores)")->capture_default_str();
   bench->add_option("--batch", bo.loader.sampler.batch_size, "Images per batch")->capture_default_str();
-  bench->add_option("--crop", bench_crop, "Output size: random-resized-crop to SIZE x SIZE plus flip")->capture_default_str();
+  bench->add_option("--crop", bench_crop, "Output size: random-resized-crop to SIZE x SIZE plus flip")
+      ->capture_default_str();
   bench->add_flag("--eval", bo.loader.eval, "Resize (to 256/224 of SIZE) + centre crop instead");
   bench->add_option("--epochs", bo.epochs, "Epochs to run")->capture_default_str();
   bench->add_option("--seconds", bo.seconds, "Run this long instead of --epochs");
-  bench->add_option("--consumer-rate", bo.consumer_rate, "Simulate a consumer (GPU) taking R images/s and report whether the loader keeps up");
+  bench->add_option("--consumer-rate", bo.consumer_rate,
+                    "Simulate a consumer (GPU) taking R images/s and report whether the loader keeps up");
   bench->add_option("--prefetch", bo.loader.prefetch, "Batches prepared ahead")->capture_default_str();
-  bench->add_option("--shuffle-buffer", bo.loader.sampler.shuffle_buffer,
-                    "Streaming shuffle: shards in random order through a buffer of N samples (0: global shuffle)")
+  bench
+      ->add_option("--shuffle-buffer", bo.loader.sampler.shuffle_buffer,
+                   "Streaming shuffle: shards in random order through a buffer of N samples (0: global shuffle)")
       ->capture_default_str();
   bench->add_flag("--json", bench_json, "Print the figures as JSON (images/s under images_per_s)");
   std::string bench_device = "cpu", bench_dtype = "float32";

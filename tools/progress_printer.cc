@@ -14,8 +14,7 @@ void ProgressPrinter::Update(const PackProgress& p) {
   const double rate = p.elapsed_seconds > 0 ? p.files_done / p.elapsed_seconds : 0;
   const double eta = rate > 0 ? (p.files_total - p.files_done) / rate : 0;
   std::fprintf(stderr, "\r\033[K%llu/%llu files  %.1f MB/s  %llu skipped  ETA %d:%02d",
-               static_cast<unsigned long long>(p.files_done),
-               static_cast<unsigned long long>(p.files_total), mbps,
+               static_cast<unsigned long long>(p.files_done), static_cast<unsigned long long>(p.files_total), mbps,
                static_cast<unsigned long long>(p.files_skipped), static_cast<int>(eta) / 60,
                static_cast<int>(eta) % 60);
   std::fflush(stderr);

@@ -34,8 +34,8 @@ Status VisitRecords(const std::string& dir, const std::function<Status(std::stri
 
 }  // namespace
 
-void VerifyLmdbDataset(Env* env, const std::string& dir, const ShardEntry& entry,
-                       const VerifyOptions& options, ShardCheck* check) {
+void VerifyLmdbDataset(Env* env, const std::string& dir, const ShardEntry& entry, const VerifyOptions& options,
+                       ShardCheck* check) {
   auto problem = [&](const std::string& key, const std::string& what) {
     if (check->problems.size() <= 50) check->problems.push_back({entry.file, key, what});
   };
@@ -83,8 +83,10 @@ void VerifyLmdbDataset(Env* env, const std::string& dir, const ShardEntry& entry
     if (options.decode) {
       DecodedImage decoded;
       r = DecodeImage(image, options.max_pixels, &decoded);
-      if (r.ok()) ++check->images_decoded;
-      else problem(std::string(key), "cannot decode image: " + r.message());
+      if (r.ok())
+        ++check->images_decoded;
+      else
+        problem(std::string(key), "cannot decode image: " + r.message());
     }
     return Status::OK();
   });

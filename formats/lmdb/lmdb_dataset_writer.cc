@@ -75,9 +75,7 @@ LmdbDatasetWriter::LmdbDatasetWriter(Env* /*env*/, std::string dir, bool sync, u
 // The commit thread uses this writer: it must end first.
 LmdbDatasetWriter::~LmdbDatasetWriter() { (void)WaitForCommit(); }
 
-Status LmdbDatasetWriter::Open() {
-  return LmdbEnvironment::Open(dir_, /*read_only=*/false, initial_map_size_, &lmdb_);
-}
+Status LmdbDatasetWriter::Open() { return LmdbEnvironment::Open(dir_, /*read_only=*/false, initial_map_size_, &lmdb_); }
 
 Status LmdbDatasetWriter::Queue(std::string key, const std::string& header, std::string_view image, bool raw_value) {
   const size_t offset = filling_.bytes.size();
@@ -100,9 +98,7 @@ Status LmdbDatasetWriter::StartCommit() {
   return Status::OK();
 }
 
-Status LmdbDatasetWriter::WaitForCommit() {
-  return commit_.valid() ? commit_.get() : Status::OK();
-}
+Status LmdbDatasetWriter::WaitForCommit() { return commit_.valid() ? commit_.get() : Status::OK(); }
 
 Status LmdbDatasetWriter::CommitBatch(Batch* batch) {
   if (!lmdb_) SHARDPACK_RETURN_IF_ERROR(Open());

@@ -84,10 +84,10 @@ class LmdbDatasetWriter final : public DatasetWriter {
   uint64_t initial_map_size_;
   Status status_;
   std::unique_ptr<LmdbEnvironment> lmdb_;
-  Batch filling_;                  // Add() appends here
-  Batch committing_;               // owned by the commit thread while commit_ is valid
-  std::future<Status> commit_;     // the batch in commit
-  uint64_t written_back_ = 0;      // data.mdb bytes whose write-back has been started
+  Batch filling_;               // Add() appends here
+  Batch committing_;            // owned by the commit thread while commit_ is valid
+  std::future<Status> commit_;  // the batch in commit
+  uint64_t written_back_ = 0;   // data.mdb bytes whose write-back has been started
   uint64_t samples_ = 0;
   uint64_t bytes_ = 0;
   uint64_t map_size_ = 0;

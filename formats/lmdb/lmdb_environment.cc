@@ -11,9 +11,7 @@
 
 namespace shardpack {
 
-Status LmdbError(const std::string& context, int rc) {
-  return Status::IOError(context + ": " + mdb_strerror(rc));
-}
+Status LmdbError(const std::string& context, int rc) { return Status::IOError(context + ": " + mdb_strerror(rc)); }
 
 Status ChecksumMappedFile(const std::string& path, uint64_t* xxh64, uint64_t* size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -26,8 +26,7 @@ class LmdbEnvironment {
   // syncing each commit (MDB_NOSYNC: one Sync() before the manifest is written makes it durable)
   // and without read-ahead (MDB_NORDAHEAD: otherwise every first touch of a new page makes the
   // kernel read ahead and zero-fill a window of the still-sparse file; measured as 60% of pack time).
-  static Status Open(const std::string& dir, bool read_only, uint64_t map_size,
-                     std::unique_ptr<LmdbEnvironment>* out);
+  static Status Open(const std::string& dir, bool read_only, uint64_t map_size, std::unique_ptr<LmdbEnvironment>* out);
   ~LmdbEnvironment();
   LmdbEnvironment(const LmdbEnvironment&) = delete;
   LmdbEnvironment& operator=(const LmdbEnvironment&) = delete;
@@ -44,7 +43,6 @@ class LmdbEnvironment {
   // Runs `visit` inside one read-only transaction.
   Status Read(const std::function<Status(MDB_txn*, MDB_dbi)>& visit);
   Status Sync();
-
 
  private:
   LmdbEnvironment(MDB_env* env, std::string dir, uint64_t map_size)

@@ -53,7 +53,8 @@ Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
   out->pixels.width = r.width;
   out->pixels.height = r.height;
   out->pixels.rgb.resize(r.size);
-  if (chunk_samples_ == 0) return files_[shard]->Read(r.offset, r.size, reinterpret_cast<char*>(out->pixels.rgb.data()));
+  if (chunk_samples_ == 0)
+    return files_[shard]->Read(r.offset, r.size, reinterpret_cast<char*>(out->pixels.rgb.data()));
 
   const std::vector<int64_t>& chunks = chunks_[shard];
   const uint64_t c = local / chunk_samples_;

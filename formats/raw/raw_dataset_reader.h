@@ -18,7 +18,8 @@ class RawDatasetReader final : public DatasetReader {
   Status Read(uint64_t index, ReadSample* out) const override;
 
  private:
-  explicit RawDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
+  explicit RawDatasetReader(Manifest manifest)
+      : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
 
   ShardLocator locator_;
   uint64_t chunk_samples_ = 0;  // 0: plain .npy shards

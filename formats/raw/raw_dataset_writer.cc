@@ -9,8 +9,7 @@
 namespace shardpack {
 
 RawDatasetWriter::RawDatasetWriter(Env* env, RawWriterOptions options)
-    : ShardedDatasetWriter(env, options),
-      options_(std::move(options)) {}
+    : ShardedDatasetWriter(env, options), options_(std::move(options)) {}
 
 RawDatasetWriter::~RawDatasetWriter() { Abandon(); }
 
@@ -20,8 +19,8 @@ Status RawDatasetWriter::Add(const Sample& sample) {
   const DecodedImage& px = *sample.pixels;
   if (!options_.keep_size && (px.width != options_.width || px.height != options_.height)) {
     return Fail(Status::InvalidArgument("image of " + std::to_string(px.width) + "x" + std::to_string(px.height) +
-                                             " does not match the shard's " + std::to_string(options_.width) + "x" +
-                                             std::to_string(options_.height)));
+                                        " does not match the shard's " + std::to_string(options_.width) + "x" +
+                                        std::to_string(options_.height)));
   }
   const uint64_t size = px.rgb.size();
   SHARDPACK_RETURN_IF_ERROR(MakeRoomFor(size));
@@ -84,8 +83,7 @@ Status RawDatasetWriter::OpenShard(uint64_t index) {
 
 Status RawDatasetWriter::Publish(const std::string& suffix, const std::string& contents, ShardEntry* entry) {
   SideFile side;
-  SHARDPACK_RETURN_IF_ERROR(
-      PublishSideFile(env_, dir_, RawSideFileName(shard_file_, suffix), contents, sync_, &side));
+  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, dir_, RawSideFileName(shard_file_, suffix), contents, sync_, &side));
   entry->side_files.push_back(side);
   return Status::OK();
 }
@@ -111,8 +109,8 @@ Status RawDatasetWriter::CloseShard(ShardEntry* out) {
   if (compressed()) {
     SHARDPACK_RETURN_IF_ERROR(FlushChunk());
   } else {
-    const std::string header = options_.keep_size ? NpyHeader("|u1", {data_bytes})
-                                                  : NpyHeader("|u1", {n, options_.height, options_.width, 3});
+    const std::string header =
+        options_.keep_size ? NpyHeader("|u1", {data_bytes}) : NpyHeader("|u1", {n, options_.height, options_.width, 3});
     SHARDPACK_RETURN_IF_ERROR(file_->WriteAt(0, header));
   }
   if (sync_) SHARDPACK_RETURN_IF_ERROR(file_->Sync());
@@ -131,7 +129,8 @@ Status RawDatasetWriter::CloseShard(ShardEntry* out) {
   SHARDPACK_RETURN_IF_ERROR(Publish(".keys.txt", keys_, &entry));
   if (compressed()) {
     const uint64_t chunks = chunk_offsets_.size();
-    SHARDPACK_RETURN_IF_ERROR(Publish(".chunks.npy", NpyHeader("<i8", {chunks}) + NpyInt64Body(chunk_offsets_), &entry));
+    SHARDPACK_RETURN_IF_ERROR(
+        Publish(".chunks.npy", NpyHeader("<i8", {chunks}) + NpyInt64Body(chunk_offsets_), &entry));
   }
   if (options_.keep_size) {
     offsets_.push_back(static_cast<int64_t>(data_bytes));

@@ -63,7 +63,8 @@ class RawShardChecker {
       Problem("", side.file + ": " + s.message());
       return false;
     }
-    if (ChecksumHex(Xxh64(*text)) != side.xxh64) Problem("", side.file + ": checksum mismatch (file changed since pack)");
+    if (ChecksumHex(Xxh64(*text)) != side.xxh64)
+      Problem("", side.file + ": checksum mismatch (file changed since pack)");
     return true;
   }
 
@@ -127,13 +128,15 @@ class RawShardChecker {
       uint64_t expected = 0;
       for (uint64_t i = first; i < last; ++i) expected += table_[i].size;
       if (ZSTD_getFrameContentSize(frame.data(), frame.size()) != expected) {
-        Problem(key, "chunk " + std::to_string(c) + " does not hold the " + std::to_string(expected) + " bytes its samples need");
+        Problem(key, "chunk " + std::to_string(c) + " does not hold the " + std::to_string(expected) +
+                         " bytes its samples need");
         continue;
       }
       data.resize(expected);
       const size_t n = ZSTD_decompress(data.data(), data.size(), frame.data(), frame.size());
       if (ZSTD_isError(n) || n != expected) {
-        Problem(key, "chunk " + std::to_string(c) + " does not decompress: " + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short"));
+        Problem(key, "chunk " + std::to_string(c) +
+                         " does not decompress: " + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short"));
         continue;
       }
       const uint64_t base = table_[first].offset;
@@ -172,7 +175,8 @@ class RawShardChecker {
     const uint64_t n = table_.size();
     auto int_at = [&](uint64_t i, int width) {
       int64_t v = 0;
-      for (int b = width - 1; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(text[info.data_offset + i * width + b]);
+      for (int b = width - 1; b >= 0; --b)
+        v = (v << 8) | static_cast<unsigned char>(text[info.data_offset + i * width + b]);
       return width == 4 ? static_cast<int64_t>(static_cast<int32_t>(v)) : v;
     };
     if (EndsWith(side.file, ".labels.npy")) {
@@ -181,10 +185,12 @@ class RawShardChecker {
         return;
       }
       for (uint64_t i = 0; i < n; ++i) {
-        if (int_at(i, 4) != table_[i].label) Problem(table_[i].key, side.file + ": label disagrees with the sample table");
+        if (int_at(i, 4) != table_[i].label)
+          Problem(table_[i].key, side.file + ": label disagrees with the sample table");
       }
     } else if (EndsWith(side.file, ".offsets.npy")) {
-      if (info.descr != "<i8" || info.shape != std::vector<uint64_t>{n + 1} || text.size() != info.data_offset + 8 * (n + 1)) {
+      if (info.descr != "<i8" || info.shape != std::vector<uint64_t>{n + 1} ||
+          text.size() != info.data_offset + 8 * (n + 1)) {
         Problem("", side.file + ": not an int64 array of " + std::to_string(n + 1) + " offsets");
         return;
       }
@@ -202,7 +208,8 @@ class RawShardChecker {
       }
       for (uint64_t i = 0; i < info.shape[0]; ++i) chunk_offsets_.push_back(int_at(i, 8));
     } else if (EndsWith(side.file, ".shapes.npy")) {
-      if (info.descr != "<i4" || info.shape != std::vector<uint64_t>{n, 3} || text.size() != info.data_offset + 12 * n) {
+      if (info.descr != "<i4" || info.shape != std::vector<uint64_t>{n, 3} ||
+          text.size() != info.data_offset + 12 * n) {
         Problem("", side.file + ": not an int32 array of " + std::to_string(n) + " shapes");
         return;
       }

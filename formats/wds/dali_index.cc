@@ -47,8 +47,7 @@ Status ParseDaliIndex(std::string_view text, std::vector<DaliIndexSample>* sampl
     samples->push_back(std::move(sample));
   }
   if (samples->size() != count) {
-    return bad(1, "header says " + std::to_string(count) + " samples, file lists " +
-                      std::to_string(samples->size()));
+    return bad(1, "header says " + std::to_string(count) + " samples, file lists " + std::to_string(samples->size()));
   }
   return Status::OK();
 }

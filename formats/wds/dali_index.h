@@ -17,7 +17,7 @@ namespace shardpack {
 inline constexpr char kDaliIndexVersion[] = "v1.2";
 
 struct DaliIndexMember {
-  std::string ext;   // the member name after the first dot of its base name ("jpg", "cls")
+  std::string ext;  // the member name after the first dot of its base name ("jpg", "cls")
   uint64_t offset = 0;
   uint64_t size = 0;
   std::string name;  // the full member name

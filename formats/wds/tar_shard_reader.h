@@ -15,7 +15,7 @@ struct TarMember {
   uint64_t header_offset = 0;  // where the member's header starts in the archive
   uint64_t data_offset = 0;    // where its data starts (in the uncompressed tar stream)
   uint64_t size = 0;
-  bool regular = false;        // a regular file (not a directory, link, device, ...)
+  bool regular = false;  // a regular file (not a directory, link, device, ...)
   bool directory = false;
 };
 

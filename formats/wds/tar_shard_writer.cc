@@ -10,8 +10,7 @@ namespace {
 
 // Writes `value` as zero-padded octal in `width - 1` digits followed by NUL.
 void PutOctal(char* field, int width, uint64_t value) {
-  std::snprintf(field, static_cast<size_t>(width), "%0*llo", width - 1,
-                static_cast<unsigned long long>(value));
+  std::snprintf(field, static_cast<size_t>(width), "%0*llo", width - 1, static_cast<unsigned long long>(value));
 }
 
 const char kZeros[tar::kBlockSize] = {};
@@ -28,7 +27,10 @@ std::string UstarHeader(std::string_view name, uint64_t size) {
   PutOctal(h + tar::kSizeOffset, tar::kSizeSize, size);
   PutOctal(h + tar::kMtimeOffset, tar::kMtimeSize, tar::kMtime);
   h[tar::kTypeOffset] = tar::kRegularFile;
-  std::memcpy(h + tar::kMagicOffset, "ustar\0" "00", 8);
+  std::memcpy(h + tar::kMagicOffset,
+              "ustar\0"
+              "00",
+              8);
   std::memcpy(h + tar::kUnameOffset, tar::kOwnerName, sizeof(tar::kOwnerName) - 1);
   std::memcpy(h + tar::kGnameOffset, tar::kOwnerName, sizeof(tar::kOwnerName) - 1);
   // The checksum is the byte sum of the header with the checksum field read as spaces.

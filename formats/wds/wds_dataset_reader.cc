@@ -16,7 +16,8 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
     SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, shard.index.file), uint64_t(1) << 32, &text));
     SHARDPACK_RETURN_IF_ERROR(ParseDaliIndex(text, &index));
     if (index.size() != shard.samples) {
-      return Status::DataLoss(dir + "/" + shard.index.file + ": index disagrees with the manifest (run shardpack verify)");
+      return Status::DataLoss(dir + "/" + shard.index.file +
+                              ": index disagrees with the manifest (run shardpack verify)");
     }
     std::vector<WdsSampleLocation> entries;
     entries.reserve(table.size());
@@ -45,7 +46,8 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
 Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& paths,
                                     std::unique_ptr<DatasetReader>* reader) {
   Manifest manifest;
-  manifest.name = paths.size() == 1 ? paths.front() : paths.front() + " (+" + std::to_string(paths.size() - 1) + " shards)";
+  manifest.name =
+      paths.size() == 1 ? paths.front() : paths.front() + " (+" + std::to_string(paths.size() - 1) + " shards)";
   manifest.format = "wds";
   std::vector<std::vector<WdsSampleLocation>> entries(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {

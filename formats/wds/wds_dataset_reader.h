@@ -24,11 +24,12 @@ class WdsDatasetReader final : public DatasetReader {
  private:
   // The location of sample `index` (which CheckIndex accepted) and its shard.
   const WdsSampleLocation* Find(uint64_t index, size_t* shard) const;
-  explicit WdsDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
+  explicit WdsDatasetReader(Manifest manifest)
+      : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
 
   ShardLocator locator_;
-  std::vector<std::unique_ptr<RandomAccessFile>> files_;        // one per shard
-  std::vector<std::vector<WdsSampleLocation>> entries_;        // per shard, per sample
+  std::vector<std::unique_ptr<RandomAccessFile>> files_;  // one per shard
+  std::vector<std::vector<WdsSampleLocation>> entries_;   // per shard, per sample
 };
 
 }  // namespace shardpack

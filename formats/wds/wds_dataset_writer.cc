@@ -33,8 +33,7 @@ std::string WdsSampleTableFileName(const std::string& shard_file) {
 }
 
 WdsDatasetWriter::WdsDatasetWriter(Env* env, WdsWriterOptions options)
-    : ShardedDatasetWriter(env, options),
-      options_(std::move(options)) {}
+    : ShardedDatasetWriter(env, options), options_(std::move(options)) {}
 
 WdsDatasetWriter::~WdsDatasetWriter() { Abandon(); }
 
@@ -107,8 +106,8 @@ Status WdsDatasetWriter::CloseShard(ShardEntry* entry) {
   entry->xxh64 = ChecksumHex(tar_->checksum());
   SHARDPACK_RETURN_IF_ERROR(
       PublishSideFile(env_, dir_, WdsIndexFileName(shard_file_), index_.Contents(), sync_, &entry->index));
-  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, dir_, WdsSampleTableFileName(shard_file_), sample_table_, sync_,
-                                            &entry->sample_table));
+  SHARDPACK_RETURN_IF_ERROR(
+      PublishSideFile(env_, dir_, WdsSampleTableFileName(shard_file_), sample_table_, sync_, &entry->sample_table));
   const std::string path = JoinPath(dir_, shard_file_);
   SHARDPACK_RETURN_IF_ERROR(env_->RenameFile(path + ".tmp", path));
   tar_.reset();

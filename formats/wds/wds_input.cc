@@ -58,7 +58,8 @@ Status WdsInput::NextMember(Member* m, bool* end) {
     m->shard = shard_;
     m->data.clear();
     const std::string ext_lower = LowerExtension(m->ext);
-    if (WdsImageFormat(ext_lower) != ImageFormat::kUnknown || ext_lower == "cls" || ext_lower == "json" || ext_lower == "txt") {
+    if (WdsImageFormat(ext_lower) != ImageFormat::kUnknown || ext_lower == "cls" || ext_lower == "json" ||
+        ext_lower == "txt") {
       SHARDPACK_RETURN_IF_ERROR(reader_->ReadData(max_member_bytes_, &m->data));
     }
     *end = false;
@@ -69,7 +70,8 @@ Status WdsInput::NextMember(Member* m, bool* end) {
 std::string WdsInput::OutputKey(const std::string& key) {
   std::string out;
   for (char c : key) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    const bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     out += keep ? c : '_';
   }
   if (out.empty()) out = "_";

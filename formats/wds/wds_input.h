@@ -49,7 +49,7 @@ class WdsInput final : public PackInput {
   uint64_t expected_;
   bool own_format_;
   uint64_t max_member_bytes_;
-  size_t shard_ = 0;                         // index of the shard being read
+  size_t shard_ = 0;  // index of the shard being read
   std::unique_ptr<TarShardReader> reader_;
   std::unordered_set<std::string> done_keys_;  // keys finished in the current shard
   std::unordered_set<uint64_t> used_keys_;     // hashes of output keys, for uniqueness

@@ -62,7 +62,8 @@ Status IndexByScanning(Env* env, const std::string& path, std::vector<WdsSampleL
   std::unique_ptr<TarShardReader> reader;
   SHARDPACK_RETURN_IF_ERROR(TarShardReader::Open(env, path, &reader));
   if (reader->compressed()) {
-    return Status::Unsupported(path + ": a compressed shard cannot be read at random; decompress it (gunzip) "
+    return Status::Unsupported(path +
+                               ": a compressed shard cannot be read at random; decompress it (gunzip) "
                                "or repack it with shardpack convert");
   }
   std::unordered_set<std::string> finished;  // keys of the samples already complete

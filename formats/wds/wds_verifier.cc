@@ -4,9 +4,9 @@
 #include <set>
 
 #include "formats/wds/dali_index.h"
-#include "formats/wds/wds_naming.h"
 #include "formats/wds/tar_format.h"
 #include "formats/wds/tar_shard_reader.h"
+#include "formats/wds/wds_naming.h"
 #include "lib/range_checksums.h"
 #include "lib/sample_table.h"
 #include "shardpack/checksum.h"
@@ -27,12 +27,9 @@ class ShardChecker {
     const std::string path = JoinPath(dir_, shard_.file);
     auto problem = [&](const std::string& key, const std::string& what) { Problem(key, what); };
     if (!CheckShardFileSize(env_, path, shard_.bytes, problem)) return;
-    have_index_ = LoadSideFile(shard_.index, [&](const std::string& text) {
-      return ParseDaliIndex(text, &index_);
-    });
-    have_table_ = LoadSideFile(shard_.sample_table, [&](const std::string& text) {
-      return ParseSampleTable(text, &table_);
-    });
+    have_index_ = LoadSideFile(shard_.index, [&](const std::string& text) { return ParseDaliIndex(text, &index_); });
+    have_table_ =
+        LoadSideFile(shard_.sample_table, [&](const std::string& text) { return ParseSampleTable(text, &table_); });
     if (have_index_ && index_.size() != shard_.samples) {
       Problem("", "DALI index lists " + std::to_string(index_.size()) + " samples, manifest says " +
                       std::to_string(shard_.samples));
@@ -78,9 +75,9 @@ class ShardChecker {
   }
 
   void CheckChecksums(const std::string& path) {
-    CheckShardChecksums(env_, path, shard_.xxh64, table_, [&](const std::string& key, const std::string& what) {
-      Problem(key, what);
-    }, &check_->bytes);
+    CheckShardChecksums(
+        env_, path, shard_.xxh64, table_, [&](const std::string& key, const std::string& what) { Problem(key, what); },
+        &check_->bytes);
   }
 
   // Walks the tar with libarchive and checks members against the DALI index, the grouping of
@@ -139,9 +136,9 @@ class ShardChecker {
     const DaliIndexMember& e = index_[sample][member];
     const uint64_t data_offset = m.header_offset + tar::kBlockSize;
     if (e.name != m.name || e.size != m.size || e.offset != data_offset) {
-      Problem(key, "DALI index entry (" + e.name + " at " + std::to_string(e.offset) + ", " +
-                       std::to_string(e.size) + " bytes) does not match the tar member (" + m.name +
-                       " at " + std::to_string(data_offset) + ", " + std::to_string(m.size) + " bytes)");
+      Problem(key, "DALI index entry (" + e.name + " at " + std::to_string(e.offset) + ", " + std::to_string(e.size) +
+                       " bytes) does not match the tar member (" + m.name + " at " + std::to_string(data_offset) +
+                       ", " + std::to_string(m.size) + " bytes)");
     }
   }
 
@@ -169,8 +166,8 @@ class ShardChecker {
 
 }  // namespace
 
-void VerifyWdsShard(Env* env, const std::string& dir, const ShardEntry& shard,
-                    const VerifyOptions& options, ShardCheck* check) {
+void VerifyWdsShard(Env* env, const std::string& dir, const ShardEntry& shard, const VerifyOptions& options,
+                    ShardCheck* check) {
   ShardChecker(env, dir, shard, options, check).Run();
 }
 

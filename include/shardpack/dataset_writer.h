@@ -26,7 +26,7 @@ struct Sample {
   std::string_view class_name;  // empty when unlabelled
   std::string_view relpath;     // source path relative to SRC
   ImageInfo image;
-  std::string_view bytes;       // the encoded image, untouched
+  std::string_view bytes;  // the encoded image, untouched
   // XXH64 of `bytes` when the caller has it already (the pack pipeline computes it in its parallel
   // stage, off the ordered write stage); read it through BytesChecksum().
   std::optional<uint64_t> bytes_xxh64;

@@ -49,7 +49,7 @@ class RandomAccessFile {
 
 struct DirEntry {
   enum class Type { kFile, kDirectory, kOther };
-  std::string name;  // a name inside the directory, never "." or ".."
+  std::string name;          // a name inside the directory, never "." or ".."
   Type type = Type::kOther;  // after following symlinks; a dangling link is kOther
   bool is_symlink = false;
 };

@@ -51,8 +51,8 @@ Status DecodeImage(std::string_view bytes, uint64_t max_pixels, DecodedImage* ou
 // What `pack --format raw` does to each image: decode, convert to RGB (grey, CMYK and alpha
 // handled), apply the EXIF orientation, resize the shorter side, centre-crop.
 struct TransformOptions {
-  uint32_t resize_shorter = 0;   // shorter side after resizing; 0: no resize
-  uint32_t crop_height = 0;      // centre crop; 0: no crop (both or neither are set)
+  uint32_t resize_shorter = 0;  // shorter side after resizing; 0: no resize
+  uint32_t crop_height = 0;     // centre crop; 0: no crop (both or neither are set)
   uint32_t crop_width = 0;
   uint64_t max_pixels = 178'956'970;
   // JPEG only: decode at the smallest libjpeg-turbo DCT scale (M/8) whose result still covers the

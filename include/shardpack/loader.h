@@ -27,8 +27,8 @@ struct BatchAllocator {
 };
 
 struct LoaderOptions {
-  SamplerOptions sampler;        // batch size, shuffle, seed, drop_last, rank/world, worker
-  uint32_t height = 224;         // output size of every image
+  SamplerOptions sampler;  // batch size, shuffle, seed, drop_last, rank/world, worker
+  uint32_t height = 224;   // output size of every image
   uint32_t width = 224;
   // Training: random-resized-crop (area share in [scale_min, scale_max] of the image, aspect ratio
   // in [ratio_min, ratio_max], as torchvision does) then horizontal flip with probability `flip`.
@@ -41,38 +41,38 @@ struct LoaderOptions {
   // Training JPEG decode with libjpeg-turbo's fast IDCT and upsampling: about 7% faster per image,
   // values within a level or two. Evaluation always decodes accurately.
   bool fast_decode = true;
-  bool nchw = false;             // channel-first output instead of NHWC
-  int threads = 0;               // decode threads; 0 = all cores
-  uint32_t prefetch = 2;         // batches prepared ahead
-  bool skip_corrupt = true;      // a sample that cannot be read or decoded: skipped and counted
-                                 // (its slot is zeroed, label -1), else Next() returns the error
+  bool nchw = false;         // channel-first output instead of NHWC
+  int threads = 0;           // decode threads; 0 = all cores
+  uint32_t prefetch = 2;     // batches prepared ahead
+  bool skip_corrupt = true;  // a sample that cannot be read or decoded: skipped and counted
+                             // (its slot is zeroed, label -1), else Next() returns the error
   uint64_t max_pixels = 178'956'970;
-  BatchAllocator allocator;      // empty: new[] / delete[]
+  BatchAllocator allocator;  // empty: new[] / delete[]
   Env* env = nullptr;
 };
 
 struct Batch {
   uint64_t epoch = 0;
-  uint64_t index = 0;                 // among this worker's batches of the epoch
-  uint32_t count = 0;                 // images in this batch (the last may be smaller)
-  const uint8_t* images = nullptr;    // count x H x W x 3 (NHWC) or count x 3 x H x W (NCHW), uint8
-  size_t image_bytes = 0;             // bytes used in `images`
+  uint64_t index = 0;               // among this worker's batches of the epoch
+  uint32_t count = 0;               // images in this batch (the last may be smaller)
+  const uint8_t* images = nullptr;  // count x H x W x 3 (NHWC) or count x 3 x H x W (NCHW), uint8
+  size_t image_bytes = 0;           // bytes used in `images`
   std::vector<int32_t> labels;
   std::vector<std::string> keys;
-  std::vector<uint64_t> indices;      // dataset indices
+  std::vector<uint64_t> indices;  // dataset indices
 };
 
 // What the loader measured, the "is my GPU starving?" answer.
 struct LoaderStats {
   uint64_t batches = 0;
   uint64_t images = 0;
-  uint64_t bytes_read = 0;            // encoded (or raw) bytes read from the dataset
-  uint64_t corrupt = 0;               // samples skipped as unreadable or undecodable
-  double read_seconds = 0;            // summed over threads
-  double decode_seconds = 0;          // decode + transform, summed over threads
-  double produce_seconds = 0;         // wall time the producer spent filling batches
-  double consumer_wait_seconds = 0;   // time Next() waited for a batch
-  double elapsed_seconds = 0;         // since the epoch started
+  uint64_t bytes_read = 0;           // encoded (or raw) bytes read from the dataset
+  uint64_t corrupt = 0;              // samples skipped as unreadable or undecodable
+  double read_seconds = 0;           // summed over threads
+  double decode_seconds = 0;         // decode + transform, summed over threads
+  double produce_seconds = 0;        // wall time the producer spent filling batches
+  double consumer_wait_seconds = 0;  // time Next() waited for a batch
+  double elapsed_seconds = 0;        // since the epoch started
 };
 
 class Loader {

@@ -11,21 +11,21 @@ namespace shardpack {
 
 struct BenchOptions {
   LoaderOptions loader;
-  uint64_t epochs = 1;          // epochs to run (ignored when seconds > 0)
-  double seconds = 0;           // run for this long instead (whole batches; epochs repeat)
-  double consumer_rate = 0;     // images/s the simulated consumer takes; 0: consume instantly
+  uint64_t epochs = 1;       // epochs to run (ignored when seconds > 0)
+  double seconds = 0;        // run for this long instead (whole batches; epochs repeat)
+  double consumer_rate = 0;  // images/s the simulated consumer takes; 0: consume instantly
 };
 
 struct BenchResult {
-  uint64_t batches = 0;            // consumed
-  uint64_t images = 0;             // consumed
-  uint64_t bytes_read = 0;         // read by the loader, prefetched batches included
+  uint64_t batches = 0;     // consumed
+  uint64_t images = 0;      // consumed
+  uint64_t bytes_read = 0;  // read by the loader, prefetched batches included
   uint64_t corrupt = 0;
   double seconds = 0;
   double images_per_second = 0;
   double bytes_per_second = 0;
-  double read_seconds = 0;       // summed over threads
-  double decode_seconds = 0;     // decode + transform, summed over threads
+  double read_seconds = 0;    // summed over threads
+  double decode_seconds = 0;  // decode + transform, summed over threads
   double consumer_wait_seconds = 0;
   double consumer_wait_share = 0;  // of the run's wall time: the share the consumer starved
   bool keeps_up = true;            // with consumer_rate: the consumer waited under 5% of the time

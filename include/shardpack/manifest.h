@@ -32,24 +32,24 @@ struct SideFile {
 };
 
 struct ShardEntry {
-  std::string file;    // relative to the dataset folder, e.g. "shard-000000.tar"
+  std::string file;  // relative to the dataset folder, e.g. "shard-000000.tar"
   uint64_t samples = 0;
   uint64_t bytes = 0;
-  std::string xxh64;   // of the whole shard file
-  SideFile index;      // DALI index (wds)
+  std::string xxh64;  // of the whole shard file
+  SideFile index;     // DALI index (wds)
   SideFile sample_table;
   std::vector<SideFile> side_files;  // format-specific: labels, keys, offsets, shapes (raw)
 };
 
 struct Manifest {
-  std::string name;                 // the dataset folder's base name
-  std::string format;               // "wds"
+  std::string name;    // the dataset folder's base name
+  std::string format;  // "wds"
   int format_version = 1;
-  std::string tool_version;         // shardpack version that wrote it
+  std::string tool_version;                           // shardpack version that wrote it
   nlohmann::json options = nlohmann::json::object();  // the pack options that shape the output
-  std::vector<std::string> classes; // label i is classes[i]; empty for an unlabelled dataset
+  std::vector<std::string> classes;                   // label i is classes[i]; empty for an unlabelled dataset
   uint64_t samples = 0;
-  uint64_t bytes = 0;               // sum of shard sizes
+  uint64_t bytes = 0;  // sum of shard sizes
   std::vector<ShardEntry> shards;
   std::vector<SkippedFile> skipped;
   std::vector<std::string> empty_classes;

@@ -13,9 +13,8 @@
 
 namespace shardpack {
 
-
 struct PackProgress {
-  uint64_t files_done = 0;   // packed or skipped
+  uint64_t files_done = 0;  // packed or skipped
   uint64_t files_total = 0;
   uint64_t bytes_read = 0;
   uint64_t samples_packed = 0;
@@ -32,27 +31,27 @@ struct PackOptions {
   int threads = 0;                          // reader threads; 0 = all cores
   bool shuffle = false;                     // shuffle sample order once, from seed
   uint64_t seed = 0;
-  bool path_keys = false;                   // keys from relative paths instead of the index
-  bool strict = false;                      // the first bad input fails the pack
-  bool decode_check = false;                // fully decode every image (slow) instead of probing
-  uint64_t max_sample_bytes = 256ull << 20; // larger files are skipped; bounds memory
-  uint64_t max_pixels = 178'956'970;        // images declaring more pixels are skipped
+  bool path_keys = false;                    // keys from relative paths instead of the index
+  bool strict = false;                       // the first bad input fails the pack
+  bool decode_check = false;                 // fully decode every image (slow) instead of probing
+  uint64_t max_sample_bytes = 256ull << 20;  // larger files are skipped; bounds memory
+  uint64_t max_pixels = 178'956'970;         // images declaring more pixels are skipped
   // raw only: decode, resize the shorter side to `resize`, centre-crop to crop_height x crop_width.
   // A fixed-size raw dataset needs the crop; resize defaults to the crop's longer side.
   uint32_t resize = 0;
   uint32_t crop_height = 0;
   uint32_t crop_width = 0;
-  bool keep_size = false;                   // raw: store each image at its own size (no crop)
-  std::string compress = "none";            // raw: "none" or "zstd" (chunked, see docs/formats/raw.md)
-  uint32_t chunk_samples = 16;              // raw with zstd: images per compressed chunk
-  bool force = false;                       // replace a non-empty OUT
+  bool keep_size = false;         // raw: store each image at its own size (no crop)
+  std::string compress = "none";  // raw: "none" or "zstd" (chunked, see docs/formats/raw.md)
+  uint32_t chunk_samples = 16;    // raw with zstd: images per compressed chunk
+  bool force = false;             // replace a non-empty OUT
   // Continue a pack that was killed or interrupted in OUT: keep the shards it completed (listed in
   // OUT/pack-journal.json) and pack the rest; the result equals an uninterrupted run. The source and
   // the options must be the same. Without a journal it starts afresh; with a finished dataset from
   // the same source and options it does nothing. LMDB packs always start over.
   bool resume = false;
-  bool sync = true;                         // fsync files before publishing them
-  Env* env = nullptr;                       // nullptr: Env::Default()
+  bool sync = true;    // fsync files before publishing them
+  Env* env = nullptr;  // nullptr: Env::Default()
   // Called from one thread at a time, about every 100 ms and once at the end. May be empty.
   std::function<void(const PackProgress&)> on_progress;
   // Called once per skipped input, in input order, from one thread at a time. May be empty.

@@ -33,7 +33,7 @@ struct DatasetStats {
   Percentiles width;
   Percentiles height;
   std::map<std::string, uint64_t> image_formats;  // "jpeg" -> samples
-  std::vector<ClassCount> classes;               // in label order; empty when unlabelled
+  std::vector<ClassCount> classes;                // in label order; empty when unlabelled
   uint64_t unlabelled = 0;
 };
 

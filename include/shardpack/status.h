@@ -53,8 +53,8 @@ class [[nodiscard]] Status {
 }  // namespace shardpack
 
 // Returns early from the enclosing function when `expr` yields a non-OK Status.
-#define SHARDPACK_RETURN_IF_ERROR(expr)         \
-  do {                                          \
-    ::shardpack::Status _st = (expr);           \
-    if (!_st.ok()) return _st;                  \
+#define SHARDPACK_RETURN_IF_ERROR(expr) \
+  do {                                  \
+    ::shardpack::Status _st = (expr);   \
+    if (!_st.ok()) return _st;          \
   } while (0)

@@ -11,11 +11,11 @@
 namespace shardpack {
 
 struct VerifyOptions {
-  bool decode = false;                  // also decode every image (slow, thorough)
-  int threads = 0;                      // shards checked in parallel; 0 = all cores
-  uint64_t max_pixels = 178'956'970;    // images declaring more pixels are reported, not decoded
+  bool decode = false;                     // also decode every image (slow, thorough)
+  int threads = 0;                         // shards checked in parallel; 0 = all cores
+  uint64_t max_pixels = 178'956'970;       // images declaring more pixels are reported, not decoded
   uint64_t max_member_bytes = 1ull << 30;  // larger members are reported, not read into memory
-  Env* env = nullptr;                   // nullptr: Env::Default()
+  Env* env = nullptr;                      // nullptr: Env::Default()
 };
 
 struct VerifyProblem {

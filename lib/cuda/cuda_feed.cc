@@ -29,9 +29,12 @@ Status CudaStatus(cudaError_t e, const char* what) {
 
 size_t ElementBytes(DeviceDType t) {
   switch (t) {
-    case DeviceDType::kUint8: return 1;
-    case DeviceDType::kFloat32: return 4;
-    default: return 2;
+    case DeviceDType::kUint8:
+      return 1;
+    case DeviceDType::kFloat32:
+      return 4;
+    default:
+      return 2;
   }
 }
 
@@ -53,8 +56,8 @@ struct CudaFeed::Impl {
     void* input = nullptr;   // the uint8 batch as copied
     void* output = nullptr;  // normalised (nullptr for kUint8: input is the output)
     cudaEvent_t copy_start = nullptr, ready = nullptr, free = nullptr;
-    bool in_use = false;     // holds a batch handed out
-    bool done = true;        // Done() was called for it
+    bool in_use = false;  // holds a batch handed out
+    bool done = true;     // Done() was called for it
     DeviceBatch batch;
   };
 
@@ -84,7 +87,8 @@ struct CudaFeed::Impl {
   void AccountCopy(DeviceSlot& s) {
     if (!s.in_use) return;
     float ms = 0;
-    if (cudaEventSynchronize(s.ready) == cudaSuccess && cudaEventElapsedTime(&ms, s.copy_start, s.ready) == cudaSuccess) {
+    if (cudaEventSynchronize(s.ready) == cudaSuccess &&
+        cudaEventElapsedTime(&ms, s.copy_start, s.ready) == cudaSuccess) {
       stats.copy_seconds += ms / 1000.0;
     }
   }

@@ -10,11 +10,17 @@ namespace {
 template <typename T>
 __device__ T Convert(float v);
 template <>
-__device__ float Convert<float>(float v) { return v; }
+__device__ float Convert<float>(float v) {
+  return v;
+}
 template <>
-__device__ __half Convert<__half>(float v) { return __float2half_rn(v); }
+__device__ __half Convert<__half>(float v) {
+  return __float2half_rn(v);
+}
 template <>
-__device__ __nv_bfloat16 Convert<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ __nv_bfloat16 Convert<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 struct Affine {
   float scale[3], shift[3];  // out = in * scale + shift, i.e. (in - mean) / std
@@ -55,7 +61,8 @@ cudaError_t LaunchNormalize(const uint8_t* in, void* out, DeviceDType dtype, uin
       NormalizeKernel<__half><<<blocks, threads, 0, stream>>>(in, static_cast<__half*>(out), count, hw, a);
       break;
     case DeviceDType::kBFloat16:
-      NormalizeKernel<__nv_bfloat16><<<blocks, threads, 0, stream>>>(in, static_cast<__nv_bfloat16*>(out), count, hw, a);
+      NormalizeKernel<__nv_bfloat16>
+          <<<blocks, threads, 0, stream>>>(in, static_cast<__nv_bfloat16*>(out), count, hw, a);
       break;
     case DeviceDType::kUint8:
       return cudaErrorInvalidValue;

@@ -33,7 +33,8 @@ namespace {
 void Raise(const Status& s) {
   if (s.ok()) return;
   switch (s.code()) {
-    case Status::Code::kInvalidArgument: throw py::value_error(s.message());
+    case Status::Code::kInvalidArgument:
+      throw py::value_error(s.message());
     case Status::Code::kNotFound: {
       PyErr_SetString(PyExc_FileNotFoundError, s.message().c_str());
       throw py::error_already_set();
@@ -42,7 +43,8 @@ void Raise(const Status& s) {
       PyErr_SetString(PyExc_OSError, s.message().c_str());
       throw py::error_already_set();
     }
-    default: throw std::runtime_error(s.ToString());
+    default:
+      throw std::runtime_error(s.ToString());
   }
 }
 
@@ -78,8 +80,10 @@ class BatchLease {
     BatchLease& l = self.cast<BatchLease&>();
     const Batch& b = l.batch();
     std::vector<py::ssize_t> shape = {py::ssize_t(b.count)};
-    if (l.nchw_) shape.insert(shape.end(), {3, py::ssize_t(l.h_), py::ssize_t(l.w_)});
-    else shape.insert(shape.end(), {py::ssize_t(l.h_), py::ssize_t(l.w_), 3});
+    if (l.nchw_)
+      shape.insert(shape.end(), {3, py::ssize_t(l.h_), py::ssize_t(l.w_)});
+    else
+      shape.insert(shape.end(), {py::ssize_t(l.h_), py::ssize_t(l.w_), 3});
     return py::array(py::dtype::of<uint8_t>(), shape, b.images, self);
   }
   uint32_t slot() const { return slot_; }
@@ -199,7 +203,8 @@ class PyDataset {
     if (!sample.encoded.empty()) {
       d[ImageExtension(sample.format)] = py::bytes(sample.encoded);
     } else {
-      py::array_t<uint8_t> pixels({py::ssize_t(sample.pixels.height), py::ssize_t(sample.pixels.width), py::ssize_t(3)});
+      py::array_t<uint8_t> pixels(
+          {py::ssize_t(sample.pixels.height), py::ssize_t(sample.pixels.width), py::ssize_t(3)});
       std::memcpy(pixels.mutable_data(), sample.pixels.rgb.data(), sample.pixels.rgb.size());
       d["npy"] = pixels;
     }
@@ -245,10 +250,18 @@ class DeviceBatchHandle {
     t->dl_tensor.strides = nullptr;  // compact, row-major
     t->dl_tensor.byte_offset = 0;
     switch (batch_->dtype) {
-      case DeviceDType::kUint8: t->dl_tensor.dtype = DLDataType{kDLUInt, 8, 1}; break;
-      case DeviceDType::kFloat32: t->dl_tensor.dtype = DLDataType{kDLFloat, 32, 1}; break;
-      case DeviceDType::kFloat16: t->dl_tensor.dtype = DLDataType{kDLFloat, 16, 1}; break;
-      case DeviceDType::kBFloat16: t->dl_tensor.dtype = DLDataType{kDLBfloat, 16, 1}; break;
+      case DeviceDType::kUint8:
+        t->dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
+        break;
+      case DeviceDType::kFloat32:
+        t->dl_tensor.dtype = DLDataType{kDLFloat, 32, 1};
+        break;
+      case DeviceDType::kFloat16:
+        t->dl_tensor.dtype = DLDataType{kDLFloat, 16, 1};
+        break;
+      case DeviceDType::kBFloat16:
+        t->dl_tensor.dtype = DLDataType{kDLBfloat, 16, 1};
+        break;
     }
     t->manager_ctx = ctx;
     t->deleter = [](DLManagedTensor* self) {
@@ -297,8 +310,10 @@ class PyCudaFeed {
     o.loader = loader;
     o.device = device;
     o.depth = depth;
-    o.dtype = dtype == "uint8" ? DeviceDType::kUint8 : dtype == "float16" ? DeviceDType::kFloat16
-              : dtype == "bfloat16" ? DeviceDType::kBFloat16 : DeviceDType::kFloat32;
+    o.dtype = dtype == "uint8"      ? DeviceDType::kUint8
+              : dtype == "float16"  ? DeviceDType::kFloat16
+              : dtype == "bfloat16" ? DeviceDType::kBFloat16
+                                    : DeviceDType::kFloat32;
     for (int c = 0; c < 3; ++c) {
       o.mean[c] = mean.at(size_t(c));
       o.std[c] = std.at(size_t(c));
@@ -328,7 +343,8 @@ class PyCudaFeed {
     if (b == nullptr) return py::none();
     const LoaderOptions& l = options_.loader;
     std::vector<int64_t> shape = {int64_t(b->count), 3, int64_t(l.height), int64_t(l.width)};
-    if (options_.dtype == DeviceDType::kUint8 && !l.nchw) shape = {int64_t(b->count), int64_t(l.height), int64_t(l.width), 3};
+    if (options_.dtype == DeviceDType::kUint8 && !l.nchw)
+      shape = {int64_t(b->count), int64_t(l.height), int64_t(l.width), 3};
     return py::cast(std::make_unique<DeviceBatchHandle>(feed_, b, options_.device, shape));
   }
   py::dict Stats() const {
@@ -402,9 +418,15 @@ PYBIND11_MODULE(_shardpack, m) {
 
   py::class_<BatchLease>(m, "BatchLease", "One batch, its buffer on loan until no array uses it.")
       .def("images", &BatchLease::Images, "uint8 array over the batch buffer (no copy); keeps the lease alive")
-      .def("labels", [](const BatchLease& l) { return py::array_t<int64_t>(py::ssize_t(l.batch().labels.size()),
-                                                                       std::vector<int64_t>(l.batch().labels.begin(), l.batch().labels.end()).data()); })
-      .def("indices", [](const BatchLease& l) { return py::array_t<uint64_t>(py::ssize_t(l.batch().indices.size()), l.batch().indices.data()); })
+      .def("labels",
+           [](const BatchLease& l) {
+             return py::array_t<int64_t>(py::ssize_t(l.batch().labels.size()),
+                                         std::vector<int64_t>(l.batch().labels.begin(), l.batch().labels.end()).data());
+           })
+      .def("indices",
+           [](const BatchLease& l) {
+             return py::array_t<uint64_t>(py::ssize_t(l.batch().indices.size()), l.batch().indices.data());
+           })
       .def("keys", [](const BatchLease& l) { return l.batch().keys; })
       .def_property_readonly("epoch", [](const BatchLease& l) { return l.batch().epoch; })
       .def_property_readonly("index", [](const BatchLease& l) { return l.batch().index; })
@@ -413,11 +435,11 @@ PYBIND11_MODULE(_shardpack, m) {
       .def("release", &BatchLease::Release, "Give the buffer back now (arrays made from it must not be used after)");
 
   py::class_<PyLoader>(m, "Loader")
-      .def(py::init([](const std::string& path, uint64_t batch_size, bool shuffle, uint64_t seed, uint64_t shuffle_buffer,
-                       bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker, uint32_t num_workers,
-                       uint32_t height, uint32_t width, bool eval, uint32_t eval_resize, std::pair<double, double> scale,
-                       std::pair<double, double> ratio, double flip, bool nchw, int threads, uint32_t prefetch,
-                       bool skip_corrupt, bool fast_decode, py::object allocate) {
+      .def(py::init([](const std::string& path, uint64_t batch_size, bool shuffle, uint64_t seed,
+                       uint64_t shuffle_buffer, bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker,
+                       uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
+                       std::pair<double, double> scale, std::pair<double, double> ratio, double flip, bool nchw,
+                       int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode, py::object allocate) {
              return std::make_unique<PyLoader>(
                  path,
                  MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size, worker,
@@ -443,7 +465,8 @@ PYBIND11_MODULE(_shardpack, m) {
       .def_property_readonly("classes", &PyDataset::classes)
       .def("read", &PyDataset::Read, py::arg("index"));
 
-  m.def("cli", &RunCli, py::arg("args"), "Runs the shardpack command line with these arguments; returns its exit status");
+  m.def("cli", &RunCli, py::arg("args"),
+        "Runs the shardpack command line with these arguments; returns its exit status");
 
 #ifdef SHARDPACK_HAVE_CUDA
   m.attr("has_cuda") = true;
@@ -458,12 +481,12 @@ PYBIND11_MODULE(_shardpack, m) {
       .def("labels", &DeviceBatchHandle::Labels)
       .def("indices", &DeviceBatchHandle::Indices);
   py::class_<PyCudaFeed>(m, "CudaFeed")
-      .def(py::init([](const std::string& path, uint64_t batch_size, bool shuffle, uint64_t seed, uint64_t shuffle_buffer,
-                       bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker, uint32_t num_workers,
-                       uint32_t height, uint32_t width, bool eval, uint32_t eval_resize, std::pair<double, double> scale,
-                       std::pair<double, double> ratio, double flip, bool nchw, int threads, uint32_t prefetch,
-                       bool skip_corrupt, bool fast_decode, int device, int depth, const std::string& dtype,
-                       std::vector<float> mean, std::vector<float> std) {
+      .def(py::init([](const std::string& path, uint64_t batch_size, bool shuffle, uint64_t seed,
+                       uint64_t shuffle_buffer, bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker,
+                       uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
+                       std::pair<double, double> scale, std::pair<double, double> ratio, double flip, bool nchw,
+                       int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode, int device, int depth,
+                       const std::string& dtype, std::vector<float> mean, std::vector<float> std) {
              return std::make_unique<PyCudaFeed>(
                  path,
                  MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size, worker,

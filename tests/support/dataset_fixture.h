@@ -21,7 +21,8 @@ class DatasetTest : public ::testing::Test {
     for (int c = 0; c < classes; ++c) {
       for (int i = 0; i < per_class; ++i) {
         ImageFormat f = i % 5 == 4 ? ImageFormat::kPng : ImageFormat::kJpeg;
-        std::string rel = "c" + std::to_string(c) + "/img" + std::to_string(i) + (f == ImageFormat::kPng ? ".png" : ".JPG");
+        std::string rel =
+            "c" + std::to_string(c) + "/img" + std::to_string(i) + (f == ImageFormat::kPng ? ".png" : ".JPG");
         WriteFile(src() + "/" + rel, MakeImage(f, 24 + i, 16 + c, uint64_t(c) * 100 + i));
         paths.push_back(rel);
       }

@@ -81,7 +81,8 @@ class FaultEnv final : public Env {
   Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
   Status RenameFile(const std::string& a, const std::string& b) override {
     Operation();
-    if (Matches(failing_renames_, b)) return Status::IOError("cannot rename " + a + " to " + b + ": Read-only file system");
+    if (Matches(failing_renames_, b))
+      return Status::IOError("cannot rename " + a + " to " + b + ": Read-only file system");
     return base_->RenameFile(a, b);
   }
   Status RemoveFile(const std::string& p) override {
@@ -184,7 +185,8 @@ class FaultEnv final : public Env {
 
   Env* base_ = Env::Default();
   std::mutex mu_;
-  std::set<std::string> failing_reads_, corrupt_reads_, short_reads_, failing_creation_, failing_syncs_, failing_renames_;
+  std::set<std::string> failing_reads_, corrupt_reads_, short_reads_, failing_creation_, failing_syncs_,
+      failing_renames_;
   std::map<std::string, uint64_t> write_limits_;
   std::atomic<uint64_t> operations_{0};
   std::atomic<uint64_t> kill_at_{0};

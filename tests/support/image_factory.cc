@@ -34,8 +34,8 @@ std::string EncodeJpeg(const std::string& rgb, int width, int height, int qualit
   tjhandle tj = tjInitCompress();
   unsigned char* out = nullptr;
   unsigned long size = 0;
-  int rc = tjCompress2(tj, reinterpret_cast<const unsigned char*>(rgb.data()), width, 0, height, TJPF_RGB,
-                       &out, &size, TJSAMP_420, quality, 0);
+  int rc = tjCompress2(tj, reinterpret_cast<const unsigned char*>(rgb.data()), width, 0, height, TJPF_RGB, &out, &size,
+                       TJSAMP_420, quality, 0);
   std::string jpeg;
   if (rc == 0) jpeg.assign(reinterpret_cast<char*>(out), size);
   tjFree(out);

@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
   app.add_option("--png-every", png_every, "Every N-th image is a PNG (0: none)")->capture_default_str();
   app.add_flag("--small", small, "Small images (about 64x48) for quick tests");
   app.add_option("--noise", noise, "Pixel noise amplitude: more noise, larger JPEGs")->capture_default_str();
-  app.add_option("--scale", scale, "Multiplies both sides of every image")->capture_default_str()->check(CLI::Range(0.1, 10.0));
+  app.add_option("--scale", scale, "Multiplies both sides of every image")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 10.0));
   app.add_option("--jobs", jobs, "Encoder threads (output does not depend on it)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -57,7 +59,8 @@ int main(int argc, char** argv) {
       bool png = png_every > 0 && i % png_every == png_every - 1;
       const auto [w, h] = sizes[i];
       std::string rgb = testing::MakePixels(w, h, seed * 1000003 + i, noise);
-      std::string bytes = png ? testing::EncodeWithOpenCv(rgb, w, h, ImageFormat::kPng) : testing::EncodeJpeg(rgb, w, h);
+      std::string bytes =
+          png ? testing::EncodeWithOpenCv(rgb, w, h, ImageFormat::kPng) : testing::EncodeJpeg(rgb, w, h);
       std::string file = out + "/" + cls + "/" + cls + "_" + std::to_string(10000 + i) + (png ? ".png" : ".JPEG");
       std::ofstream(file, std::ios::binary).write(bytes.data(), bytes.size());
     }
