@@ -1,7 +1,9 @@
 #include "formats/lmdb/lmdb_dataset_writer.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <filesystem>
 
 #include "formats/lmdb/lmdb_dataset_reader.h"
@@ -142,6 +144,36 @@ TEST_F(LmdbPackTest, AFailedBatchCommitIsReportedAndSticks) {
   EXPECT_EQ(w.Add(s).message(), expected);
   EXPECT_TRUE(shards.empty());
   EXPECT_FALSE(std::filesystem::exists(missing));
+}
+
+// A pack that fails part-way leaves no environment behind: an LMDB pack cannot resume, and a
+// map-sized data.mdb would only take space. The failure here: files may not grow past 8 MiB in this
+// process (RLIMIT_FSIZE), so the map cannot grow to hold the batch.
+TEST_F(LmdbPackTest, AnAbandonedEnvironmentIsRemoved) {
+  std::filesystem::create_directories(out());
+  const std::string image = testing::MakeImage(ImageFormat::kPng, 200, 200, 1);  // ~100 KB of noise
+  LmdbDatasetWriter w(Env::Default(), out(), false, 1 << 20);
+  for (int i = 0; i < 100; ++i) {
+    Sample s;
+    s.key = "k";
+    s.bytes = image;
+    ASSERT_TRUE(w.Add(s).ok()) << i;  // 10 MB: one batch, committed by Finish
+  }
+  rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  const rlimit limit{8 << 20, old.rlim_max};
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of death
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  std::vector<ShardEntry> shards;
+  const Status s = w.Finish(nlohmann::json{{"samples", 100}}, &shards);
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(s.message(), "cannot grow the LMDB map of " + out() + " to 33554432 bytes: File too large");
+  EXPECT_TRUE(std::filesystem::exists(out() + "/data.mdb"));
+  w.Abandon();
+  EXPECT_FALSE(std::filesystem::exists(out() + "/data.mdb"));
+  EXPECT_FALSE(std::filesystem::exists(out() + "/lock.mdb"));
+  EXPECT_TRUE(std::filesystem::is_empty(out()));
 }
 
 // Regression: a write transaction begun in one Add() and committed in another deadlocked once the

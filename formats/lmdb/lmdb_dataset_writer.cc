@@ -9,6 +9,7 @@
 #include "formats/lmdb/lmdb_format.h"
 #include "lib/sample_keys.h"
 #include "shardpack/checksum.h"
+#include "shardpack/units.h"
 
 namespace shardpack {
 namespace {
@@ -67,15 +68,18 @@ Status FillReserved(int fd, size_t page_size, uint64_t map_size, char* reserved,
 
 }  // namespace
 
-// env: unused; LMDB's file is written by LMDB and by FillReserved, outside the Env (kept so every
-// writer is built alike).
-LmdbDatasetWriter::LmdbDatasetWriter(Env* /*env*/, std::string dir, bool sync, uint64_t initial_map_size)
-    : dir_(std::move(dir)), sync_(sync), initial_map_size_(initial_map_size) {}
+// env: removes the environment's files on Abandon(); LMDB's file itself is written by LMDB and by
+// FillReserved, outside the Env.
+LmdbDatasetWriter::LmdbDatasetWriter(Env* env, std::string dir, bool sync, uint64_t initial_map_size)
+    : env_(env), dir_(std::move(dir)), sync_(sync), initial_map_size_(initial_map_size) {}
 
 // The commit thread uses this writer: it must end first.
 LmdbDatasetWriter::~LmdbDatasetWriter() { (void)WaitForCommit(); }
 
-Status LmdbDatasetWriter::Open() { return LmdbEnvironment::Open(dir_, /*read_only=*/false, initial_map_size_, &lmdb_); }
+Status LmdbDatasetWriter::Open() {
+  created_files_ = true;  // even a failed open may have created some
+  return LmdbEnvironment::Open(dir_, /*read_only=*/false, initial_map_size_, &lmdb_);
+}
 
 Status LmdbDatasetWriter::Queue(std::string key, const std::string& header, std::string_view image, bool raw_value) {
   const size_t offset = filling_.bytes.size();
@@ -109,6 +113,13 @@ Status LmdbDatasetWriter::CommitBatch(Batch* batch) {
   if (rc == 0) rc = mdb_env_stat(lmdb_->env(), &stat);
   if (rc != 0) return LmdbError("cannot inspect the LMDB environment in " + dir_, rc);
   const std::string path = JoinPath(dir_, kLmdbDataFile);
+  // Allocates the disk blocks of the pages this batch appends (each record rounded up to whole
+  // pages, plus a slack for leaf and branch pages), so that a full disk is an error here rather than
+  // a SIGBUS when LMDB stores a page into its map. File systems without fallocate(2) go without.
+  const uint64_t appended = batch->bytes.size() + batch->records.size() * stat.ms_psize + kRoomSlack;
+  if (::fallocate(fd, 0, off_t(lmdb_->UsedBytes()), off_t(appended)) != 0 && errno != EOPNOTSUPP) {
+    return Status::FromErrno("cannot allocate " + FormatBytes(appended) + " of disk space for " + path, errno);
+  }
   MDB_txn* txn = nullptr;
   MDB_dbi dbi = 0;
   Status filled;
@@ -195,11 +206,18 @@ Status LmdbDatasetWriter::Finish(const nlohmann::json& dataset_info, std::vector
   return Status::OK();
 }
 
+// An environment is published only by Finish() and an LMDB pack cannot resume, so what an abandoned
+// one wrote is of no use: it is removed rather than left as a map-sized data.mdb.
 void LmdbDatasetWriter::Abandon() {
   (void)WaitForCommit();
   filling_ = Batch();
   committing_ = Batch();
   lmdb_.reset();
+  if (created_files_) {
+    (void)env_->RemoveFile(JoinPath(dir_, kLmdbDataFile));
+    (void)env_->RemoveFile(JoinPath(dir_, kLmdbLockFile));
+    created_files_ = false;
+  }
 }
 
 }  // namespace shardpack

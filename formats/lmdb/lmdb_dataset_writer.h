@@ -79,6 +79,7 @@ class LmdbDatasetWriter final : public DatasetWriter {
   Status CommitBatch(Batch* batch);
   void StartWriteBack();
 
+  Env* env_;
   std::string dir_;
   bool sync_;
   uint64_t initial_map_size_;
@@ -88,6 +89,7 @@ class LmdbDatasetWriter final : public DatasetWriter {
   Batch committing_;            // owned by the commit thread while commit_ is valid
   std::future<Status> commit_;  // the batch in commit
   uint64_t written_back_ = 0;   // data.mdb bytes whose write-back has been started
+  bool created_files_ = false;  // Open() may have created the environment's files (Abandon removes them)
   uint64_t samples_ = 0;
   uint64_t bytes_ = 0;
   uint64_t map_size_ = 0;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 
 #include "shardpack/checksum.h"
 
@@ -50,7 +51,11 @@ Status LmdbEnvironment::Open(const std::string& dir, bool read_only, uint64_t ma
   return Status::OK();
 }
 
-LmdbEnvironment::~LmdbEnvironment() { mdb_env_close(env_); }
+// An environment whose map could not be re-mapped is not closed: LMDB would unmap its old map
+// again, which by then may be anyone's memory. Its descriptors and memory are leaked instead.
+LmdbEnvironment::~LmdbEnvironment() {
+  if (!broken_) mdb_env_close(env_);
+}
 
 uint64_t LmdbEnvironment::UsedBytes() const {
   MDB_envinfo info;
@@ -70,8 +75,17 @@ Status LmdbEnvironment::GrowUntilFree(uint64_t free_bytes) {
   uint64_t size = map_size_;
   while (size < used + free_bytes) size *= 2;
   if (size == map_size_) return Status::OK();
-  int rc = mdb_env_set_mapsize(env_, size);
-  if (rc != 0) return LmdbError("cannot grow the LMDB map of " + dir_ + " to " + std::to_string(size) + " bytes", rc);
+  const std::string what = "cannot grow the LMDB map of " + dir_ + " to " + std::to_string(size) + " bytes";
+  // With MDB_WRITEMAP, LMDB unmaps its map, extends data.mdb to the new size and maps it again; if
+  // the extension fails (a file size limit), it is left holding the unmapped address. Extending
+  // the file first, where a failure is harmless, leaves LMDB nothing to extend.
+  int fd = -1;
+  if (mdb_env_get_fd(env_, &fd) == 0 && ::ftruncate(fd, off_t(size)) != 0) return Status::FromErrno(what, errno);
+  const int rc = mdb_env_set_mapsize(env_, size);
+  if (rc != 0) {
+    broken_ = true;  // mapping the grown file failed: see the destructor
+    return LmdbError(what, rc);
+  }
   map_size_ = size;
   return Status::OK();
 }

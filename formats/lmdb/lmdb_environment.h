@@ -50,6 +50,7 @@ class LmdbEnvironment {
   MDB_env* env_;
   std::string dir_;
   uint64_t map_size_;
+  bool broken_ = false;  // LMDB failed to re-map a grown map (see the destructor)
 };
 
 }  // namespace shardpack
