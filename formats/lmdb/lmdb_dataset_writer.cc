@@ -144,16 +144,14 @@ Status LmdbDatasetWriter::CommitBatch(Batch* batch) {
   batch->records.clear();
   if (!filled.ok()) return filled;
   if (rc != 0) return LmdbError("cannot write records to the LMDB environment in " + dir_, rc);
-  if (sync_) StartWriteBack();
+  if (sync_) StartWriteBack(fd);
   return Status::OK();
 }
 
 // Starts (without waiting for) the disk write of the pages appended since the last call. Pages
 // rewritten below that point (branch and meta pages) are left to the final sync. Best effort: a
 // failure here shows up in the final sync.
-void LmdbDatasetWriter::StartWriteBack() {
-  int fd = -1;
-  if (mdb_env_get_fd(lmdb_->env(), &fd) != 0) return;
+void LmdbDatasetWriter::StartWriteBack(int fd) {
   const uint64_t used = lmdb_->UsedBytes();
   if (used > written_back_) {
     (void)::sync_file_range(fd, off64_t(written_back_), off64_t(used - written_back_), SYNC_FILE_RANGE_WRITE);

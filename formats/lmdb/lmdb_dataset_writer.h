@@ -77,7 +77,7 @@ class LmdbDatasetWriter final : public DatasetWriter {
   Status WaitForCommit();
   // Writes `batch` in one write transaction and clears it; runs on a commit thread.
   Status CommitBatch(Batch* batch);
-  void StartWriteBack();
+  void StartWriteBack(int fd);  // fd: data.mdb's
 
   Env* env_;
   std::string dir_;
