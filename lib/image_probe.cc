@@ -133,43 +133,43 @@ Status ProbeBmp(const unsigned char* p, size_t n, ImageInfo* info) {
 
 }  // namespace
 
-const char* ImageExtension(ImageFormat format) {
-  switch (format) {
-    case ImageFormat::kJpeg:
-      return "jpg";
-    case ImageFormat::kPng:
-      return "png";
-    case ImageFormat::kWebp:
-      return "webp";
-    case ImageFormat::kBmp:
-      return "bmp";
-    case ImageFormat::kUnknown:
-      break;
+namespace {
+
+// Each known format's file extension (shard members, WebDataset fields) and name (manifests, stat).
+struct FormatNames {
+  ImageFormat format;
+  const char* extension;
+  const char* name;
+};
+constexpr FormatNames kFormatNames[] = {{ImageFormat::kJpeg, "jpg", "jpeg"},
+                                        {ImageFormat::kPng, "png", "png"},
+                                        {ImageFormat::kWebp, "webp", "webp"},
+                                        {ImageFormat::kBmp, "bmp", "bmp"}};
+
+const FormatNames* NamesOf(ImageFormat format) {
+  for (const FormatNames& n : kFormatNames) {
+    if (n.format == format) return &n;
   }
-  return "";
+  return nullptr;
+}
+
+}  // namespace
+
+const char* ImageExtension(ImageFormat format) {
+  const FormatNames* n = NamesOf(format);
+  return n != nullptr ? n->extension : "";
 }
 
 const char* ImageFormatName(ImageFormat format) {
-  switch (format) {
-    case ImageFormat::kJpeg:
-      return "jpeg";
-    case ImageFormat::kPng:
-      return "png";
-    case ImageFormat::kWebp:
-      return "webp";
-    case ImageFormat::kBmp:
-      return "bmp";
-    case ImageFormat::kUnknown:
-      break;
-  }
-  return "unknown";
+  const FormatNames* n = NamesOf(format);
+  return n != nullptr ? n->name : "unknown";
 }
 
 ImageFormat ImageFormatFromExtension(std::string_view ext) {
-  if (ext == "jpg" || ext == "jpeg") return ImageFormat::kJpeg;
-  if (ext == "png") return ImageFormat::kPng;
-  if (ext == "webp") return ImageFormat::kWebp;
-  if (ext == "bmp") return ImageFormat::kBmp;
+  if (ext == "jpeg") return ImageFormat::kJpeg;
+  for (const FormatNames& n : kFormatNames) {
+    if (ext == n.extension) return n.format;
+  }
   return ImageFormat::kUnknown;
 }
 
