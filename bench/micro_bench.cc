@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "formats/wds/tar_shard_writer.h"
+#include "lib/bilinear_resample.h"
 #include "lib/jpeg_region_decoder.h"
 #include "shardpack/checksum.h"
 #include "shardpack/image.h"
@@ -84,6 +85,20 @@ void BM_TransformJpeg(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_TransformJpeg)->Arg(1)->Arg(0);
+
+// The resample of pack --format raw --resize 256 --crop 224 alone: the 328x328 box at its sub-pixel
+// position in the decoded 332x332 region (two pixels of margin), to 224x224 RGB.
+void BM_ResampleBilinear(benchmark::State& state) {
+  std::string pixels = testing::MakePixels(332, 332, 3, 46);
+  const cv::Mat src(332, 332, CV_8UC3, pixels.data());
+  cv::Mat out;
+  for (auto _ : state) {
+    ResampleBilinear(src, cv::Rect2d(2.25, 2.5, 328, 328), cv::Size(224, 224), &out);
+    benchmark::DoNotOptimize(out.data);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ResampleBilinear);
 
 void BM_Xxh64(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(Xxh64(Jpeg()));

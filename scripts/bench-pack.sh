@@ -2,7 +2,7 @@
 # Pack throughput against `tar cf` of the same tree, measured in the same run (the machines are
 # shared and noisy, so only the ratio means anything), plus pack's peak memory.
 #
-#   scripts/bench-pack.sh [--images N] [--runs R] [--work DIR] [--raw-images N] [--large-images N]
+#   scripts/bench-pack.sh [--images N] [--runs R] [--work DIR] [--raw-images N] [--large-images N] [--raw-only]
 #
 # Generates (once, cached in DIR) a tree of N JPEGs of ImageNet-like sizes (about 110 KB average),
 # warms the page cache, then alternates `tar cf` and `shardpack pack` R times each (in a shuffled
@@ -11,10 +11,13 @@
 # is measured against the same tar figures. Then, on the first --raw-images images, pre-decoding
 # (`--format raw --resize 256 --crop 224`) against Debian's python3 + PIL doing the same with a
 # 2-process pool (scripts/bench_pil_baseline.py); and the same on --large-images photographs twice
-# as large on each side (0: skip).
+# as large on each side (0: skip). Beside them, the decode floor: the same pack with --resize 32
+# --crop 32, which entropy-decodes every row of every image (at DCT scale 1/8) but does almost no
+# other work: no pre-decoder built on libjpeg-turbo can beat its rate on these images.
+# --raw-only skips the tar, WebDataset and LMDB part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-images=20000 runs=5 work=build/bench raw_images=2000 large_images=1000
+images=20000 runs=5 work=build/bench raw_images=2000 large_images=1000 raw_only=0
 while (($#)); do
   case $1 in
     --images) images=$2; shift 2 ;;
@@ -22,7 +25,9 @@ while (($#)); do
     --work) work=$2; shift 2 ;;
     --raw-images) raw_images=$2; shift 2 ;;
     --large-images) large_images=$2; shift 2 ;;
-    *) echo "usage: $0 [--images N] [--runs R] [--work DIR] [--raw-images N] [--large-images N]" >&2; exit 2 ;;
+    --raw-only) raw_only=1; shift ;;
+    *) echo "usage: $0 [--images N] [--runs R] [--work DIR] [--raw-images N] [--large-images N] [--raw-only]" >&2
+       exit 2 ;;
   esac
 done
 scripts/install-deps.sh
@@ -71,31 +76,34 @@ run_contender() {
 # kernel's copies into newly allocated page cache, copy_folio_from_iter_atomic, ran slower; system
 # time 3.4-3.5 s instead of 1.2-1.4 s), so a fixed order, or a rotation, which keeps the same
 # neighbours, would always charge that to the same contender.
-contenders=(tar tar+sync pack pack-no-sync lmdb)
-tar_t=() tar_sync_t=() pack_t=() pack_nosync_t=() lmdb_t=() rss=()
-rm -rf "$work/tree.tar" "$work/out" "$work/lmdb"
-for ((r = 1; r <= runs; r++)); do
-  mapfile -t order < <(printf '%s\n' "${contenders[@]}" | shuf --random-source=<(yes "$r"))
-  for c in "${order[@]}"; do run_contender "$c"; done
-  echo "run $r (${order[*]}): tar ${tar_t[-1]} s, tar+sync ${tar_sync_t[-1]} s, pack ${pack_t[-1]} s," \
-    "pack --no-sync ${pack_nosync_t[-1]} s, pack --format lmdb ${lmdb_t[-1]} s"
-done
+pack_vs_tar() {
+  contenders=(tar tar+sync pack pack-no-sync lmdb)
+  tar_t=() tar_sync_t=() pack_t=() pack_nosync_t=() lmdb_t=() rss=()
+  rm -rf "$work/tree.tar" "$work/out" "$work/lmdb"
+  for ((r = 1; r <= runs; r++)); do
+    mapfile -t order < <(printf '%s\n' "${contenders[@]}" | shuf --random-source=<(yes "$r"))
+    for c in "${order[@]}"; do run_contender "$c"; done
+    echo "run $r (${order[*]}): tar ${tar_t[-1]} s, tar+sync ${tar_sync_t[-1]} s, pack ${pack_t[-1]} s," \
+      "pack --no-sync ${pack_nosync_t[-1]} s, pack --format lmdb ${lmdb_t[-1]} s"
+  done
 
-t_tar=$(median "${tar_t[@]}") t_tar_sync=$(median "${tar_sync_t[@]}")
-t_pack=$(median "${pack_t[@]}") t_pack_nosync=$(median "${pack_nosync_t[@]}") t_lmdb=$(median "${lmdb_t[@]}")
-peak_kb=$(printf '%s\n' "${rss[@]}" | sort -n | tail -n1)
-awk -v b="$bytes" -v n="$images" -v tt="$t_tar" -v tts="$t_tar_sync" -v tp="$t_pack" -v tpn="$t_pack_nosync" \
-    -v tl="$t_lmdb" -v kb="$peak_kb" -v cores="$(nproc)" 'BEGIN {
-  printf "cores: %d\n", cores
-  printf "tar cf            %6.2f s  %7.1f MB/s\n", tt, b / tt / 1e6
-  printf "tar cf + sync     %6.2f s  %7.1f MB/s\n", tts, b / tts / 1e6
-  printf "pack (fsync)      %6.2f s  %7.1f MB/s  %7.0f images/s\n", tp, b / tp / 1e6, n / tp
-  printf "pack --no-sync    %6.2f s  %7.1f MB/s  %7.0f images/s\n", tpn, b / tpn / 1e6, n / tpn
-  printf "pack --format lmdb %6.2f s  %7.1f MB/s  %7.0f images/s\n", tl, b / tl / 1e6, n / tl
-  printf "ratio pack/tar throughput: %.2f (fsync vs tar+sync), %.2f (no-sync vs tar)\n", tts / tp, tt / tpn
-  printf "ratio lmdb pack/tar throughput: %.2f (vs tar+sync; lmdb syncs once at the end)\n", tts / tl
-  printf "peak RSS of pack: %.1f MB\n", kb / 1024
-}'
+  t_tar=$(median "${tar_t[@]}") t_tar_sync=$(median "${tar_sync_t[@]}")
+  t_pack=$(median "${pack_t[@]}") t_pack_nosync=$(median "${pack_nosync_t[@]}") t_lmdb=$(median "${lmdb_t[@]}")
+  peak_kb=$(printf '%s\n' "${rss[@]}" | sort -n | tail -n1)
+  awk -v b="$bytes" -v n="$images" -v tt="$t_tar" -v tts="$t_tar_sync" -v tp="$t_pack" -v tpn="$t_pack_nosync" \
+      -v tl="$t_lmdb" -v kb="$peak_kb" -v cores="$(nproc)" 'BEGIN {
+    printf "cores: %d\n", cores
+    printf "tar cf            %6.2f s  %7.1f MB/s\n", tt, b / tt / 1e6
+    printf "tar cf + sync     %6.2f s  %7.1f MB/s\n", tts, b / tts / 1e6
+    printf "pack (fsync)      %6.2f s  %7.1f MB/s  %7.0f images/s\n", tp, b / tp / 1e6, n / tp
+    printf "pack --no-sync    %6.2f s  %7.1f MB/s  %7.0f images/s\n", tpn, b / tpn / 1e6, n / tpn
+    printf "pack --format lmdb %6.2f s  %7.1f MB/s  %7.0f images/s\n", tl, b / tl / 1e6, n / tl
+    printf "ratio pack/tar throughput: %.2f (fsync vs tar+sync), %.2f (no-sync vs tar)\n", tts / tp, tt / tpn
+    printf "ratio lmdb pack/tar throughput: %.2f (vs tar+sync; lmdb syncs once at the end)\n", tts / tl
+    printf "peak RSS of pack: %.1f MB\n", kb / 1024
+  }'
+}
+((raw_only)) || pack_vs_tar
 
 # Pre-decoding: shardpack raw against PIL with a 2-process pool, on the same images.
 # raw_vs_pil LABEL TREE N: the first N JPEGs of TREE (a --list file, so that both read the same).
@@ -104,21 +112,24 @@ raw_vs_pil() {
   # (awk, not head: head would close the pipe early, and pipefail would end the script.)
   find "$tree" -type f -name '*.JPEG' | sort | awk -v n="$n" 'NR <= n' | sed "s|^$tree/||" |
     awk -F/ '{print $0 "\t" $1}' >"$work/raw-list.txt"
-  local raw_t=() pil_t=()
+  local raw_t=() pil_t=() floor_t=()
   for ((r = 1; r <= runs; r++)); do
     rm -rf "$work/raw"
     raw_t+=("$(timed $bin/shardpack pack "$tree" "$work/raw" --list "$work/raw-list.txt" --format raw --resize 256 --crop 224 --quiet)")
     rm -f "$work/pil.npy"
     pil_t+=("$(timed /usr/bin/python3 scripts/bench_pil_baseline.py "$tree" "$work/pil.npy" 256 224 2 "$n")")
-    echo "raw run $r ($label): shardpack ${raw_t[-1]} s, PIL x2 ${pil_t[-1]} s"
+    rm -rf "$work/raw"
+    floor_t+=("$(timed $bin/shardpack pack "$tree" "$work/raw" --list "$work/raw-list.txt" --format raw --resize 32 --crop 32 --quiet)")
+    echo "raw run $r ($label): shardpack ${raw_t[-1]} s, PIL x2 ${pil_t[-1]} s, decode floor ${floor_t[-1]} s"
   done
   rm -rf "$work/raw" "$work/pil.npy"
-  local t_raw t_pil
-  t_raw=$(median "${raw_t[@]}") t_pil=$(median "${pil_t[@]}")
-  awk -v n="$n" -v tr="$t_raw" -v tp="$t_pil" -v label="$label" 'BEGIN {
+  local t_raw t_pil t_floor
+  t_raw=$(median "${raw_t[@]}") t_pil=$(median "${pil_t[@]}") t_floor=$(median "${floor_t[@]}")
+  awk -v n="$n" -v tr="$t_raw" -v tp="$t_pil" -v tf="$t_floor" -v label="$label" 'BEGIN {
     printf "%s, raw pack (decode+resize 256+crop 224)  %6.2f s  %7.0f images/s\n", label, tr, n / tr
     printf "%s, PIL, 2-process pool, same work         %6.2f s  %7.0f images/s\n", label, tp, n / tp
-    printf "%s, ratio raw pack / PIL: %.2f\n", label, tp / tr
+    printf "%s, decode floor (raw pack to 32x32)       %6.2f s  %7.0f images/s\n", label, tf, n / tf
+    printf "%s, ratio raw pack / PIL: %.2f (decode floor / PIL: %.2f)\n", label, tp / tr, tp / tf
   }'
 }
 raw_vs_pil "ImageNet-sized" "$src" "$raw_images"
@@ -139,5 +150,5 @@ if ((large_images > 0)); then
 fi
 if [[ -x $bin/bench/shardpack_micro_bench ]]; then
   echo "JPEG decode per core (500x375, ~110 KB), by DCT scale num/8 (args: num, flags):"
-  $bin/bench/shardpack_micro_bench --benchmark_filter='AtScale|Region|TransformJpeg' 2>/dev/null | grep BM_
+  $bin/bench/shardpack_micro_bench --benchmark_filter='AtScale|Region|TransformJpeg|Resample' 2>/dev/null | grep BM_
 fi
