@@ -23,6 +23,27 @@ bool IsOurOutputFile(const std::string& name) {
          ends_with(".keys.txt") || name == kLmdbDataFile || name == kLmdbLockFile;
 }
 
+// `path` made absolute and free of symbolic links, though it need not exist yet: its longest
+// existing ancestor goes through realpath, the components below it are appended as written. (OUT is
+// checked before it is created, so that a refused OUT is not left behind as an empty folder.)
+std::string ResolvedPath(const std::string& path) {
+  std::string head = path.empty() ? "." : path, tail;
+  while (true) {
+    char resolved[PATH_MAX];
+    if (::realpath(head.c_str(), resolved)) return std::string(resolved) + tail;
+    const size_t slash = head.find_last_of('/');
+    if (slash == std::string::npos) {  // a relative path none of whose ancestors exists
+      tail = "/" + head + tail;
+      head = ".";
+    } else if (slash == 0) {
+      return path;  // not even "/" resolves: leave it as it is
+    } else {
+      tail = head.substr(slash) + tail;
+      head = head.substr(0, slash);
+    }
+  }
+}
+
 }  // namespace
 
 Status RemoveOurOutputFiles(Env* env, const std::string& out) {
@@ -50,15 +71,12 @@ Status RemoveTemporaryFiles(Env* env, const std::string& out) {
 }
 
 Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force, bool resume) {
-  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(out));
-  char src_real[PATH_MAX], out_real[PATH_MAX];
-  if (::realpath(src.c_str(), src_real) && ::realpath(out.c_str(), out_real)) {
-    std::string s(src_real), o(out_real);
-    if (o == s || o.rfind(s + "/", 0) == 0) {
-      return Status::InvalidArgument("output folder " + out + " lies inside the source folder " + src +
-                                     "; choose an output folder outside it");
-    }
+  const std::string s = ResolvedPath(src), o = ResolvedPath(out);
+  if (o == s || o.rfind(s + "/", 0) == 0) {
+    return Status::InvalidArgument("output folder " + out + " lies inside the source folder " + src +
+                                   "; choose an output folder outside it");
   }
+  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(out));
   if (resume && !force) return Status::OK();
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));

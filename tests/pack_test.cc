@@ -266,9 +266,17 @@ TEST_F(DatasetTest, FailureMidPackLeavesNoManifestAndNoTemporaryShard) {
 TEST_F(DatasetTest, RefusesOutputInsideSource) {
   MakeTree(1, 1);
   PackResult r;
-  Status s = Pack(src(), src() + "/c0/out", QuietOptions(), &r);
+  Status s = Pack(src(), src() + "/c0/out/new", QuietOptions(), &r);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find("lies inside the source folder"), std::string::npos);
+  EXPECT_EQ(s.message(), "output folder " + src() + "/c0/out/new lies inside the source folder " + src() +
+                             "; choose an output folder outside it");
+  // Refused before anything was created: the source keeps its files only.
+  EXPECT_FALSE(Env::Default()->FileExists(src() + "/c0/out"));
+  // Also through a symbolic link to a folder of the source, and for OUT = SRC itself.
+  std::filesystem::create_directory_symlink(src() + "/c0", dir_.Sub("link"));
+  EXPECT_EQ(Pack(src(), dir_.Sub("link") + "/out", QuietOptions(), &r).code(), Status::Code::kInvalidArgument);
+  EXPECT_FALSE(Env::Default()->FileExists(src() + "/c0/out"));
+  EXPECT_EQ(Pack(src(), src(), QuietOptions(), &r).code(), Status::Code::kInvalidArgument);
 }
 
 TEST_F(DatasetTest, ManifestDescribesEveryShardForWids) {
