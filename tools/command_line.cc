@@ -181,6 +181,7 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
   app->add_option("--prefix", f.options.prefix, "Shard file name prefix: PREFIX-000000.tar, ...")
       ->capture_default_str();
   app->add_option("--threads", f.options.threads, "Reader threads (0 = all cores); output does not depend on it")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   app->add_option("--check", f.check, "Input check: header (fast: format, size, truncation) or decode (full decode)")
       ->check(CLI::IsMember({"header", "decode"}))
@@ -290,7 +291,9 @@ int RunCommandLine(int argc, char** argv) {
   CLI::App* verify = app.add_subcommand("verify", "Check a packed dataset: structure, checksums, indexes, counts.");
   verify->add_option("DATASET", verify_dir, "Dataset folder (holding manifest.json)")->required();
   verify->add_flag("--decode", vo.decode, "Also decode every image");
-  verify->add_option("--threads", vo.threads, "Shards checked in parallel (0 = all cores)")->capture_default_str();
+  verify->add_option("--threads", vo.threads, "Shards checked in parallel (0 = all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   verify->add_flag("--json", verify_json, "Print the report as JSON on stdout");
 
   std::string stat_dir;
@@ -310,7 +313,9 @@ int RunCommandLine(int argc, char** argv) {
       ->add_option("DATASET", bench_dir,
                    "Dataset folder (holding manifest.json), or WebDataset shards such as 'train-{000000..000127}.tar'")
       ->required();
-  bench->add_option("--threads", bo.loader.threads, "Decode threads (0 = all cores)")->capture_default_str();
+  bench->add_option("--threads", bo.loader.threads, "Decode threads (0 = all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   bench->add_option("--batch", bo.loader.sampler.batch_size, "Images per batch")->capture_default_str();
   bench->add_option("--crop", bench_crop, "Output size: random-resized-crop to SIZE x SIZE plus flip")
       ->capture_default_str();

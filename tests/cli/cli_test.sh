@@ -42,6 +42,12 @@ run_case pack_missing_source "$shardpack" pack missing out
 run_case pack_raw_without_crop "$shardpack" pack src out --format raw
 run_case pack_bad_crop "$shardpack" pack src out --format raw --crop 224x
 run_case pack_bad_size "$shardpack" pack src out --shard-size 12XB
+run_case pack_negative_threads "$shardpack" pack src out --threads -1
+run_case pack_into_source "$shardpack" pack src src/n01440764/packed
+if [[ -e src/n01440764/packed ]]; then
+  echo "FAIL: pack_into_source left src/n01440764/packed behind"
+  failed=$((failed + 1))
+fi
 run_case pack_strict "$shardpack" pack src strict --strict --no-sync
 run_case pack "$shardpack" pack src out --samples-per-shard 5 --no-sync
 run_case pack_into_nonempty "$shardpack" pack src out
