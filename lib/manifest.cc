@@ -1,5 +1,6 @@
 #include "shardpack/manifest.h"
 
+#include "lib/pack_journal.h"
 #include "shardpack/checksum.h"
 
 namespace shardpack {
@@ -129,6 +130,13 @@ Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest)
 Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest) {
   const std::string path = JoinPath(dir, kManifestFileName);
   if (!env->FileExists(path)) {
+    // The journal a pack keeps until it publishes the manifest tells a killed pack from a folder
+    // that never held a dataset, and the fix differs.
+    if (env->FileExists(JoinPath(dir, kPackJournalFileName))) {
+      return Status::NotFound(
+          path + " does not exist: " + dir +
+          " holds an interrupted pack; rerun the same pack (or convert) command with --resume to finish it");
+    }
     return Status::NotFound(path + " does not exist: " + dir +
                             " is not a packed dataset, or its pack did not finish (rerun pack)");
   }

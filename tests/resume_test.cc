@@ -169,6 +169,11 @@ TEST_P(CtrlCTest, CtrlCStopsCleanlyAndSaysHowToResume) {
       << err;
   EXPECT_FALSE(fs::exists(out + "/manifest.json"));
   for (const auto& [name, bytes] : Files(out)) EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
+  // verify (and stat, through the same manifest reader) say what the folder holds and how to finish it.
+  EXPECT_NE(RunCommand({SHARDPACK_CLI, "verify", out}, &output), 0);
+  EXPECT_EQ(output,
+            "verify failed: " + out + "/manifest.json does not exist: " + out +
+                " holds an interrupted pack; rerun the same pack (or convert) command with --resume to finish it\n");
   EXPECT_NE(RunCommand(cmd, &output), 0);  // without --resume: refused, saying what to do
   EXPECT_EQ(output, "pack failed: output folder " + out +
                         " holds an interrupted pack; pass --resume to continue it or --force to start over\n");
