@@ -130,6 +130,7 @@ Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest)
 Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest) {
   const std::string path = JoinPath(dir, kManifestFileName);
   if (!env->FileExists(path)) {
+    if (!env->FileExists(dir)) return Status::NotFound("dataset folder " + dir + " does not exist");
     // The journal a pack keeps until it publishes the manifest tells a killed pack from a folder
     // that never held a dataset, and the fix differs.
     if (env->FileExists(JoinPath(dir, kPackJournalFileName))) {

@@ -139,6 +139,8 @@ TEST_F(VerifyTest, MissingManifestMeansNotADataset) {
   EXPECT_EQ(s.code(), Status::Code::kNotFound);
   EXPECT_EQ(s.message(), out() + "/manifest.json does not exist: " + out() +
                              " is not a packed dataset, or its pack did not finish (rerun pack)");
+  EXPECT_EQ(Verify(out() + "/missing", VerifyOptions(), &r).message(),
+            "dataset folder " + out() + "/missing does not exist");
 }
 
 TEST_F(VerifyTest, StatSummarisesSamplesClassesAndSizes) {

@@ -146,8 +146,10 @@ def test_raw_shards_of_the_output_size_pass_through(raw, tmp_path):
 def test_bad_options_and_paths_raise(wds, tmp_path):
     with pytest.raises(ValueError, match="transform must be one of"):
         shardpack.Loader(wds, transform="random")
-    with pytest.raises(FileNotFoundError, match="manifest.json does not exist"):
+    with pytest.raises(FileNotFoundError, match=f"^dataset folder {tmp_path}/nothing does not exist$"):
         shardpack.Loader(tmp_path / "nothing")
+    with pytest.raises(FileNotFoundError, match=f"^{tmp_path}/manifest.json does not exist: .* is not a packed dataset"):
+        shardpack.Loader(tmp_path)
     with pytest.raises(ValueError, match="rank 2 is not below world size 2"):
         shardpack.Loader(wds, rank=2, world_size=2)
 
