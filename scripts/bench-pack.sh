@@ -11,7 +11,7 @@
 # is measured against the same tar figures. Then, on the first --raw-images images, pre-decoding
 # (`--format raw --resize 256 --crop 224`) against Debian's python3 + PIL doing the same with a
 # 2-process pool (scripts/bench_pil_baseline.py); and the same on --large-images photographs twice
-# as large on each side (0: skip). Beside them, the decode floor: the same pack with --resize 32
+# as large on each side (either 0: skip). Beside them, the decode floor: the same pack with --resize 32
 # --crop 32, which entropy-decodes every row of every image (at DCT scale 1/8) but does almost no
 # other work: no pre-decoder built on libjpeg-turbo can beat its rate on these images.
 # --raw-only skips the tar, WebDataset and LMDB part.
@@ -44,10 +44,23 @@ bytes=$(du -sb --exclude=.complete "$src" | cut -f1)
 echo "tree: $images images, $bytes bytes ($((bytes / images)) bytes average)"
 cat "$src"/*/* >/dev/null  # warm the page cache for both contenders
 
+# This virtual machine's balloon driver reports free memory to the host (virtio-balloon free page
+# reporting), which takes it back; the next touch of such a page then costs a fault in the host.
+# Touching 3 GB took 5.8 s of system time on reported pages against 1.5 s right after the same
+# memory was freed, and a contender that happened to get reported pages for its 2.3 GB of output
+# took up to 2.6x as long (pack 1.5-4.0 s in one run, tar + sync 2.6-5.5 s). So each timed command
+# starts right after touching and freeing more memory than it will write: every contender gets
+# recently used pages (the host reclaims free memory only after a delay of seconds).
+avail_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+warm_bytes=$((bytes + (512 << 20)))
+if ((warm_bytes > avail_kb * 1024 / 2)); then warm_bytes=$((avail_kb * 1024 / 2)); fi
+warm_memory() { /usr/bin/python3 -c "bytearray($warm_bytes)"; }
+
 # Prints the wall seconds of "$@" (and keeps the peak RSS of the last run in $work/rss). Dirty pages
 # of earlier runs are flushed first, so that no contender pays for another's write-back.
 timed() {
   sync
+  warm_memory
   /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>&1
   read -r secs kb <"$work/time"
   echo "$kb" >"$work/rss"
@@ -71,11 +84,8 @@ run_contender() {
   rm -rf "$work/tree.tar" "$work/out" "$work/lmdb"
 }
 
-# The contenders run in a different order each run (a fixed shuffle per run): on this virtual
-# machine, a pack that ran right after a 2 GB tar file was deleted took up to twice as long (the
-# kernel's copies into newly allocated page cache, copy_folio_from_iter_atomic, ran slower; system
-# time 3.4-3.5 s instead of 1.2-1.4 s), so a fixed order, or a rotation, which keeps the same
-# neighbours, would always charge that to the same contender.
+# The contenders also run in a different order each run (a fixed shuffle per run), so that no
+# contender always follows the same neighbour.
 pack_vs_tar() {
   contenders=(tar tar+sync pack pack-no-sync lmdb)
   tar_t=() tar_sync_t=() pack_t=() pack_nosync_t=() lmdb_t=() rss=()
@@ -132,7 +142,7 @@ raw_vs_pil() {
     printf "%s, ratio raw pack / PIL: %.2f (decode floor / PIL: %.2f)\n", label, tp / tr, tp / tf
   }'
 }
-raw_vs_pil "ImageNet-sized" "$src" "$raw_images"
+if ((raw_images > 0)); then raw_vs_pil "ImageNet-sized" "$src" "$raw_images"; fi
 
 # The same on photographs twice as large on each side (about 1000x750, 420 KB), where decoding at
 # DCT scale 1/2 applies: entropy decoding grows with the file, so the ratio does not improve.
