@@ -8,29 +8,35 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <future>
+#include <system_error>
 
 #include "shardpack/env.h"
 
 namespace shardpack {
 namespace {
 
+// Appends are gathered into 4 MiB chunks; a full chunk is written by a thread of its own while the
+// caller fills the next one. The copy into the page cache and the start of its write-back (which
+// waits whenever the disk's queue is full) are thus off the caller's path: a pack's ordered write
+// stage, which otherwise spent most of its time in them. At most one chunk is in flight, so a file
+// holds at most two chunks of memory. Invariant: while a chunk is in flight, only its thread touches
+// fd_, written_ and started_; everything else first waits for it (Drain). An error of a background
+// write is reported by the next call (Append, WriteAt, Sync or Close) and sticks.
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   ~PosixWritableFile() override { (void)Close(); }
 
   Status Append(std::string_view data) override {
-    // Small appends (tar headers, index lines) are gathered so that each write(2) is large.
-    if (buffer_.size() + data.size() <= kBufferSize) {
-      buffer_.append(data);
-      return Status::OK();
+    SHARDPACK_RETURN_IF_ERROR(error_);
+    while (!data.empty()) {
+      const size_t n = std::min(data.size(), kChunkSize - buffer_.size());
+      buffer_.append(data.data(), n);
+      data.remove_prefix(n);
+      if (buffer_.size() == kChunkSize) SHARDPACK_RETURN_IF_ERROR(WriteChunkInBackground());
     }
-    SHARDPACK_RETURN_IF_ERROR(Flush());
-    if (data.size() < kBufferSize) {
-      buffer_.append(data);
-      return Status::OK();
-    }
-    return WriteAll(data.data(), data.size());
+    return Status::OK();
   }
 
   Status WriteAt(uint64_t offset, std::string_view data) override {
@@ -52,7 +58,7 @@ class PosixWritableFile final : public WritableFile {
   }
 
   Status Close() override {
-    if (fd_ < 0) return Status::OK();
+    if (fd_ < 0) return error_;
     Status s = Flush();
     if (::close(fd_) != 0 && s.ok()) s = Status::FromErrno("cannot close " + path_, errno);
     fd_ = -1;
@@ -60,18 +66,52 @@ class PosixWritableFile final : public WritableFile {
   }
 
  private:
-  static constexpr size_t kBufferSize = 1 << 20;
+  static constexpr size_t kChunkSize = 4 << 20;
+  // Each write(2) hands the kernel at most 32 KiB. The kernel caches a larger write in larger
+  // folios, which come from the free lists of blocks of 64 KiB and up rather than from each CPU's
+  // cache of recently freed small pages; on a virtual machine whose balloon driver reports free
+  // memory to the host, such blocks are often memory the host has taken back, and touching it again
+  // costs a fault in the host per page. On this project's machines (Firecracker, Linux 6.18, ext4),
+  // writing 2.3 GB took dd 0.56-0.57 s with bs=32K, 0.97-3.07 s with bs=64K and 2.5-3.4 s with
+  // bs=1M; a pack took 1.22-1.34 s with 32 KiB writes, 3.1-4.6 s with 64 KiB and 3.3-4.1 s with
+  // 1 MiB, against 1.42-1.58 s for tar cf (10 KiB writes). Elsewhere the cost of small writes is
+  // their system calls: 70,000 for 2.3 GB, well under 0.1 s.
+  static constexpr size_t kMaxWriteSize = 32 << 10;
   static constexpr uint64_t kWritebackStep = 8 << 20;
 
-  Status Flush() {
-    Status s = WriteAll(buffer_.data(), buffer_.size());
+  // Waits for the chunk in flight, if any; its error becomes this file's.
+  Status Drain() {
+    if (in_flight_.valid()) {
+      Status s = in_flight_.get();
+      if (error_.ok()) error_ = s;
+    }
+    return error_;
+  }
+
+  // Hands the full chunk to a thread of its own, once the previous one is written.
+  Status WriteChunkInBackground() {
+    SHARDPACK_RETURN_IF_ERROR(Drain());
+    std::swap(buffer_, writing_);
     buffer_.clear();
-    return s;
+    try {
+      in_flight_ = std::async(std::launch::async, [this] { return WriteAll(writing_.data(), writing_.size()); });
+    } catch (const std::system_error&) {  // no thread to be had: write it here
+      error_ = WriteAll(writing_.data(), writing_.size());
+    }
+    return error_;
+  }
+
+  // Everything appended, written: the chunk in flight, then the partial one.
+  Status Flush() {
+    SHARDPACK_RETURN_IF_ERROR(Drain());
+    error_ = WriteAll(buffer_.data(), buffer_.size());
+    buffer_.clear();
+    return error_;
   }
 
   Status WriteAll(const char* p, size_t n) {
     while (n > 0) {
-      ssize_t w = ::write(fd_, p, n);
+      ssize_t w = ::write(fd_, p, std::min(n, kMaxWriteSize));
       if (w < 0) {
         if (errno == EINTR) continue;
         return Status::FromErrno("cannot write " + path_, errno);
@@ -94,9 +134,12 @@ class PosixWritableFile final : public WritableFile {
 
   std::string path_;
   int fd_;
-  std::string buffer_;
-  uint64_t written_ = 0;  // bytes handed to write(2)
-  uint64_t started_ = 0;  // bytes whose write-back was started
+  std::string buffer_;             // the chunk being filled
+  std::string writing_;            // the chunk in flight
+  std::future<Status> in_flight_;  // its write; valid while it is in flight
+  Status error_;                   // the first write error; every later call returns it
+  uint64_t written_ = 0;           // bytes handed to write(2)
+  uint64_t started_ = 0;           // bytes whose write-back was started
 };
 
 class PosixSequentialFile final : public SequentialFile {

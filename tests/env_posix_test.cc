@@ -1,0 +1,109 @@
+// The POSIX Env's writable file: appends gathered into chunks that a background thread writes
+// (lib/env_posix.cc). What arrives on disk must be exactly what was appended, in order, whatever
+// the sizes of the appends and wherever WriteAt and Sync fall; and an error of a background write
+// must reach the caller.
+#include <sys/resource.h>
+
+#include <csignal>
+#include <cstdint>
+#include <gtest/gtest.h>
+#include <string>
+
+#include "shardpack/env.h"
+#include "tests/support/temp_dir.h"
+
+namespace shardpack {
+namespace {
+
+using testing::ReadFile;
+using testing::TempDir;
+
+// n bytes that differ from their neighbours and from a shifted copy: position i holds a byte of
+// (i + salt) * a large odd number, so a piece written twice, lost or out of order shows.
+std::string Pattern(size_t n, uint64_t salt) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>(((i + salt) * 0x9E3779B97F4A7C15ull) >> 56);
+  return s;
+}
+
+TEST(PosixWritableFile, AppendsOfEverySizeArriveInOrder) {
+  TempDir dir;
+  const std::string path = dir.Sub("f");
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(Env::Default()->NewWritableFile(path, &file).ok());
+  std::string expected;
+  auto append = [&](size_t n) {
+    const std::string piece = Pattern(n, expected.size());
+    ASSERT_TRUE(file->Append(piece).ok()) << n;
+    expected += piece;
+  };
+  // Around the 32 KiB write size and the 4 MiB chunk: under, at and over each, and pieces larger
+  // than a chunk (split across chunks).
+  for (size_t n : {size_t(1), size_t(511), size_t(32767), size_t(32768), size_t(32769), size_t(4 << 20),
+                   size_t((4 << 20) - 1), size_t((4 << 20) + 3), size_t(10 << 20), size_t(0), size_t(7)}) {
+    append(n);
+  }
+  for (int i = 0; i < 100; ++i) append(100000 + size_t(i) * 37);  // like images
+  // Overwrite bytes that lie in a chunk written in the background, and in the one being filled.
+  const std::string patch = "overwritten";
+  ASSERT_TRUE(file->WriteAt(100, patch).ok());
+  expected.replace(100, patch.size(), patch);
+  append(3 << 20);
+  ASSERT_TRUE(file->WriteAt(expected.size() - 5, "tail!").ok());
+  expected.replace(expected.size() - 5, 5, "tail!");
+  // Sync writes everything appended so far.
+  ASSERT_TRUE(file->Sync().ok());
+  uint64_t size = 0;
+  ASSERT_TRUE(Env::Default()->GetFileSize(path, &size).ok());
+  EXPECT_EQ(size, expected.size());
+  append(5 << 20);
+  append(12345);
+  ASSERT_TRUE(file->Sync().ok());
+  // A chunk goes to the background and Close follows at once, while it is still being written:
+  // Close must wait for it before writing the byte after it.
+  const std::string last = Pattern((4 << 20) + 1, expected.size());
+  expected += last;
+  ASSERT_TRUE(file->Append(last).ok());
+  ASSERT_TRUE(file->Close().ok());
+  const std::string written = ReadFile(path);
+  ASSERT_EQ(written.size(), expected.size());
+  EXPECT_TRUE(written == expected) << "first difference at byte "
+                                   << std::mismatch(written.begin(), written.end(), expected.begin()).first -
+                                          written.begin();
+}
+
+// Files may not grow past 6 MiB in this process (RLIMIT_FSIZE): the second chunk's write fails in
+// the background. The caller learns it from the next call that waits for that write, and every
+// call after it fails the same way; nothing is silently dropped.
+TEST(PosixWritableFile, ABackgroundWriteErrorIsReportedByTheNextCallAndSticks) {
+  TempDir dir;
+  const std::string path = dir.Sub("f");
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(Env::Default()->NewWritableFile(path, &file).ok());
+  rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  const rlimit limit{6 << 20, old.rlim_max};
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of death
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const std::string chunk = Pattern(4 << 20, 0);
+  const Status first = file->Append(chunk);   // chunk 1 goes to the background: fits
+  const Status second = file->Append(chunk);  // waits for chunk 1; chunk 2 goes: fails at 6 MiB
+  const Status sync = file->Sync();           // waits for chunk 2
+  const Status later = file->Append("x");
+  const Status close = file->Close();
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(first.ok()) << first.ToString();
+  EXPECT_TRUE(second.ok()) << second.ToString();
+  const std::string message = "cannot write " + path + ": File too large";
+  EXPECT_EQ(sync.message(), message);
+  EXPECT_EQ(later.message(), message);
+  EXPECT_EQ(close.message(), message);
+  // What was written before the limit is intact.
+  const std::string written = ReadFile(path);
+  ASSERT_EQ(written.size(), size_t(6 << 20));
+  EXPECT_TRUE(written.substr(0, 4 << 20) == chunk);
+}
+
+}  // namespace
+}  // namespace shardpack
