@@ -2,11 +2,11 @@
 // (lib/env_posix.cc). What arrives on disk must be exactly what was appended, in order, whatever
 // the sizes of the appends and wherever WriteAt and Sync fall; and an error of a background write
 // must reach the caller.
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <csignal>
 #include <cstdint>
-#include <gtest/gtest.h>
 #include <string>
 
 #include "shardpack/env.h"
@@ -37,9 +37,9 @@ TEST(PosixWritableFile, AppendsOfEverySizeArriveInOrder) {
     ASSERT_TRUE(file->Append(piece).ok()) << n;
     expected += piece;
   };
-  // Around the 32 KiB write size and the 4 MiB chunk: under, at and over each, and pieces larger
+  // Around the 8 KiB write size and the 4 MiB chunk: under, at and over each, and pieces larger
   // than a chunk (split across chunks).
-  for (size_t n : {size_t(1), size_t(511), size_t(32767), size_t(32768), size_t(32769), size_t(4 << 20),
+  for (size_t n : {size_t(1), size_t(511), size_t(8191), size_t(8192), size_t(8193), size_t(4 << 20),
                    size_t((4 << 20) - 1), size_t((4 << 20) + 3), size_t(10 << 20), size_t(0), size_t(7)}) {
     append(n);
   }
