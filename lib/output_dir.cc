@@ -36,7 +36,7 @@ std::string ResolvedPath(const std::string& path) {
       tail = "/" + head + tail;
       head = ".";
     } else if (slash == 0) {
-      return path;  // not even "/" resolves: leave it as it is
+      return path;  // a top-level folder that does not exist: nothing below it to resolve
     } else {
       tail = head.substr(slash) + tail;
       head = head.substr(0, slash);
