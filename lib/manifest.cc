@@ -1,5 +1,9 @@
 #include "shardpack/manifest.h"
 
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+
 #include "lib/pack_journal.h"
 #include "shardpack/checksum.h"
 
@@ -13,6 +17,45 @@ json SideFileToJson(const SideFile& f) { return json{{"file", f.file}, {"xxh64",
 void SideFileFromJson(const json& j, SideFile* f) {
   f->file = j.at("file").get<std::string>();
   f->xxh64 = j.at("xxh64").get<std::string>();
+}
+
+// A JSON integer of at least 0 (parsed text gives unsigned ones; an object built in memory may hold
+// signed ones).
+bool IsNonNegativeInteger(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+}
+
+// A count, size or version: a non-negative JSON integer no larger than `max`. nlohmann's get<>()
+// converts a float or an out-of-range number with a plain cast, which is undefined behaviour past
+// the type's range (fuzz_manifest found "bytes": 7.2e122).
+uint64_t UnsignedAt(const json& j, const char* key, uint64_t max = UINT64_MAX) {
+  const json& v = j.at(key);
+  if (!IsNonNegativeInteger(v) || v.get<uint64_t>() > max) {
+    throw std::invalid_argument(std::string("\"") + key + "\" is " + v.dump() + ", not an integer from 0 to " +
+                                std::to_string(max));
+  }
+  return v.get<uint64_t>();
+}
+
+// The options are read back by the format readers and verifiers with json::value(), which throws
+// on a wrong type and casts numbers plainly (undefined behaviour out of range). Pack writes every
+// number as a non-negative integer, alone or in an array ("crop"); the two keys the readers take
+// that are neither numbers nor arrays must have their types.
+void CheckOptions(const json& options) {
+  if (!options.is_object()) throw std::invalid_argument("\"options\" is not an object");
+  for (const auto& [key, value] : options.items()) {
+    const auto number_ok = [](const json& v) { return !v.is_number() || IsNonNegativeInteger(v); };
+    const bool numbers_ok = value.is_array() ? std::all_of(value.begin(), value.end(), number_ok) : number_ok(value);
+    if (!numbers_ok) {
+      throw std::invalid_argument("option \"" + key + "\" is " + value.dump() + ", not made of non-negative integers");
+    }
+  }
+  if (options.contains("compress") && !options["compress"].is_string()) {
+    throw std::invalid_argument("option \"compress\" is not a string");
+  }
+  if (options.contains("keep_size") && !options["keep_size"].is_boolean()) {
+    throw std::invalid_argument("option \"keep_size\" is not true or false");
+  }
 }
 
 }  // namespace
@@ -54,7 +97,7 @@ nlohmann::json ManifestToJson(const Manifest& m) {
 Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
   *m = Manifest();
   try {
-    int version = j.at("shardpack_manifest_version").get<int>();
+    const int version = int(UnsignedAt(j, "shardpack_manifest_version", INT_MAX));
     if (version != kManifestVersion) {
       return Status::Unsupported("manifest version " + std::to_string(version) +
                                  " is not supported by this shardpack (it reads version " +
@@ -63,17 +106,18 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
     m->name = j.value("name", "");
     m->tool_version = j.value("shardpack_version", "");
     m->format = j.at("format").get<std::string>();
-    m->format_version = j.at("format_version").get<int>();
-    m->samples = j.at("samples").get<uint64_t>();
-    m->bytes = j.at("bytes").get<uint64_t>();
+    m->format_version = int(UnsignedAt(j, "format_version", INT_MAX));
+    m->samples = UnsignedAt(j, "samples");
+    m->bytes = UnsignedAt(j, "bytes");
     m->classes = j.at("classes").get<std::vector<std::string>>();
     m->empty_classes = j.value("empty_classes", std::vector<std::string>());
     m->options = j.value("options", json::object());
+    CheckOptions(m->options);
     for (const json& s : j.at("shardlist")) {
       ShardEntry e;
       e.file = s.at("url").get<std::string>();
-      e.samples = s.at("nsamples").get<uint64_t>();
-      e.bytes = s.at("filesize").get<uint64_t>();
+      e.samples = UnsignedAt(s, "nsamples");
+      e.bytes = UnsignedAt(s, "filesize");
       e.xxh64 = s.at("xxh64").get<std::string>();
       if (s.contains("index")) SideFileFromJson(s.at("index"), &e.index);
       if (s.contains("sample_table")) SideFileFromJson(s.at("sample_table"), &e.sample_table);
@@ -86,7 +130,7 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
     for (const json& f : j.value("skipped", json::array())) {
       m->skipped.push_back({f.at("path").get<std::string>(), f.at("reason").get<std::string>()});
     }
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {  // nlohmann's (missing key, wrong type) and UnsignedAt's
     return Status::DataLoss(std::string("manifest is malformed: ") + e.what());
   }
   return Status::OK();

@@ -39,6 +39,21 @@ TEST(LmdbRecord, RejectsDamagedRecords) {
             "record header length runs past the record");
   EXPECT_EQ(ParseLmdbRecord(std::string("SPR1\x02\0\0\0[]", 10), &header, &image).message(),
             "record header is not a JSON object");
+  // Fields the readers take must have their type, and numbers must fit (a cast of 1e30 to int32 is
+  // undefined behaviour).
+  const std::pair<nlohmann::json, std::string> bad[] = {
+      {{{"label", 1e30}}, "record header field \"label\" is 1e+30, not an integer from -1 to 2147483647"},
+      {{{"label", -2}}, "record header field \"label\" is -2, not an integer from -1 to 2147483647"},
+      {{{"label", "cat"}}, "record header field \"label\" is \"cat\", not an integer from -1 to 2147483647"},
+      {{{"width", 4294967296ull}}, "record header field \"width\" is 4294967296, not an integer from 0 to 4294967295"},
+      {{{"key", 7}}, "record header field \"key\" is 7, not a string"},
+  };
+  for (const auto& [h, message] : bad) {
+    const std::string record = EncodeLmdbRecord(h, "img");
+    EXPECT_EQ(ParseLmdbRecord(record, &header, &image).message(), message);
+  }
+  const std::string good = EncodeLmdbRecord({{"label", -1}, {"width", 4294967295u}, {"key", "a"}}, "img");
+  EXPECT_TRUE(ParseLmdbRecord(good, &header, &image).ok());
 }
 
 class LmdbPackTest : public DatasetTest {

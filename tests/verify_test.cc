@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/wds/dali_index.h"
+#include "shardpack/manifest.h"
 #include "shardpack/stat.h"
 #include "tests/support/dataset_fixture.h"
 
@@ -141,6 +142,54 @@ TEST_F(VerifyTest, MissingManifestMeansNotADataset) {
                              " is not a packed dataset, or its pack did not finish (rerun pack)");
   EXPECT_EQ(Verify(out() + "/missing", VerifyOptions(), &r).message(),
             "dataset folder " + out() + "/missing does not exist");
+}
+
+// Counts and sizes must be non-negative integers: nlohmann would cast a float or a negative number
+// to uint64_t, undefined behaviour past its range (fuzz_manifest found "bytes": 7.2e122).
+TEST_F(VerifyTest, ManifestCountsThatAreNotNonNegativeIntegersAreRefused) {
+  const nlohmann::json good = nlohmann::json::parse(ReadFile(out() + "/manifest.json"));
+  const std::string prefix = "manifest is malformed: ";
+  const struct {
+    const char* field;
+    nlohmann::json value;
+    std::string message;
+  } cases[] = {
+      {"bytes", 7.2e122, "\"bytes\" is 7.2e+122, not an integer from 0 to 18446744073709551615"},
+      {"samples", -3, "\"samples\" is -3, not an integer from 0 to 18446744073709551615"},
+      {"format_version", 1.5, "\"format_version\" is 1.5, not an integer from 0 to 2147483647"},
+      {"shardpack_manifest_version", 4294967297ull,
+       "\"shardpack_manifest_version\" is 4294967297, not an integer from 0 to 2147483647"},
+      {"nsamples", 1e30, "\"nsamples\" is 1e+30, not an integer from 0 to 18446744073709551615"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json j = good;
+    if (std::string(c.field) == "nsamples") {
+      j["shardlist"][0]["nsamples"] = c.value;
+    } else {
+      j[c.field] = c.value;
+    }
+    Manifest m;
+    const Status s = ManifestFromJson(j, &m);
+    EXPECT_EQ(s.code(), Status::Code::kDataLoss) << c.field;
+    EXPECT_EQ(s.message(), prefix + c.message);
+  }
+  // Options, which the raw reader and verifier take with json::value().
+  const std::pair<nlohmann::json, std::string> options[] = {
+      {{{"chunk_samples", 1e30}}, "option \"chunk_samples\" is 1e+30, not made of non-negative integers"},
+      {{{"crop", {224, -1}}}, "option \"crop\" is [224,-1], not made of non-negative integers"},
+      {{{"keep_size", "yes"}}, "option \"keep_size\" is not true or false"},
+      {{{"compress", 1}}, "option \"compress\" is not a string"},
+      {"zstd", "\"options\" is not an object"},
+  };
+  for (const auto& [value, message] : options) {
+    nlohmann::json j = good;
+    j["options"] = value;
+    Manifest m;
+    EXPECT_EQ(ManifestFromJson(j, &m).message(), prefix + message);
+  }
+  Manifest m;
+  EXPECT_TRUE(ManifestFromJson(good, &m).ok());
+  EXPECT_EQ(m.samples, 10u);
 }
 
 TEST_F(VerifyTest, StatSummarisesSamplesClassesAndSizes) {

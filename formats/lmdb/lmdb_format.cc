@@ -1,5 +1,6 @@
 #include "formats/lmdb/lmdb_format.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace shardpack {
@@ -18,6 +19,37 @@ std::string EncodeLmdbRecord(const nlohmann::json& header, std::string_view imag
   return record;
 }
 
+namespace {
+
+// The header fields readers take with json::value(): a wrong type would throw from there, and a
+// number out of its type's range would be converted with a plain cast (undefined behaviour).
+Status CheckHeaderFields(const nlohmann::json& header) {
+  for (const char* name : {"key", "path", "format", "xxh64"}) {
+    const auto f = header.find(name);
+    if (f != header.end() && !f->is_string()) {
+      return Status::DataLoss(std::string("record header field \"") + name + "\" is " + f->dump() + ", not a string");
+    }
+  }
+  const struct {
+    const char* name;
+    int64_t min, max;
+  } integers[] = {{"label", -1, INT32_MAX}, {"width", 0, UINT32_MAX}, {"height", 0, UINT32_MAX}};
+  for (const auto& n : integers) {
+    const auto f = header.find(n.name);
+    if (f == header.end()) continue;
+    const bool in_range = f->is_number_unsigned()  ? f->get<uint64_t>() <= uint64_t(n.max)
+                          : f->is_number_integer() ? f->get<int64_t>() >= n.min && f->get<int64_t>() <= n.max
+                                                   : false;
+    if (!in_range) {
+      return Status::DataLoss(std::string("record header field \"") + n.name + "\" is " + f->dump() +
+                              ", not an integer from " + std::to_string(n.min) + " to " + std::to_string(n.max));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status ParseLmdbRecord(std::string_view record, nlohmann::json* header, std::string_view* image) {
   if (record.size() < 8 || std::memcmp(record.data(), kLmdbRecordMagic, 4) != 0) {
     return Status::DataLoss("record does not start with the SPR1 magic");
@@ -27,6 +59,7 @@ Status ParseLmdbRecord(std::string_view record, nlohmann::json* header, std::str
   if (h > record.size() - 8) return Status::DataLoss("record header length runs past the record");
   *header = nlohmann::json::parse(record.substr(8, h), nullptr, /*allow_exceptions=*/false);
   if (header->is_discarded() || !header->is_object()) return Status::DataLoss("record header is not a JSON object");
+  SHARDPACK_RETURN_IF_ERROR(CheckHeaderFields(*header));
   *image = record.substr(8 + h);
   return Status::OK();
 }
