@@ -4,6 +4,7 @@
 #include <climits>
 #include <stdexcept>
 
+#include "lib/json_integer.h"
 #include "lib/pack_journal.h"
 #include "shardpack/checksum.h"
 
@@ -19,18 +20,10 @@ void SideFileFromJson(const json& j, SideFile* f) {
   f->xxh64 = j.at("xxh64").get<std::string>();
 }
 
-// A JSON integer of at least 0 (parsed text gives unsigned ones; an object built in memory may hold
-// signed ones).
-bool IsNonNegativeInteger(const json& v) {
-  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
-}
-
-// A count, size or version: a non-negative JSON integer no larger than `max`. nlohmann's get<>()
-// converts a float or an out-of-range number with a plain cast, which is undefined behaviour past
-// the type's range (fuzz_manifest found "bytes": 7.2e122).
+// A count, size or version: an integer from 0 to `max`.
 uint64_t UnsignedAt(const json& j, const char* key, uint64_t max = UINT64_MAX) {
   const json& v = j.at(key);
-  if (!IsNonNegativeInteger(v) || v.get<uint64_t>() > max) {
+  if (!IsJsonIntegerIn(v, 0, max)) {
     throw std::invalid_argument(std::string("\"") + key + "\" is " + v.dump() + ", not an integer from 0 to " +
                                 std::to_string(max));
   }
@@ -44,7 +37,7 @@ uint64_t UnsignedAt(const json& j, const char* key, uint64_t max = UINT64_MAX) {
 void CheckOptions(const json& options) {
   if (!options.is_object()) throw std::invalid_argument("\"options\" is not an object");
   for (const auto& [key, value] : options.items()) {
-    const auto number_ok = [](const json& v) { return !v.is_number() || IsNonNegativeInteger(v); };
+    const auto number_ok = [](const json& v) { return !v.is_number() || IsJsonIntegerIn(v, 0, UINT64_MAX); };
     const bool numbers_ok = value.is_array() ? std::all_of(value.begin(), value.end(), number_ok) : number_ok(value);
     if (!numbers_ok) {
       throw std::invalid_argument("option \"" + key + "\" is " + value.dump() + ", not made of non-negative integers");

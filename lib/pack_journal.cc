@@ -1,5 +1,7 @@
 #include "lib/pack_journal.h"
 
+#include "lib/json_integer.h"
+
 namespace shardpack {
 
 Status WritePackJournal(Env* env, const std::string& out, const PackJournal& journal, bool sync) {
@@ -25,7 +27,7 @@ Status ReadPackJournal(Env* env, const std::string& out, PackJournal* journal) {
   if (!s.ok()) return bad(s.message());
   const auto resume = j.find("resume");
   if (resume == j.end() || !resume->is_object() || !resume->contains("input_position") ||
-      !(*resume)["input_position"].is_number_unsigned() || !resume->contains("fingerprint")) {
+      !IsJsonIntegerIn((*resume)["input_position"], 0, UINT64_MAX) || !resume->contains("fingerprint")) {
     return bad("no valid \"resume\" object");
   }
   journal->input_position = (*resume)["input_position"].get<uint64_t>();

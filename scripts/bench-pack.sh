@@ -46,9 +46,10 @@ cat "$src"/*/* >/dev/null  # warm the page cache for both contenders
 
 # This virtual machine's balloon driver reports free memory to the host (virtio-balloon free page
 # reporting), which takes it back; the next touch of such a page then costs a fault in the host.
-# Touching 3 GB took 5.8 s of system time on reported pages against 1.5 s right after the same
+# Touching 3 GB took 5.6 s of system time on reported pages against 1.4-1.5 s right after the same
 # memory was freed, and a contender that happened to get reported pages for its 2.3 GB of output
-# took up to 2.6x as long (pack 1.5-4.0 s in one run, tar + sync 2.6-5.5 s). So each timed command
+# took up to 2.5x as long (pack --no-sync 1.9-4.8 s in one run; tar + sync once 5.5 s against its
+# usual 2.6 s). So each timed command
 # starts right after touching and freeing more memory than it will write: every contender gets
 # recently used pages (the host reclaims free memory only after a delay of seconds).
 avail_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)

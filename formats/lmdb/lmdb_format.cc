@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "lib/json_integer.h"
+
 namespace shardpack {
 
 void AppendLmdbRecord(const std::string& header_json, std::string_view image, std::string* out) {
@@ -22,7 +24,7 @@ std::string EncodeLmdbRecord(const nlohmann::json& header, std::string_view imag
 namespace {
 
 // The header fields readers take with json::value(): a wrong type would throw from there, and a
-// number out of its type's range would be converted with a plain cast (undefined behaviour).
+// number out of its type's range would be cast (lib/json_integer.h).
 Status CheckHeaderFields(const nlohmann::json& header) {
   for (const char* name : {"key", "path", "format", "xxh64"}) {
     const auto f = header.find(name);
@@ -37,10 +39,7 @@ Status CheckHeaderFields(const nlohmann::json& header) {
   for (const auto& n : integers) {
     const auto f = header.find(n.name);
     if (f == header.end()) continue;
-    const bool in_range = f->is_number_unsigned()  ? f->get<uint64_t>() <= uint64_t(n.max)
-                          : f->is_number_integer() ? f->get<int64_t>() >= n.min && f->get<int64_t>() <= n.max
-                                                   : false;
-    if (!in_range) {
+    if (!IsJsonIntegerIn(*f, n.min, uint64_t(n.max))) {
       return Status::DataLoss(std::string("record header field \"") + n.name + "\" is " + f->dump() +
                               ", not an integer from " + std::to_string(n.min) + " to " + std::to_string(n.max));
     }
