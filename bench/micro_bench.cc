@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "formats/wds/tar_shard_writer.h"
-#include "lib/bilinear_resample.h"
-#include "lib/jpeg_region_decoder.h"
+#include "ground/bilinear_resample.h"
+#include "ground/jpeg_region_decoder.h"
 #include "shardpack/checksum.h"
 #include "shardpack/image.h"
 #include "tests/support/image_factory.h"

@@ -1,4 +1,4 @@
-#include "lib/codec_util.h"
+#include "ground/codec_util.h"
 
 #include <opencv2/core/utils/logger.hpp>
 #include <string>

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
-#include "lib/bilinear_resample.h"
-#include "lib/image_decode_rgb.h"
-#include "lib/jpeg_region_decoder.h"
+#include "ground/bilinear_resample.h"
+#include "ground/image_decode_rgb.h"
+#include "ground/jpeg_region_decoder.h"
 #include "shardpack/image.h"
 
 namespace shardpack {

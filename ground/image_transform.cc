@@ -7,9 +7,9 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "lib/codec_util.h"
-#include "lib/image_decode_rgb.h"
-#include "lib/jpeg_region_decoder.h"
+#include "ground/codec_util.h"
+#include "ground/image_decode_rgb.h"
+#include "ground/jpeg_region_decoder.h"
 #include "shardpack/image.h"
 
 namespace shardpack {

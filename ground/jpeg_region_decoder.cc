@@ -1,4 +1,4 @@
-#include "lib/jpeg_region_decoder.h"
+#include "ground/jpeg_region_decoder.h"
 
 #include <algorithm>
 #include <climits>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "lib/codec_util.h"
+#include "ground/codec_util.h"
 
 namespace shardpack {
 

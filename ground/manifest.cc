@@ -4,8 +4,7 @@
 #include <climits>
 #include <stdexcept>
 
-#include "lib/json_integer.h"
-#include "lib/pack_journal.h"
+#include "ground/json_integer.h"
 #include "shardpack/checksum.h"
 
 namespace shardpack {
@@ -80,7 +79,7 @@ nlohmann::json ManifestToJson(const Manifest& m) {
          {"options", m.options},
          {"shardlist", shardlist},
          {"skipped", skipped}};
-  if (m.format == "wds") {  // also a wids shard-list description
+  if (m.wids_shard_list) {
     j["__kind__"] = "wids-shard-index-v1";
     j["wids_version"] = 1;
   }
@@ -105,6 +104,7 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
     m->classes = j.at("classes").get<std::vector<std::string>>();
     m->empty_classes = j.value("empty_classes", std::vector<std::string>());
     m->options = j.value("options", json::object());
+    m->wids_shard_list = j.contains("wids_version");
     CheckOptions(m->options);
     for (const json& s : j.at("shardlist")) {
       ShardEntry e;

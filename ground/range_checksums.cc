@@ -1,4 +1,4 @@
-#include "lib/range_checksums.h"
+#include "ground/range_checksums.h"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/sample_table.h"
+#include "ground/sample_table.h"
 #include "shardpack/env.h"
 
 namespace shardpack {

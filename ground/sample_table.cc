@@ -1,4 +1,4 @@
-#include "lib/sample_table.h"
+#include "ground/sample_table.h"
 
 #include <charconv>
 

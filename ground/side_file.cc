@@ -1,4 +1,4 @@
-#include "lib/side_file.h"
+#include "ground/side_file.h"
 
 #include "shardpack/checksum.h"
 

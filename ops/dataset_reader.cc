@@ -1,8 +1,6 @@
 #include "shardpack/dataset_reader.h"
 
-#include "formats/lmdb/lmdb_random_reader.h"
-#include "formats/raw/raw_dataset_reader.h"
-#include "formats/wds/wds_dataset_reader.h"
+#include "formats/registry/registry.h"
 #include "shardpack/shard_spec.h"
 
 namespace shardpack {
@@ -16,17 +14,16 @@ Status DatasetReader::Open(const std::string& dir, Env* env, std::unique_ptr<Dat
   }
   Manifest manifest;
   SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
-  if (manifest.format == "wds") return WdsDatasetReader::Open(env, dir, std::move(manifest), reader);
-  if (manifest.format == "lmdb") return LmdbDatasetReader::Open(dir, std::move(manifest), reader);
-  if (manifest.format == "raw") return RawDatasetReader::Open(env, dir, std::move(manifest), reader);
-  return Status::Unsupported(dir + ": format '" + manifest.format + "' cannot be read by this version");
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormatOf(dir, manifest, &format));
+  return format->OpenReader(env, dir, std::move(manifest), reader);
 }
 
 Status DatasetReader::OpenShards(const std::vector<std::string>& paths, Env* env,
                                  std::unique_ptr<DatasetReader>* reader) {
   if (env == nullptr) env = Env::Default();
   if (paths.empty()) return Status::InvalidArgument("no shards to open");
-  return WdsDatasetReader::OpenShards(env, paths, reader);
+  return ShardListFormat().OpenShardList(env, paths, reader);
 }
 
 }  // namespace shardpack

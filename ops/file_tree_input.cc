@@ -1,10 +1,10 @@
-#include "lib/file_tree_input.h"
+#include "ops/file_tree_input.h"
 
 #include <numeric>
 #include <random>
 
-#include "lib/sample_keys.h"
-#include "lib/source_list.h"
+#include "ground/sample_keys.h"
+#include "ops/source_list.h"
 
 namespace shardpack {
 namespace {

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "lib/pack_input.h"
-#include "lib/source_scan.h"
+#include "formats/common/pack_input.h"
+#include "ops/source_scan.h"
 #include "shardpack/env.h"
 #include "shardpack/pack.h"
 

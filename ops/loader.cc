@@ -19,8 +19,8 @@
 #include <random>
 #include <thread>
 
-#include "lib/image_decode_rgb.h"
-#include "lib/tsan_annotations.h"
+#include "ground/image_decode_rgb.h"
+#include "ground/tsan_annotations.h"
 #include "shardpack/dataset_reader.h"
 
 namespace shardpack {

@@ -1,26 +1,23 @@
 // What pack does to its output folder before and after a run (see lib/output_dir.h).
-#include "lib/output_dir.h"
+#include "ops/output_dir.h"
 
 #include <climits>
 #include <cstdlib>
 
-#include "formats/lmdb/lmdb_format.h"
-#include "lib/pack_journal.h"
+#include "formats/registry/registry.h"
 #include "shardpack/manifest.h"
 
 namespace shardpack {
 
 namespace {
 
-// The files a pack writes: the manifest, the journal, shards, their side files, temporaries, LMDB's.
+// The files a pack writes: the manifest, the journal, temporaries, and any format's own files.
 bool IsOurOutputFile(const std::string& name) {
-  auto ends_with = [&](const char* suffix) {
-    std::string s(suffix);
-    return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
-  };
-  return name == kManifestFileName || name == kPackJournalFileName || ends_with(".tar") || ends_with(".idx") ||
-         ends_with(".samples.tsv") || ends_with(".tmp") || ends_with(".npy") || ends_with(".zst") ||
-         ends_with(".keys.txt") || name == kLmdbDataFile || name == kLmdbLockFile;
+  if (name == kManifestFileName || name == kPackJournalFileName || EndsWith(name, ".tmp")) return true;
+  for (const Format* f : AllFormats()) {
+    if (f->OwnsFile(name)) return true;
+  }
+  return false;
 }
 
 // `path` made absolute and free of symbolic links, though it need not exist yet: its longest
@@ -63,7 +60,7 @@ Status RemoveTemporaryFiles(Env* env, const std::string& out) {
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
   for (const DirEntry& e : entries) {
-    if (e.type == DirEntry::Type::kFile && e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".tmp") == 0) {
+    if (e.type == DirEntry::Type::kFile && e.name.size() > 4 && EndsWith(e.name, ".tmp")) {
       SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
     }
   }

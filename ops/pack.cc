@@ -1,8 +1,8 @@
 // pack: the image files of a folder (or a --list) through the pack pipeline.
 #include "shardpack/pack.h"
 
-#include "lib/file_tree_input.h"
-#include "lib/pack_pipeline.h"
+#include "ops/file_tree_input.h"
+#include "ops/pack_pipeline.h"
 
 namespace shardpack {
 

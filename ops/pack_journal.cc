@@ -1,6 +1,6 @@
-#include "lib/pack_journal.h"
+#include "ops/pack_journal.h"
 
-#include "lib/json_integer.h"
+#include "ground/json_integer.h"
 
 namespace shardpack {
 

@@ -17,8 +17,6 @@
 
 namespace shardpack {
 
-inline constexpr char kPackJournalFileName[] = "pack-journal.json";
-
 struct PackJournal {
   Manifest progress;            // shards published so far, their samples, the skips so far
   uint64_t input_position = 0;  // input items accounted for: the samples in `progress` and the skips

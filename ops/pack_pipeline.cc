@@ -5,7 +5,7 @@
 // Stage 3 sees samples in input order whatever the thread count, so output is byte-identical across
 // thread counts. At most `tokens` samples are in flight, each in its own reused buffer, so memory is
 // bounded by tokens x max_sample_bytes, not by the dataset's size.
-#include "lib/pack_pipeline.h"
+#include "ops/pack_pipeline.h"
 
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
@@ -17,13 +17,10 @@
 #include <cstdlib>
 #include <thread>
 
-#include "formats/lmdb/lmdb_dataset_writer.h"
-#include "formats/lmdb/lmdb_format.h"
-#include "formats/raw/raw_dataset_writer.h"
-#include "formats/wds/wds_dataset_writer.h"
-#include "lib/pack_journal.h"
-#include "lib/sample_keys.h"
-#include "lib/tsan_annotations.h"
+#include "formats/registry/registry.h"
+#include "ground/sample_keys.h"
+#include "ground/tsan_annotations.h"
+#include "ops/pack_journal.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
@@ -36,28 +33,12 @@ double SecondsSince(Clock::time_point start) { return std::chrono::duration<doub
 }  // namespace
 
 Status ValidatePackOptions(const PackOptions& o) {
-  if (o.format != "wds" && o.format != "lmdb" && o.format != "raw") {
-    return Status::InvalidArgument("unknown format '" + o.format + "'; use wds, lmdb or raw");
-  }
-  const bool crop = o.crop_height > 0 || o.crop_width > 0;
-  if (o.format == "raw" && crop == o.keep_size) {
-    return Status::InvalidArgument(o.keep_size ? "--keep-size and --crop exclude each other"
-                                               : "--format raw needs --crop H[xW] (fixed-size images) or --keep-size");
-  }
-  if (o.format != "raw" && (crop || o.keep_size || o.resize > 0)) {
-    return Status::InvalidArgument("--resize, --crop and --keep-size apply to --format raw only");
-  }
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormat(o.format, &format));
   if (o.compress != "none" && o.compress != "zstd") {
     return Status::InvalidArgument("unknown compression '" + o.compress + "'; use none or zstd");
   }
-  if (o.compress == "zstd" && o.format != "raw") {
-    return Status::InvalidArgument("--compress applies to --format raw only (wds and lmdb keep the encoded images)");
-  }
-  if (o.compress == "zstd" && o.chunk_samples == 0)
-    return Status::InvalidArgument("--chunk-samples must be at least 1");
-  if (crop && (o.crop_height == 0 || o.crop_width == 0)) {
-    return Status::InvalidArgument("--crop needs a height and a width above zero");
-  }
+  SHARDPACK_RETURN_IF_ERROR(format->CheckPackOptions(o));
   if (o.prefix.empty() || o.prefix.find_first_of("/.") != std::string::npos) {
     return Status::InvalidArgument("shard prefix '" + o.prefix + "' must be non-empty and contain no '/' or '.'");
   }
@@ -68,17 +49,8 @@ Status ValidatePackOptions(const PackOptions& o) {
 
 namespace {
 
-// The effective transform of a raw pack: resize defaults to the crop's longer side.
-TransformOptions RawTransform(const PackOptions& o) {
-  TransformOptions t;
-  t.crop_height = o.crop_height;
-  t.crop_width = o.crop_width;
-  t.resize_shorter = o.resize > 0 ? o.resize : std::max(o.crop_height, o.crop_width);
-  t.max_pixels = o.max_pixels;
-  return t;
-}
-
-nlohmann::json OptionsToJson(const PackOptions& o) {
+// The options that shape the output, as the manifest records them.
+nlohmann::json OptionsToJson(const Format& format, const PackOptions& o) {
   nlohmann::json j = {{"prefix", o.prefix},
                       {"shard_size", o.shard_size_bytes},
                       {"samples_per_shard", o.samples_per_shard},
@@ -88,25 +60,19 @@ nlohmann::json OptionsToJson(const PackOptions& o) {
                       {"check", o.decode_check ? "decode" : "header"},
                       {"max_sample_bytes", o.max_sample_bytes},
                       {"max_pixels", o.max_pixels}};
-  if (o.format == "raw") {
-    const TransformOptions t = RawTransform(o);
-    j["resize"] = t.resize_shorter;
-    j["crop"] = {t.crop_height, t.crop_width};
-    j["keep_size"] = o.keep_size;
-    j["compress"] = o.compress;
-    if (o.compress == "zstd") j["chunk_samples"] = o.chunk_samples;
-  }
+  format.AddManifestOptions(o, &j);
   return j;
 }
 
 class Packer {
  public:
-  Packer(PackInput* input, const std::string& source, const std::string& out, const PackOptions& o, Env* env)
-      : input_(input), source_(source), out_(out), options_(o), env_(env), transform_(RawTransform(o)) {}
+  Packer(PackInput* input, const std::string& source, const std::string& out, const PackOptions& o, Env* env,
+         const Format& format)
+      : input_(input), source_(source), out_(out), options_(o), env_(env), format_(format) {}
 
   Status Run(PackResult* result) {
     start_ = Clock::now();
-    writer_ = NewWriter();
+    writer_ = format_.NewWriter(env_, out_, options_);
     bool complete = false;
     if (options_.resume) SHARDPACK_RETURN_IF_ERROR(PrepareResume(result, &complete));
     if (complete) return Status::OK();
@@ -149,9 +115,10 @@ class Packer {
   Manifest ManifestSoFar() const {
     Manifest m;
     m.name = BaseName(out_);
-    m.format = options_.format;
+    m.format = std::string(format_.name());
+    m.wids_shard_list = format_.manifest_is_wids_shard_list();
     m.tool_version = SHARDPACK_VERSION;
-    m.options = OptionsToJson(options_);
+    m.options = OptionsToJson(format_, options_);
     m.classes = input_->class_names();
     m.empty_classes = input_->empty_classes();
     m.samples = samples_;
@@ -165,8 +132,8 @@ class Packer {
     const std::string source = ::realpath(source_.c_str(), real) ? std::string(real) : source_;
     return {{"source", source},
             {"list_file", options_.list_file},
-            {"format", options_.format},
-            {"options", OptionsToJson(options_)},
+            {"format", std::string(format_.name())},
+            {"options", OptionsToJson(format_, options_)},
             {"inputs", input_->expected() + input_->initial_skips().size()},
             {"classes", input_->class_names()},
             {"shardpack_version", SHARDPACK_VERSION}};
@@ -179,7 +146,7 @@ class Packer {
     if (env_->FileExists(JoinPath(out_, kManifestFileName))) {
       Manifest existing;
       SHARDPACK_RETURN_IF_ERROR(ReadManifest(env_, out_, &existing));
-      if (existing.format != options_.format || existing.options != OptionsToJson(options_) ||
+      if (existing.format != format_.name() || existing.options != OptionsToJson(format_, options_) ||
           existing.classes != input_->class_names()) {
         return Status::InvalidArgument("output folder " + out_ +
                                        " holds a finished dataset packed from another source or with other options; "
@@ -243,28 +210,6 @@ class Packer {
     return s.code() == Status::Code::kAborted ? s.WithSuffix("; " + kept) : s.WithSuffix(" (" + kept + " once fixed)");
   }
 
-  std::unique_ptr<DatasetWriter> NewWriter() const {
-    if (options_.format == "lmdb") {
-      return std::make_unique<LmdbDatasetWriter>(env_, out_, options_.sync, kLmdbInitialMapSize);
-    }
-    ShardOptions shards;
-    shards.dir = out_;
-    shards.prefix = options_.prefix;
-    shards.shard_size_bytes = options_.shard_size_bytes;
-    shards.samples_per_shard = options_.samples_per_shard;
-    shards.sync = options_.sync;
-    if (options_.format == "raw") {
-      RawWriterOptions ro;
-      static_cast<ShardOptions&>(ro) = shards;
-      ro.keep_size = options_.keep_size;
-      ro.height = transform_.crop_height;
-      ro.width = transform_.crop_width;
-      ro.zstd_chunk_samples = options_.compress == "zstd" ? options_.chunk_samples : 0;
-      return std::make_unique<RawDatasetWriter>(env_, ro);
-    }
-    return std::make_unique<WdsDatasetWriter>(env_, shards);
-  }
-
   static std::string BaseName(std::string path) {
     while (path.size() > 1 && path.back() == '/') path.pop_back();
     size_t slash = path.find_last_of('/');
@@ -296,13 +241,7 @@ class Packer {
                                      std::to_string(options_.max_pixels));
       return;
     }
-    // LMDB records carry their image's checksum: hashing here keeps it off the ordered stage.
-    if (options_.format == "lmdb") item->bytes_xxh64 = Xxh64(item->bytes);
-    if (options_.format == "raw") {
-      item->status = DecodeAndTransform(item->bytes, transform_, &item->pixels);
-    } else if (options_.decode_check) {
-      item->status = DecodeImage(item->bytes, options_.max_pixels, &item->pixels);
-    }
+    item->status = format_.PrepareSample(options_, item);
   }
 
   Status Write(PackItem* item) {
@@ -320,7 +259,7 @@ class Packer {
     sample.image = item->info;
     sample.bytes = item->bytes;
     sample.bytes_xxh64 = item->bytes_xxh64;
-    if (options_.format == "raw") sample.pixels = &item->pixels;
+    sample.pixels = &item->pixels;
     SHARDPACK_RETURN_IF_ERROR(writer_->Add(sample));
     // Adding this sample published the shard before it: journal that shard, which holds everything
     // up to (not including) this item.
@@ -432,7 +371,7 @@ class Packer {
   const std::string source_, out_;
   const PackOptions& options_;
   Env* env_;
-  const TransformOptions transform_;
+  const Format& format_;
   Clock::time_point start_, last_progress_;
   std::unique_ptr<DatasetWriter> writer_;
   std::vector<SkippedFile> skipped_;
@@ -448,7 +387,9 @@ class Packer {
 Status RunPackPipeline(Env* env, PackInput* input, const std::string& source, const std::string& out,
                        const PackOptions& options, PackResult* result) {
   *result = PackResult();
-  return Packer(input, source, out, options, env).Run(result);
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
+  return Packer(input, source, out, options, env, *format).Run(result);
 }
 
 }  // namespace shardpack

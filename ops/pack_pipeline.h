@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "lib/output_dir.h"
-#include "lib/pack_input.h"
+#include "formats/common/pack_input.h"
+#include "ops/output_dir.h"
 #include "shardpack/env.h"
 #include "shardpack/pack.h"
 

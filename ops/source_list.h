@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "lib/source_scan.h"
+#include "ops/source_scan.h"
 #include "shardpack/env.h"
 
 namespace shardpack {

@@ -1,4 +1,4 @@
-#include "lib/source_scan.h"
+#include "ops/source_scan.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "formats/lmdb/lmdb_dataset_reader.h"
-#include "lib/sample_table.h"
+#include "formats/registry/registry.h"
+#include "ground/sample_table.h"
 #include "shardpack/manifest.h"
 
 namespace shardpack {
@@ -29,13 +29,6 @@ DatasetStats::Percentiles Summarise(std::vector<uint64_t>* values) {
   return p;
 }
 
-// The per-sample records of one shard: its sample table (wds) or its records (lmdb).
-Status LoadSampleRecords(Env* env, const std::string& dir, const std::string& format, const ShardEntry& shard,
-                         std::vector<SampleRecord>* records) {
-  if (format == "lmdb") return ReadLmdbSampleRecords(dir, records);
-  return ReadSampleTable(env, JoinPath(dir, shard.sample_table.file), shard.samples, records);
-}
-
 }  // namespace
 
 Status Stat(const std::string& dir, Env* env, DatasetStats* stats) {
@@ -43,6 +36,8 @@ Status Stat(const std::string& dir, Env* env, DatasetStats* stats) {
   if (env == nullptr) env = Env::Default();
   Manifest manifest;
   SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormatOf(dir, manifest, &format));
   stats->name = manifest.name;
   stats->format = manifest.format;
   stats->samples = manifest.samples;
@@ -55,7 +50,7 @@ Status Stat(const std::string& dir, Env* env, DatasetStats* stats) {
   std::vector<uint64_t> sizes, widths, heights;
   for (const ShardEntry& shard : manifest.shards) {
     std::vector<SampleRecord> records;
-    SHARDPACK_RETURN_IF_ERROR(LoadSampleRecords(env, dir, manifest.format, shard, &records));
+    SHARDPACK_RETURN_IF_ERROR(format->ReadSampleRecords(env, dir, shard, &records));
     for (const SampleRecord& r : records) {
       sizes.push_back(r.size);
       widths.push_back(r.width);

@@ -7,10 +7,8 @@
 #include <set>
 #include <thread>
 
-#include "formats/lmdb/lmdb_dataset_reader.h"
-#include "formats/raw/raw_verifier.h"
-#include "formats/wds/wds_verifier.h"
-#include "lib/tsan_annotations.h"
+#include "formats/registry/registry.h"
+#include "ground/tsan_annotations.h"
 #include "shardpack/manifest.h"
 
 namespace shardpack {
@@ -20,9 +18,8 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   Env* env = options.env ? options.env : Env::Default();
   Manifest manifest;
   SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
-  if (manifest.format != "wds" && manifest.format != "lmdb" && manifest.format != "raw") {
-    return Status::Unsupported("format '" + manifest.format + "' cannot be verified by this version");
-  }
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormatOf(dir, manifest, &format));
   report->format = manifest.format;
   report->shards = manifest.shards.size();
   // A changed manifest (a class name, an option) could otherwise pass every structural check.
@@ -37,13 +34,7 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   static const char start = 0, finish = 0;
   const auto check = [&](size_t i) {
     HappensAfter(&start);
-    if (manifest.format == "lmdb") {
-      VerifyLmdbDataset(env, dir, manifest.shards[i], options, &checks[i]);
-    } else if (manifest.format == "raw") {
-      VerifyRawShard(env, dir, manifest.shards[i], manifest.options, &checks[i]);
-    } else {
-      VerifyWdsShard(env, dir, manifest.shards[i], options, &checks[i]);
-    }
+    format->VerifyShard(env, dir, manifest, i, options, &checks[i]);
     HappensBefore(&finish);
   };
   HappensBefore(&start);
@@ -82,13 +73,7 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(dir, &entries));
   std::set<std::string> extra;
   for (const DirEntry& e : entries) {
-    const std::string& n = e.name;
-    const std::string ext = n.size() > 4 ? n.substr(n.size() - 4) : "";
-    const bool shard_like = manifest.format == "raw" ? (ext == ".npy" || ext == ".zst") : ext == ".tar";
-    const bool side = n.find('.') != n.rfind('.');  // "x.labels.npy" and the like
-    if (manifest.format != "lmdb" && shard_like && !side && !known.count(n)) {
-      extra.insert(n);
-    }
+    if (format->LooksLikeShard(e.name) && !known.count(e.name)) extra.insert(e.name);
   }
   for (const std::string& n : extra) {
     report->problems.push_back({n, "", "shard file is not listed in the manifest"});

@@ -1,4 +1,4 @@
-#include "lib/bilinear_resample.h"
+#include "ground/bilinear_resample.h"
 
 #include <gtest/gtest.h>
 

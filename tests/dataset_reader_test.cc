@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "lib/sample_keys.h"
+#include "ground/sample_keys.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {

@@ -1,7 +1,7 @@
 // JpegRegionDecoder against TurboJPEG's whole-image decode of the same file: the decoded region
 // must hold exactly the pixels a whole decode has there, for every chroma subsampling, grey,
 // progressive and CMYK JPEGs, at full and reduced DCT scales, with boxes at every edge.
-#include "lib/jpeg_region_decoder.h"
+#include "ground/jpeg_region_decoder.h"
 
 #include <gtest/gtest.h>
 #include <turbojpeg.h>

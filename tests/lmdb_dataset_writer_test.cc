@@ -8,7 +8,7 @@
 
 #include "formats/lmdb/lmdb_dataset_reader.h"
 #include "formats/lmdb/lmdb_format.h"
-#include "lib/sample_keys.h"
+#include "ground/sample_keys.h"
 #include "shardpack/checksum.h"
 #include "shardpack/stat.h"
 #include "shardpack/verify.h"

@@ -9,7 +9,7 @@
 #include "formats/wds/dali_index.h"
 #include "formats/wds/tar_shard_reader.h"
 #include "formats/wds/wds_naming.h"
-#include "lib/sample_keys.h"
+#include "ground/sample_keys.h"
 #include "shardpack/checksum.h"
 #include "tests/support/dataset_fixture.h"
 #include "tests/support/fault_env.h"

@@ -9,7 +9,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "formats/raw/raw_format.h"
-#include "lib/sample_table.h"
+#include "ground/sample_table.h"
 #include "shardpack/checksum.h"
 #include "shardpack/stat.h"
 #include "shardpack/verify.h"

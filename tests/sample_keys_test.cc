@@ -1,4 +1,4 @@
-#include "lib/sample_keys.h"
+#include "ground/sample_keys.h"
 
 #include <gtest/gtest.h>
 

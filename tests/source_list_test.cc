@@ -1,4 +1,4 @@
-#include "lib/source_list.h"
+#include "ops/source_list.h"
 
 #include <gtest/gtest.h>
 

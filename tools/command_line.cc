@@ -17,7 +17,7 @@
 #include "shardpack/units.h"
 #include "shardpack/verify.h"
 #ifdef SHARDPACK_HAVE_CUDA
-#include "lib/cuda/cuda_bench.h"
+#include "ops/cuda/cuda_bench.h"
 #endif
 #include "tools/progress_printer.h"
 

@@ -1,4 +1,4 @@
-#include "lib/sharded_dataset_writer.h"
+#include "formats/common/sharded_dataset_writer.h"
 
 namespace shardpack {
 

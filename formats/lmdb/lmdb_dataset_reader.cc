@@ -4,7 +4,7 @@
 
 #include "formats/lmdb/lmdb_environment.h"
 #include "formats/lmdb/lmdb_format.h"
-#include "lib/sample_keys.h"
+#include "ground/sample_keys.h"
 #include "shardpack/checksum.h"
 #include "shardpack/image.h"
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "lib/sample_table.h"
-#include "lib/shard_check.h"
+#include "formats/common/shard_check.h"
+#include "ground/sample_table.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/verify.h"

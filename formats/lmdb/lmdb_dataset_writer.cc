@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "formats/lmdb/lmdb_format.h"
-#include "lib/sample_keys.h"
+#include "ground/sample_keys.h"
 #include "shardpack/checksum.h"
 #include "shardpack/units.h"
 

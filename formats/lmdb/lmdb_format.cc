@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "lib/json_integer.h"
+#include "ground/json_integer.h"
 
 namespace shardpack {
 

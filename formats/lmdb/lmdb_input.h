@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "formats/common/pack_input.h"
 #include "formats/lmdb/lmdb_environment.h"
-#include "lib/pack_input.h"
 
 namespace shardpack {
 

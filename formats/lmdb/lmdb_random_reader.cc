@@ -1,7 +1,7 @@
 #include "formats/lmdb/lmdb_random_reader.h"
 
 #include "formats/lmdb/lmdb_format.h"
-#include "lib/sample_keys.h"
+#include "ground/sample_keys.h"
 
 namespace shardpack {
 

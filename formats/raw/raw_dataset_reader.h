@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "lib/sample_table.h"
-#include "lib/shard_locator.h"
+#include "formats/common/shard_locator.h"
+#include "ground/sample_table.h"
 #include "shardpack/dataset_reader.h"
 
 namespace shardpack {

@@ -3,7 +3,7 @@
 #include <zstd.h>
 
 #include "formats/raw/raw_format.h"
-#include "lib/side_file.h"
+#include "ground/side_file.h"
 #include "shardpack/checksum.h"
 
 namespace shardpack {

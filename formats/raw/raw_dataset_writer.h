@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "lib/sample_table.h"
-#include "lib/sharded_dataset_writer.h"
+#include "formats/common/sharded_dataset_writer.h"
+#include "ground/sample_table.h"
 #include "shardpack/dataset_writer.h"
 #include "shardpack/env.h"
 

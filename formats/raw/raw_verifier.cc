@@ -6,9 +6,10 @@
 #include <cstring>
 #include <sstream>
 
+#include "formats/common/format.h"
 #include "formats/raw/raw_format.h"
-#include "lib/range_checksums.h"
-#include "lib/sample_table.h"
+#include "ground/range_checksums.h"
+#include "ground/sample_table.h"
 #include "shardpack/checksum.h"
 
 namespace shardpack {
@@ -49,11 +50,6 @@ class RawShardChecker {
  private:
   void Problem(const std::string& key, const std::string& what) {
     if (check_->problems.size() <= 50) check_->problems.push_back({shard_.file, key, what});
-  }
-
-  static bool EndsWith(const std::string& s, const char* suffix) {
-    const size_t n = std::strlen(suffix);
-    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
   }
 
   // Reads a side file and checks it against its manifest checksum.

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "lib/shard_check.h"
+#include "formats/common/shard_check.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/verify.h"

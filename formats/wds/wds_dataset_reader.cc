@@ -1,7 +1,7 @@
 #include "formats/wds/wds_dataset_reader.h"
 
 #include "formats/wds/dali_index.h"
-#include "lib/sample_table.h"
+#include "ground/sample_table.h"
 
 namespace shardpack {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "formats/common/shard_locator.h"
 #include "formats/wds/wds_shard_index.h"
-#include "lib/shard_locator.h"
 #include "shardpack/dataset_reader.h"
 
 namespace shardpack {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/wds/tar_format.h"
-#include "lib/side_file.h"
+#include "ground/side_file.h"
 
 namespace shardpack {
 namespace {

@@ -1,7 +1,7 @@
 #include "formats/wds/wds_input.h"
 
 #include "formats/wds/wds_naming.h"
-#include "lib/sample_keys.h"
+#include "ground/sample_keys.h"
 #include "shardpack/checksum.h"
 
 namespace shardpack {

@@ -13,8 +13,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "formats/common/pack_input.h"
 #include "formats/wds/tar_shard_reader.h"
-#include "lib/pack_input.h"
 #include "shardpack/env.h"
 
 namespace shardpack {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/shard_check.h"
+#include "formats/common/shard_check.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/verify.h"

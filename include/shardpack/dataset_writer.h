@@ -30,7 +30,8 @@ struct Sample {
   // XXH64 of `bytes` when the caller has it already (the pack pipeline computes it in its parallel
   // stage, off the ordered write stage); read it through BytesChecksum().
   std::optional<uint64_t> bytes_xxh64;
-  const DecodedImage* pixels = nullptr;  // decoded and transformed (raw format only)
+  const DecodedImage* pixels =
+      nullptr;  // the pipeline's decode (raw: decoded and transformed); may be stale for other formats, which ignore it
   // Metadata carried over from a converted dataset (its key, json and txt fields); formats that
   // keep per-sample metadata store it under "source". nullptr when none.
   const nlohmann::json* extra = nullptr;

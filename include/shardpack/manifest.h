@@ -18,6 +18,9 @@ namespace shardpack {
 
 inline constexpr char kManifestFileName[] = "manifest.json";
 inline constexpr int kManifestVersion = 1;
+// The journal a pack keeps until it writes the manifest (its format: ops/pack_journal.h). Named here
+// because readers tell an interrupted pack from a folder that never held a dataset by it.
+inline constexpr char kPackJournalFileName[] = "pack-journal.json";
 
 // An input file that was not packed, and why.
 struct SkippedFile {
@@ -43,7 +46,7 @@ struct ShardEntry {
 
 struct Manifest {
   std::string name;    // the dataset folder's base name
-  std::string format;  // "wds"
+  std::string format;  // the format's name (formats/registry/), e.g. "wds"
   int format_version = 1;
   std::string tool_version;                           // shardpack version that wrote it
   nlohmann::json options = nlohmann::json::object();  // the pack options that shape the output
@@ -53,6 +56,7 @@ struct Manifest {
   std::vector<ShardEntry> shards;
   std::vector<SkippedFile> skipped;
   std::vector<std::string> empty_classes;
+  bool wids_shard_list = false;  // also a `wids` shard-list description (the format's shards are tar files)
 };
 
 nlohmann::json ManifestToJson(const Manifest& manifest);

@@ -1,4 +1,4 @@
-#include "lib/cuda/cuda_bench.h"
+#include "ops/cuda/cuda_bench.h"
 
 #include <cuda_runtime_api.h>
 

@@ -11,7 +11,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "lib/cuda/normalize.h"
+#include "ops/cuda/normalize.h"
 
 namespace shardpack {
 namespace {

@@ -2,7 +2,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "lib/cuda/normalize.h"
+#include "ops/cuda/normalize.h"
 
 namespace shardpack {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "lib/image_decode_rgb.h"
+#include "ground/image_decode_rgb.h"
 #include "shardpack/image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

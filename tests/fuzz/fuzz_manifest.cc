@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "lib/pack_journal.h"
+#include "ops/pack_journal.h"
 #include "shardpack/manifest.h"
 #include "tests/fuzz/memory_env.h"
 

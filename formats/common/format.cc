@@ -1,0 +1,52 @@
+#include "formats/common/format.h"
+
+namespace shardpack {
+
+Status Format::OpenConvertInput(Env*, const std::string& dir, const Manifest&, uint64_t,
+                                std::unique_ptr<PackInput>*) const {
+  return Status::Unsupported(dir + " is a '" + std::string(name()) + "' dataset, which convert cannot read");
+}
+
+Status Format::OpenForeignInput(Env*, const std::string& path, uint64_t, std::unique_ptr<PackInput>*) const {
+  return Status::NotFound(path + " holds no " + std::string(name()) + " files");
+}
+
+Status Format::OpenShardList(Env*, const std::vector<std::string>&, std::unique_ptr<DatasetReader>*) const {
+  return Status::Unsupported("format '" + std::string(name()) + "' cannot read shards without a manifest");
+}
+
+Status RejectPixelOptions(const PackOptions& o) {
+  if (o.crop_height > 0 || o.crop_width > 0 || o.keep_size || o.resize > 0) {
+    return Status::InvalidArgument("--resize, --crop and --keep-size apply to --format raw only");
+  }
+  if (o.compress != "none") {
+    return Status::InvalidArgument("--compress applies to --format raw only (wds and lmdb keep the encoded images)");
+  }
+  return Status::OK();
+}
+
+Status CheckByDecoding(const PackOptions& options, PackItem* item) {
+  if (!options.decode_check) return Status::OK();
+  return DecodeImage(item->bytes, options.max_pixels, &item->pixels);
+}
+
+Status ReadShardSampleTable(Env* env, const std::string& dir, const ShardEntry& shard,
+                            std::vector<SampleRecord>* records) {
+  return ReadSampleTable(env, JoinPath(dir, shard.sample_table.file), shard.samples, records);
+}
+
+ShardOptions ShardOptionsOf(const std::string& out, const PackOptions& options) {
+  ShardOptions shards;
+  shards.dir = out;
+  shards.prefix = options.prefix;
+  shards.shard_size_bytes = options.shard_size_bytes;
+  shards.samples_per_shard = options.samples_per_shard;
+  shards.sync = options.sync;
+  return shards;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace shardpack

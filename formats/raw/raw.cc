@@ -1,0 +1,106 @@
+// The raw format behind the Format interface: images decoded and transformed in the pipeline's
+// parallel stage, written as pixels.
+#include "formats/raw/raw.h"
+
+#include <algorithm>
+
+#include "formats/raw/raw_dataset_reader.h"
+#include "formats/raw/raw_dataset_writer.h"
+#include "formats/raw/raw_verifier.h"
+
+namespace shardpack {
+namespace {
+
+// The effective transform of a raw pack: resize defaults to the crop's longer side.
+TransformOptions RawTransform(const PackOptions& o) {
+  TransformOptions t;
+  t.crop_height = o.crop_height;
+  t.crop_width = o.crop_width;
+  t.resize_shorter = o.resize > 0 ? o.resize : std::max(o.crop_height, o.crop_width);
+  t.max_pixels = o.max_pixels;
+  return t;
+}
+
+class RawFormatImpl final : public Format {
+ public:
+  std::string_view name() const override { return "raw"; }
+
+  Status CheckPackOptions(const PackOptions& o) const override {
+    const bool crop = o.crop_height > 0 || o.crop_width > 0;
+    if (crop == o.keep_size) {
+      return Status::InvalidArgument(o.keep_size ? "--keep-size and --crop exclude each other"
+                                                 : "--format raw needs --crop H[xW] (fixed-size images) or --keep-size");
+    }
+    if (o.compress == "zstd" && o.chunk_samples == 0) {
+      return Status::InvalidArgument("--chunk-samples must be at least 1");
+    }
+    if (crop && (o.crop_height == 0 || o.crop_width == 0)) {
+      return Status::InvalidArgument("--crop needs a height and a width above zero");
+    }
+    return Status::OK();
+  }
+
+  void AddManifestOptions(const PackOptions& o, nlohmann::json* j) const override {
+    const TransformOptions t = RawTransform(o);
+    (*j)["resize"] = t.resize_shorter;
+    (*j)["crop"] = {t.crop_height, t.crop_width};
+    (*j)["keep_size"] = o.keep_size;
+    (*j)["compress"] = o.compress;
+    if (o.compress == "zstd") (*j)["chunk_samples"] = o.chunk_samples;
+  }
+
+  Status PrepareSample(const PackOptions& options, PackItem* item) const override {
+    return DecodeAndTransform(item->bytes, RawTransform(options), &item->pixels);
+  }
+
+  std::unique_ptr<DatasetWriter> NewWriter(Env* env, const std::string& out,
+                                           const PackOptions& options) const override {
+    RawWriterOptions ro;
+    static_cast<ShardOptions&>(ro) = ShardOptionsOf(out, options);
+    const TransformOptions t = RawTransform(options);
+    ro.keep_size = options.keep_size;
+    ro.height = t.crop_height;
+    ro.width = t.crop_width;
+    ro.zstd_chunk_samples = options.compress == "zstd" ? options.chunk_samples : 0;
+    return std::make_unique<RawDatasetWriter>(env, ro);
+  }
+
+  Status OpenConvertInput(Env*, const std::string& dir, const Manifest&, uint64_t,
+                          std::unique_ptr<PackInput>*) const override {
+    return Status::Unsupported(
+        dir + " is a 'raw' dataset, which holds decoded pixels only; convert the wds or lmdb dataset it was made from");
+  }
+
+  Status OpenReader(Env* env, const std::string& dir, Manifest manifest,
+                    std::unique_ptr<DatasetReader>* reader) const override {
+    return RawDatasetReader::Open(env, dir, std::move(manifest), reader);
+  }
+
+  void VerifyShard(Env* env, const std::string& dir, const Manifest& manifest, size_t shard, const VerifyOptions&,
+                   ShardCheck* check) const override {
+    VerifyRawShard(env, dir, manifest.shards[shard], manifest.options, check);
+  }
+
+  Status ReadSampleRecords(Env* env, const std::string& dir, const ShardEntry& shard,
+                           std::vector<SampleRecord>* records) const override {
+    return ReadShardSampleTable(env, dir, shard, records);
+  }
+
+  bool OwnsFile(std::string_view name) const override {
+    return EndsWith(name, ".npy") || EndsWith(name, ".zst") || EndsWith(name, ".keys.txt") ||
+           EndsWith(name, ".samples.tsv");
+  }
+  bool LooksLikeShard(std::string_view name) const override {
+    return name.size() > 4 && (EndsWith(name, ".npy") || EndsWith(name, ".zst")) &&
+           name.find('.') == name.rfind('.');
+  }
+};
+
+}  // namespace
+
+const Format& RawFormat() {
+  static const RawFormatImpl format;
+  return format;
+}
+
+}  // namespace shardpack
