@@ -148,7 +148,13 @@ Status CheckManifestChecksum(Env* env, const std::string& dir) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::DataLoss(path + " is not valid JSON");
   const auto stored = j.find(kManifestChecksumKey);
-  if (stored == j.end()) return Status::OK();  // written before manifests carried one
+  // Every manifest of this version is written with its checksum: one without it was rewritten by
+  // something else, and what it says (the class list, the options) can no longer be trusted.
+  if (stored == j.end()) {
+    return Status::DataLoss(path + " has no " + kManifestChecksumKey +
+                            " field, which pack always writes: it was rewritten after pack; repack, or restore the "
+                            "manifest pack wrote");
+  }
   if (!stored->is_string() || stored->get<std::string>() != SelfChecksum(j)) {
     return Status::DataLoss(path + " was changed after pack wrote it (its " + kManifestChecksumKey +
                             " does not match its contents)");

@@ -118,6 +118,34 @@ TEST_F(VerifyTest, ManifestSampleCountMismatchIsReported) {
   EXPECT_TRUE(Has(r, "", "", "manifest lists 11 samples but its shards add up to 10")) << Dump(r);
 }
 
+TEST_F(VerifyTest, ManifestWithoutItsChecksumIsRefusedEvenWhenOnlyAClassNameChanged) {
+  // Relabelling the classes by hand and dropping the checksum that would betray it: every
+  // structural check still passes, so only the missing checksum can tell.
+  const std::string path = out() + "/manifest.json";
+  nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+  ASSERT_TRUE(j.contains("manifest_xxh64"));
+  j.erase("manifest_xxh64");
+  ASSERT_FALSE(j["classes"].empty());
+  j["classes"][0] = "renamed";
+  WriteFile(path, j.dump(2) + "\n");
+  VerifyReport r = Run();
+  ASSERT_EQ(r.problems.size(), 1u) << Dump(r);
+  EXPECT_EQ(r.problems[0].what, path +
+                                    " has no manifest_xxh64 field, which pack always writes: it was rewritten after "
+                                    "pack; repack, or restore the manifest pack wrote");
+}
+
+TEST_F(VerifyTest, ManifestWhoseClassListChangedIsReported) {
+  const std::string path = out() + "/manifest.json";
+  nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+  j["classes"][0] = "renamed";
+  WriteFile(path, j.dump(2) + "\n");
+  VerifyReport r = Run();
+  ASSERT_EQ(r.problems.size(), 1u) << Dump(r);
+  EXPECT_EQ(r.problems[0].what,
+            path + " was changed after pack wrote it (its manifest_xxh64 does not match its contents)");
+}
+
 TEST_F(VerifyTest, DecodeFindsImagesThatNoLongerDecode) {
   // Damage image data and the checksums with it, as a writer bug would: only decoding can tell.
   const std::string path = out() + "/shard-000000.tar";

@@ -69,8 +69,9 @@ inline constexpr char kManifestChecksumKey[] = "manifest_xxh64";
 // Writes dir/manifest.json atomically (temporary file, fsync, rename, directory fsync), with its
 // own checksum under kManifestChecksumKey.
 Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest);
-// DataLoss when dir/manifest.json's content no longer matches its own checksum (OK for a manifest
-// without one). Readers do not insist on it; verify reports it.
+// DataLoss when dir/manifest.json's content no longer matches its own checksum, or carries none
+// (every manifest of this version is written with one). Readers do not insist on it; verify
+// reports it.
 Status CheckManifestChecksum(Env* env, const std::string& dir);
 // Reads dir/manifest.json. NotFound when absent (a pack that did not finish leaves none).
 Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest);
