@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "ground/side_file.h"
 #include "shardpack/checksum.h"
 
 namespace shardpack {
@@ -71,10 +72,11 @@ Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* record
   return Status::OK();
 }
 
-Status ReadSampleTable(Env* env, const std::string& path, uint64_t expected_samples,
-                       std::vector<SampleRecord>* records) {
+Status ReadSampleTable(Env* env, const std::string& dir, const ShardEntry& shard, std::vector<SampleRecord>* records) {
+  const std::string path = JoinPath(dir, shard.sample_table.file);
+  const uint64_t expected_samples = shard.samples;
   std::string text;
-  SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 32, &text));
+  SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, shard.sample_table, &text));
   Status s = ParseSampleTable(text, records);
   if (!s.ok()) return Status::DataLoss(path + ": " + s.message() + " (run shardpack verify)");
   if (records->size() != expected_samples) {

@@ -14,6 +14,7 @@
 
 #include "shardpack/env.h"
 #include "shardpack/image.h"
+#include "shardpack/manifest.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
@@ -37,9 +38,9 @@ std::string FormatSampleRecord(const SampleRecord& record);
 // Parses a whole table; DataLoss naming the line on any malformed content.
 Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records);
 
-// Reads and parses the sample table at `path`, which must list `expected_samples` samples.
-// DataLoss naming the file (and suggesting `shardpack verify`) otherwise.
-Status ReadSampleTable(Env* env, const std::string& path, uint64_t expected_samples,
-                       std::vector<SampleRecord>* records);
+// Reads the sample table of `shard` in `dir`, checked against the manifest's checksum of it
+// (ReadSideFile), and parses it; it must list as many samples as the manifest says. DataLoss naming
+// the file (and suggesting `shardpack verify`) otherwise.
+Status ReadSampleTable(Env* env, const std::string& dir, const ShardEntry& shard, std::vector<SampleRecord>* records);
 
 }  // namespace shardpack

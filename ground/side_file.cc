@@ -12,4 +12,14 @@ Status PublishSideFile(Env* env, const std::string& dir, const std::string& file
   return WriteFileAtomically(env, path, contents, sync);
 }
 
+Status ReadSideFile(Env* env, const std::string& dir, const SideFile& entry, std::string* contents) {
+  const std::string path = JoinPath(dir, entry.file);
+  SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 32, contents));
+  if (ChecksumHex(Xxh64(*contents)) != entry.xxh64) {
+    return Status::DataLoss(path + " does not match the checksum the manifest lists (the file changed after pack; " +
+                            "run shardpack verify)");
+  }
+  return Status::OK();
+}
+
 }  // namespace shardpack

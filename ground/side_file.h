@@ -12,4 +12,9 @@ namespace shardpack {
 Status PublishSideFile(Env* env, const std::string& dir, const std::string& file, const std::string& contents,
                        bool sync, SideFile* entry);
 
+// Reads the side file `entry` describes and checks it against the checksum the manifest lists.
+// Readers take offsets and sizes from side files, so a changed one must never get through: DataLoss
+// naming the file otherwise. Side files are small (an index, a table): at most 4 GiB is read.
+Status ReadSideFile(Env* env, const std::string& dir, const SideFile& entry, std::string* contents);
+
 }  // namespace shardpack

@@ -14,6 +14,9 @@ Status DatasetReader::Open(const std::string& dir, Env* env, std::unique_ptr<Dat
   }
   Manifest manifest;
   SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
+  // Readers trust the manifest's checksums of the side files, which they trust for offsets: the
+  // manifest must be the one pack wrote.
+  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(env, dir));
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormatOf(dir, manifest, &format));
   return format->OpenReader(env, dir, std::move(manifest), reader);

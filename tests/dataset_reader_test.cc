@@ -2,15 +2,31 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "ground/sample_keys.h"
+#include "shardpack/checksum.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {
 namespace {
 
 using testing::ReadFile;
+using testing::WriteFile;
+
+// Rewrites the manifest as a forger would who knows the format: with the checksums of the side
+// files and of the manifest itself made to match what `edit` changed (xxh64 of the manifest's
+// 2-space dump without its checksum field, docs/formats/manifest.md).
+void ForgeManifest(const std::string& dir, const std::function<void(nlohmann::json*)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(ReadFile(dir + "/manifest.json"));
+  edit(&j);
+  j.erase("manifest_xxh64");
+  j["manifest_xxh64"] = ChecksumHex(Xxh64(j.dump(2)));
+  WriteFile(dir + "/manifest.json", j.dump(2) + "\n");
+}
 
 struct ReaderCase {
   const char* name;
@@ -94,6 +110,111 @@ TEST_P(ReadEveryFormat, ConcurrentReadsAgreeWithSequentialOnes) {
     EXPECT_EQ(parallel[i].encoded, sequential[i].encoded);
     EXPECT_EQ(parallel[i].pixels.rgb, sequential[i].pixels.rgb);
   }
+}
+
+// The side files a reader takes offsets from: sample tables, DALI indexes, zstd chunk indexes.
+TEST_P(ReadEveryFormat, ASideFileChangedAfterPackIsRefusedNamingIt) {
+  MakeTree(2, 5);
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), Options(), &r).ok());
+  std::vector<std::string> read_by_reader;
+  for (const ShardEntry& shard : r.manifest.shards) {
+    if (!shard.sample_table.file.empty()) read_by_reader.push_back(shard.sample_table.file);
+    if (!shard.index.file.empty()) read_by_reader.push_back(shard.index.file);
+    for (const SideFile& f : shard.side_files) {
+      if (f.file.find(".chunks.npy") != std::string::npos) read_by_reader.push_back(f.file);
+    }
+  }
+  const size_t per_shard = std::string(GetParam().format) == "lmdb"  ? 0
+                           : std::string(GetParam().format) == "wds" ? 2
+                           : GetParam().zstd                         ? 2
+                                                                     : 1;
+  ASSERT_EQ(read_by_reader.size(), per_shard * r.manifest.shards.size());
+  for (const std::string& file : read_by_reader) {
+    const std::string path = out() + "/" + file;
+    const std::string good = ReadFile(path);
+    std::string bad = good;
+    bad[bad.size() / 2] ^= 0x01;  // one bit, where a parser may well accept it
+    WriteFile(path, bad);
+    std::unique_ptr<DatasetReader> reader;
+    const Status s = DatasetReader::Open(out(), nullptr, &reader);
+    EXPECT_EQ(s.code(), Status::Code::kDataLoss) << file;
+    EXPECT_EQ(
+        s.message(),
+        path + " does not match the checksum the manifest lists (the file changed after pack; run shardpack verify)");
+    WriteFile(path, good);
+  }
+  std::unique_ptr<DatasetReader> reader;
+  EXPECT_TRUE(DatasetReader::Open(out(), nullptr, &reader).ok());
+}
+
+TEST_P(ReadEveryFormat, AManifestChangedAfterPackIsRefused) {
+  MakeTree(2, 5);
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), Options(), &r).ok());
+  const std::string path = out() + "/manifest.json";
+  nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+  j["classes"][0] = "c1";  // labels would map to the wrong names
+  WriteFile(path, j.dump(2) + "\n");
+  std::unique_ptr<DatasetReader> reader;
+  const Status s = DatasetReader::Open(out(), nullptr, &reader);
+  EXPECT_EQ(s.message(), path + " was changed after pack wrote it (its manifest_xxh64 does not match its contents)");
+}
+
+TEST_P(ReadEveryFormat, AShardOfAnotherSizeThanTheManifestSaysIsRefused) {
+  if (std::string(GetParam().format) == "lmdb") GTEST_SKIP() << "LMDB checks its own file (lmdb_dataset_writer_test)";
+  MakeTree(2, 5);
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), Options(), &r).ok());
+  const ShardEntry& shard = r.manifest.shards[1];
+  const std::string path = out() + "/" + shard.file;
+  std::filesystem::resize_file(path, shard.bytes - 100);
+  std::unique_ptr<DatasetReader> reader;
+  const Status s = DatasetReader::Open(out(), nullptr, &reader);
+  EXPECT_EQ(s.message(), path + " is " + std::to_string(shard.bytes - 100) + " bytes, the manifest says " +
+                             std::to_string(shard.bytes) + " (run shardpack verify)");
+}
+
+// A raw sample table forged together with the manifest's checksums: the reader still refuses any
+// layout but the one pack writes (a 1 TiB sample used to abort with std::bad_alloc, an offset
+// moved inside the file to return the wrong pixels).
+TEST(RawReaderBounds, ForgedSampleTablesAreRefusedNotTrusted) {
+  testing::TempDir dir;
+  const std::string src = dir.Sub("src"), ds = dir.Sub("ds");
+  WriteFile(src + "/a/0.jpg", testing::MakeImage(ImageFormat::kJpeg, 40, 30, 1));
+  WriteFile(src + "/a/1.jpg", testing::MakeImage(ImageFormat::kJpeg, 40, 30, 2));
+  PackOptions o;
+  o.format = "raw";
+  o.crop_height = o.crop_width = 8;
+  o.sync = false;
+  PackResult r;
+  ASSERT_TRUE(Pack(src, ds, o, &r).ok());
+  const std::string table_file = r.manifest.shards[0].sample_table.file;
+  const std::string table_path = ds + "/" + table_file;
+  const std::string good = ReadFile(table_path);
+  // The second line (sample 000000001): key, offset, size, ... The pixels are 8x8x3 = 192 bytes
+  // after the 128-byte .npy header, so sample 1 lies at 128 + 192 = 320.
+  const size_t line = good.find("\n000000001\t") + 1;
+  ASSERT_EQ(good.substr(line, 18), "000000001\t320\t192\t");
+  const auto forge = [&](const std::string& offset_and_size) {
+    std::string bad = good;
+    bad.replace(line + 10, 7, offset_and_size);
+    WriteFile(table_path, bad);
+    ForgeManifest(ds,
+                  [&](nlohmann::json* j) { (*j)["shardlist"][0]["sample_table"]["xxh64"] = ChecksumHex(Xxh64(bad)); });
+    std::unique_ptr<DatasetReader> reader;
+    return DatasetReader::Open(ds, nullptr, &reader);
+  };
+  EXPECT_EQ(forge("320\t1099511627776").message(),
+            table_path +
+                ": sample 000000001 (8x8) claims 1099511627776 bytes at offset 320, not 192 at 320 (run "
+                "shardpack verify)");
+  EXPECT_EQ(forge("323\t192").message(),
+            table_path +
+                ": sample 000000001 (8x8) claims 192 bytes at offset 323, not 192 at 320 (run shardpack "
+                "verify)");
+  // The same forger, honest this time: the reader opens it (the forging itself is sound).
+  EXPECT_TRUE(forge("320\t192").ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ReadEveryFormat,

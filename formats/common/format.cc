@@ -32,7 +32,7 @@ Status CheckByDecoding(const PackOptions& options, PackItem* item) {
 
 Status ReadShardSampleTable(Env* env, const std::string& dir, const ShardEntry& shard,
                             std::vector<SampleRecord>* records) {
-  return ReadSampleTable(env, JoinPath(dir, shard.sample_table.file), shard.samples, records);
+  return ReadSampleTable(env, dir, shard, records);
 }
 
 ShardOptions ShardOptionsOf(const std::string& out, const PackOptions& options) {

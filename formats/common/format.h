@@ -52,8 +52,8 @@ class Format {
   virtual std::unique_ptr<DatasetWriter> NewWriter(Env* env, const std::string& out,
                                                    const PackOptions& options) const = 0;
   // The samples of a dataset of this format as a pipeline input, for convert.
-  virtual Status OpenConvertInput(Env* env, const std::string& dir, const Manifest& manifest,
-                                  uint64_t max_member_bytes, std::unique_ptr<PackInput>* input) const;
+  virtual Status OpenConvertInput(Env* env, const std::string& dir, const Manifest& manifest, uint64_t max_member_bytes,
+                                  std::unique_ptr<PackInput>* input) const;
   // Convert from a file or folder without a manifest (shards written by other tools). NotFound
   // when `path` holds nothing this format recognises.
   virtual Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_bytes,

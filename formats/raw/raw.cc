@@ -28,8 +28,9 @@ class RawFormatImpl final : public Format {
   Status CheckPackOptions(const PackOptions& o) const override {
     const bool crop = o.crop_height > 0 || o.crop_width > 0;
     if (crop == o.keep_size) {
-      return Status::InvalidArgument(o.keep_size ? "--keep-size and --crop exclude each other"
-                                                 : "--format raw needs --crop H[xW] (fixed-size images) or --keep-size");
+      return Status::InvalidArgument(o.keep_size
+                                         ? "--keep-size and --crop exclude each other"
+                                         : "--format raw needs --crop H[xW] (fixed-size images) or --keep-size");
     }
     if (o.compress == "zstd" && o.chunk_samples == 0) {
       return Status::InvalidArgument("--chunk-samples must be at least 1");
@@ -91,8 +92,7 @@ class RawFormatImpl final : public Format {
            EndsWith(name, ".samples.tsv");
   }
   bool LooksLikeShard(std::string_view name) const override {
-    return name.size() > 4 && (EndsWith(name, ".npy") || EndsWith(name, ".zst")) &&
-           name.find('.') == name.rfind('.');
+    return name.size() > 4 && (EndsWith(name, ".npy") || EndsWith(name, ".zst")) && name.find('.') == name.rfind('.');
   }
 };
 

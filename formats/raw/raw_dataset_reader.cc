@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "formats/common/shard_file.h"
 #include "formats/raw/raw_format.h"
+#include "ground/side_file.h"
 
 namespace shardpack {
 
@@ -16,12 +18,20 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
   r->chunk_samples_ = options.value("compress", "none") == "zstd" ? options.value("chunk_samples", 0u) : 0;
   for (const ShardEntry& shard : r->manifest().shards) {
     std::vector<SampleRecord> table;
-    SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, JoinPath(dir, shard.sample_table.file), shard.samples, &table));
+    SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, dir, shard, &table));
+    std::unique_ptr<RandomAccessFile> file;
+    uint64_t shard_bytes = 0;
+    SHARDPACK_RETURN_IF_ERROR(OpenShardFile(env, dir, shard, &file, &shard_bytes));
     std::string text;
     std::vector<int64_t> chunks;
     if (r->chunk_samples_ > 0) {
       const std::string name = RawSideFileName(shard.file, ".chunks.npy");
-      SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, name), uint64_t(1) << 32, &text));
+      const auto side = std::find_if(shard.side_files.begin(), shard.side_files.end(),
+                                     [&](const SideFile& f) { return f.file == name; });
+      if (side == shard.side_files.end()) {
+        return Status::DataLoss(JoinPath(dir, kManifestFileName) + " lists no " + name + " for " + shard.file);
+      }
+      SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, *side, &text));
       NpyInfo info;
       SHARDPACK_RETURN_IF_ERROR(ParseNpyHeader(text, &info));
       if (info.descr != "<i8" || info.shape.size() != 1 || text.size() != info.data_offset + 8 * info.shape[0]) {
@@ -29,9 +39,30 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
       }
       chunks.resize(info.shape[0]);
       std::memcpy(chunks.data(), text.data() + info.data_offset, 8 * chunks.size());  // little-endian host
+      for (size_t c = 0; c < chunks.size(); ++c) {
+        if (chunks[c] < 0 || uint64_t(chunks[c]) > shard_bytes || (c > 0 && chunks[c] < chunks[c - 1])) {
+          return Status::DataLoss(dir + "/" + name + ": chunk offset " + std::to_string(chunks[c]) +
+                                  " is out of order or past the end of " + shard.file);
+        }
+      }
     }
-    std::unique_ptr<RandomAccessFile> file;
-    SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(JoinPath(dir, shard.file), &file));
+    // The pixels lie back to back after the .npy header (plain) or from 0 in the decompressed data
+    // (zstd), each image height x width x 3 bytes: the only layout pack writes, so any other table
+    // would read the wrong bytes.
+    uint64_t expected_offset = r->chunk_samples_ == 0 ? kNpyHeaderBytes : 0;
+    for (const SampleRecord& rec : table) {
+      if (rec.size != uint64_t(rec.width) * rec.height * 3 || rec.offset != expected_offset) {
+        return Status::DataLoss(JoinPath(dir, shard.sample_table.file) + ": sample " + rec.key + " (" +
+                                std::to_string(rec.width) + "x" + std::to_string(rec.height) + ") claims " +
+                                std::to_string(rec.size) + " bytes at offset " + std::to_string(rec.offset) + ", not " +
+                                std::to_string(uint64_t(rec.width) * rec.height * 3) + " at " +
+                                std::to_string(expected_offset) + " (run shardpack verify)");
+      }
+      if (r->chunk_samples_ == 0) {
+        SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, rec.key, rec.offset, rec.size, shard_bytes));
+      }
+      expected_offset += rec.size;
+    }
     r->files_.push_back(std::move(file));
     r->tables_.push_back(std::move(table));
     r->chunks_.push_back(std::move(chunks));

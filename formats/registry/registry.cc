@@ -25,8 +25,8 @@ Status FindFormat(std::string_view name, const Format** format) {
 
 Status FindFormatOf(const std::string& dir, const Manifest& manifest, const Format** format) {
   if (FindFormat(manifest.format, format).ok()) return Status::OK();
-  return Status::Unsupported(dir + ": format '" + manifest.format +
-                             "' cannot be read by this version (it reads " + FormatNames(" and ") + ")");
+  return Status::Unsupported(dir + ": format '" + manifest.format + "' cannot be read by this version (it reads " +
+                             FormatNames(" and ") + ")");
 }
 
 const Format& ShardListFormat() {

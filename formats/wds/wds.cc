@@ -57,8 +57,8 @@ class WdsFormatImpl final : public Format {
         return Status::NotFound(path + " holds neither a manifest.json nor .tar/.tar.gz shards; nothing to convert");
       }
     }
-    *input = std::make_unique<WdsInput>(env, shards, std::vector<std::string>{}, 0, /*own_format=*/false,
-                                        max_member_bytes);
+    *input =
+        std::make_unique<WdsInput>(env, shards, std::vector<std::string>{}, 0, /*own_format=*/false, max_member_bytes);
     return Status::OK();
   }
 

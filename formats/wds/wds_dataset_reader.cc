@@ -1,7 +1,9 @@
 #include "formats/wds/wds_dataset_reader.h"
 
+#include "formats/common/shard_file.h"
 #include "formats/wds/dali_index.h"
 #include "ground/sample_table.h"
+#include "ground/side_file.h"
 
 namespace shardpack {
 
@@ -10,11 +12,14 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
   std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
   for (const ShardEntry& shard : r->manifest().shards) {
     std::vector<SampleRecord> table;
-    SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, JoinPath(dir, shard.sample_table.file), shard.samples, &table));
+    SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, dir, shard, &table));
     std::string text;
     std::vector<DaliIndexSample> index;
-    SHARDPACK_RETURN_IF_ERROR(env->ReadFile(JoinPath(dir, shard.index.file), uint64_t(1) << 32, &text));
+    SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, shard.index, &text));
     SHARDPACK_RETURN_IF_ERROR(ParseDaliIndex(text, &index));
+    std::unique_ptr<RandomAccessFile> file;
+    uint64_t shard_bytes = 0;
+    SHARDPACK_RETURN_IF_ERROR(OpenShardFile(env, dir, shard, &file, &shard_bytes));
     if (index.size() != shard.samples) {
       return Status::DataLoss(dir + "/" + shard.index.file +
                               ": index disagrees with the manifest (run shardpack verify)");
@@ -32,10 +37,10 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
       for (const DaliIndexMember& m : index[i]) {
         if (m.ext == "json") e.json_offset = m.offset, e.json_size = m.size;
       }
+      SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.offset, e.size, shard_bytes));
+      SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.json_offset, e.json_size, shard_bytes));
       entries.push_back(std::move(e));
     }
-    std::unique_ptr<RandomAccessFile> file;
-    SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(JoinPath(dir, shard.file), &file));
     r->files_.push_back(std::move(file));
     r->entries_.push_back(std::move(entries));
   }

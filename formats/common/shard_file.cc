@@ -1,0 +1,24 @@
+#include "formats/common/shard_file.h"
+
+namespace shardpack {
+
+Status OpenShardFile(Env* env, const std::string& dir, const ShardEntry& shard, std::unique_ptr<RandomAccessFile>* file,
+                     uint64_t* bytes) {
+  const std::string path = JoinPath(dir, shard.file);
+  SHARDPACK_RETURN_IF_ERROR(env->GetFileSize(path, bytes));
+  if (*bytes != shard.bytes) {
+    return Status::DataLoss(path + " is " + std::to_string(*bytes) + " bytes, the manifest says " +
+                            std::to_string(shard.bytes) + " (run shardpack verify)");
+  }
+  return env->NewRandomAccessFile(path, file);
+}
+
+Status CheckWithinShard(const ShardEntry& shard, const std::string& key, uint64_t offset, uint64_t size,
+                        uint64_t shard_bytes) {
+  if (offset <= shard_bytes && size <= shard_bytes - offset) return Status::OK();
+  return Status::DataLoss(shard.file + ": sample " + key + " claims " + std::to_string(size) + " bytes at offset " +
+                          std::to_string(offset) + ", past the end of the shard (" + std::to_string(shard_bytes) +
+                          " bytes; run shardpack verify)");
+}
+
+}  // namespace shardpack

@@ -1,0 +1,24 @@
+// Opening a shard for random reads, and the bounds every location read from an index must keep:
+// readers take offsets and sizes from side files, and a damaged or hostile one must give a clear
+// error, never a huge allocation or bytes from the wrong place.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shardpack/env.h"
+#include "shardpack/manifest.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+// Opens dir/shard.file and checks that its size is the one the manifest lists (DataLoss otherwise).
+Status OpenShardFile(Env* env, const std::string& dir, const ShardEntry& shard, std::unique_ptr<RandomAccessFile>* file,
+                     uint64_t* bytes);
+
+// DataLoss naming shard and sample when [offset, offset + size) does not lie inside the shard.
+Status CheckWithinShard(const ShardEntry& shard, const std::string& key, uint64_t offset, uint64_t size,
+                        uint64_t shard_bytes);
+
+}  // namespace shardpack
