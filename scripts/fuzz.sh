@@ -18,7 +18,7 @@ while (($#)); do
   esac
 done
 if ((${#targets[@]} == 0)); then
-  targets=(fuzz_tar_reader fuzz_dali_index fuzz_manifest fuzz_lmdb_record fuzz_raw_header fuzz_image fuzz_shard_spec)
+  mapfile -t targets <tests/fuzz/targets.txt  # the one list, which tests/fuzz/CMakeLists.txt reads too
 fi
 
 bash scripts/install-deps.sh
