@@ -21,6 +21,7 @@
 
 #include "ground/image_decode_rgb.h"
 #include "ground/tsan_annotations.h"
+#include "ops/worker_threads.h"
 #include "shardpack/dataset_reader.h"
 
 namespace shardpack {
@@ -199,7 +200,7 @@ struct Loader::Impl {
     batch.image_bytes = per_image * batch.count;
     batch.images = slot->data;
     std::vector<Status> errors(batch.count);
-    // ThreadSanitizer tokens (lib/tsan_annotations.h); static, so that a task reaches them without
+    // ThreadSanitizer tokens (ground/tsan_annotations.h); static, so that a task reaches them without
     // reading the lambda it runs, which is what they order.
     static const char start = 0, finish = 0;
     const auto fill = [&](uint32_t i) {
@@ -271,8 +272,7 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
   for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  impl->arena = std::make_unique<tbb::task_arena>(options.threads > 0 ? std::min(options.threads, cores) : cores);
+  impl->arena = std::make_unique<tbb::task_arena>(WorkerThreads(options.threads));
   impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;
   impl->slots.resize(size_t(options.prefetch) + 2);
   impl->held.assign(impl->slots.size(), false);

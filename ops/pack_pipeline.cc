@@ -21,6 +21,7 @@
 #include "ground/sample_keys.h"
 #include "ground/tsan_annotations.h"
 #include "ops/pack_journal.h"
+#include "ops/worker_threads.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
@@ -290,9 +291,7 @@ class Packer {
   }
 
   Status RunPipeline() {
-    // oneTBB runs at most one thread per core (and warns on stderr when asked for more).
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int threads = options_.threads > 0 ? std::min(options_.threads, cores) : cores;
+    const int threads = WorkerThreads(options_.threads);
     const size_t tokens = static_cast<size_t>(threads) * 4;
     std::vector<PackItem> slots(tokens);
     // Resuming: the items before resume_position_ are in the kept shards or were skipped already.
@@ -305,7 +304,7 @@ class Packer {
     std::atomic<bool> stop{false};
     Status input_error;
     Status error;
-    // Tokens for the ThreadSanitizer annotations (lib/tsan_annotations.h): one per serial stage, and
+    // Tokens for the ThreadSanitizer annotations (ground/tsan_annotations.h): one per serial stage, and
     // each slot for the item in it. What happens here, before the pipeline, precedes both stages.
     const char read_stage = 0, write_stage = 0;
     HappensBefore(&read_stage);

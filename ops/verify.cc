@@ -9,6 +9,7 @@
 
 #include "formats/registry/registry.h"
 #include "ground/tsan_annotations.h"
+#include "ops/worker_threads.h"
 #include "shardpack/manifest.h"
 
 namespace shardpack {
@@ -27,9 +28,8 @@ Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport
   if (!self.ok()) report->problems.push_back({"", "", self.message()});
 
   std::vector<ShardCheck> checks(manifest.shards.size());
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int threads = options.threads > 0 ? std::min(options.threads, cores) : cores;
-  // ThreadSanitizer tokens (lib/tsan_annotations.h); static, so that a task reaches them without
+  const int threads = WorkerThreads(options.threads);
+  // ThreadSanitizer tokens (ground/tsan_annotations.h); static, so that a task reaches them without
   // reading the lambda it runs, which is what they order.
   static const char start = 0, finish = 0;
   const auto check = [&](size_t i) {
