@@ -125,7 +125,9 @@ TEST_F(DatasetTest, OutputIsByteIdenticalWhateverTheThreadCount) {
   for (bool shuffle : {false, true}) {
     std::vector<std::string> first_files;
     std::string first_dir;
-    for (int threads : {1, 2, 3}) {
+    // The pool runs at most one thread per core (2 on CI's machine), so 1 against 2 is the
+    // comparison every machine can make.
+    for (int threads : {1, 2}) {
       PackOptions o = QuietOptions();
       o.threads = threads;
       o.shuffle = shuffle;
