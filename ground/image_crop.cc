@@ -1,4 +1,4 @@
-// DecodeCrop: decode only what a crop needs, then resize the crop (see lib/image_decode_rgb.h).
+// DecodeCrop: decode only what a crop needs, then resize the crop (see ground/image_decode_rgb.h).
 #include <algorithm>
 #include <climits>
 #include <cmath>

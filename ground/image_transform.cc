@@ -1,5 +1,5 @@
 // Decode + orientation + resize + centre crop, for pre-decoded (raw) datasets: the crop is planned on
-// the image's full size and decoded by DecodeCrop (lib/image_crop.cc), which decodes only what the
+// the image's full size and decoded by DecodeCrop (ground/image_crop.cc), which decodes only what the
 // crop needs. Also the whole-image decode with EXIF orientation that DecodeCrop falls back on.
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-// What pack does to its output folder before and after a run (see lib/output_dir.h).
+// What pack does to its output folder before and after a run (see ops/output_dir.h).
 #include "ops/output_dir.h"
 
 #include <climits>

@@ -1,5 +1,5 @@
 // The POSIX Env's writable file: appends gathered into chunks that a background thread writes
-// (lib/env_posix.cc). What arrives on disk must be exactly what was appended, in order, whatever
+// (ground/env_posix.cc). What arrives on disk must be exactly what was appended, in order, whatever
 // the sizes of the appends and wherever WriteAt and Sync fall; and an error of a background write
 // must reach the caller.
 #include <gtest/gtest.h>

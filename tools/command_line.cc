@@ -211,7 +211,7 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
   app->add_flag("--json", f.json, "Print the summary as JSON on stdout");
 }
 
-// `--device cuda` with `--dtype`: the CUDA feed (lib/cuda), when this build has it.
+// `--device cuda` with `--dtype`: the CUDA feed (ops/cuda), when this build has it.
 Status RunDeviceBench(const std::string& dataset, const BenchOptions& o, const std::string& device,
                       const std::string& dtype, BenchResult* r) {
   if (device == "cpu") return RunLoaderBench(dataset, o, r);

@@ -24,7 +24,7 @@ std::string EncodeLmdbRecord(const nlohmann::json& header, std::string_view imag
 namespace {
 
 // The header fields readers take with json::value(): a wrong type would throw from there, and a
-// number out of its type's range would be cast (lib/json_integer.h).
+// number out of its type's range would be cast (ground/json_integer.h).
 Status CheckHeaderFields(const nlohmann::json& header) {
   for (const char* name : {"key", "path", "format", "xxh64"}) {
     const auto f = header.find(name);

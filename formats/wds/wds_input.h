@@ -23,7 +23,7 @@ class WdsInput final : public PackInput {
  public:
   // own_format: the shards were written by shardpack (a manifest describes them), so keys are
   // kept as they are and each sample's .json "path" becomes its source path; otherwise keys are
-  // made safe (lib/sample_keys.h rules) and the original key, .json and .txt are carried over.
+  // made safe (ground/sample_keys.h rules) and the original key, .json and .txt are carried over.
   WdsInput(Env* env, std::vector<std::string> shard_paths, std::vector<std::string> classes, uint64_t expected,
            bool own_format, uint64_t max_member_bytes);
   ~WdsInput() override;

@@ -1,4 +1,4 @@
-// CudaFeed: see include/shardpack/cuda_feed.h. Host side only; the kernel is lib/cuda/normalize.cu.
+// CudaFeed: see include/shardpack/cuda_feed.h. Host side only; the kernel is ops/cuda/normalize.cu.
 //
 // Invariants: device slot d holds batch N when N % depth == d. Before slot d is written again, the
 // copy stream waits on the event the consumer recorded in Done() for its previous batch. A host

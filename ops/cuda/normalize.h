@@ -1,4 +1,4 @@
-// The normalisation kernel's launcher (lib/cuda/normalize.cu), for the CUDA feed.
+// The normalisation kernel's launcher (ops/cuda/normalize.cu), for the CUDA feed.
 #pragma once
 
 #include <cuda_runtime_api.h>
