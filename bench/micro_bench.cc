@@ -9,8 +9,8 @@
 
 #include "formats/wds/tar_shard_writer.h"
 #include "ground/bilinear_resample.h"
+#include "ground/checksum.h"
 #include "ground/jpeg_region_decoder.h"
-#include "shardpack/checksum.h"
 #include "shardpack/image.h"
 #include "tests/support/image_factory.h"
 

@@ -1,4 +1,4 @@
-#include "shardpack/checksum.h"
+#include "ground/checksum.h"
 
 #include <xxhash.h>
 

@@ -1,11 +1,10 @@
-#include "shardpack/manifest.h"
-
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
 
+#include "ground/checksum.h"
 #include "ground/json_integer.h"
-#include "shardpack/checksum.h"
+#include "ground/manifest_json.h"
 
 namespace shardpack {
 namespace {
@@ -70,13 +69,13 @@ nlohmann::json ManifestToJson(const Manifest& m) {
   json j{{"name", m.name},
          {"shardpack_manifest_version", kManifestVersion},
          {"shardpack_version", m.tool_version},
-         {"format", m.format},
+         {"format", std::string(DatasetFormatName(m.format))},
          {"format_version", m.format_version},
          {"samples", m.samples},
          {"bytes", m.bytes},
          {"classes", m.classes},
          {"empty_classes", m.empty_classes},
-         {"options", m.options},
+         {"options", json::parse(m.options_json, nullptr, /*allow_exceptions=*/false)},
          {"shardlist", shardlist},
          {"skipped", skipped}};
   if (m.wids_shard_list) {
@@ -97,15 +96,20 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
     }
     m->name = j.value("name", "");
     m->tool_version = j.value("shardpack_version", "");
-    m->format = j.at("format").get<std::string>();
+    const std::string format = j.at("format").get<std::string>();
+    if (!ParseDatasetFormat(format, &m->format).ok()) {
+      return Status::Unsupported("format '" + format + "' cannot be read by this version (it reads " +
+                                 DatasetFormatNames(" and ") + ")");
+    }
     m->format_version = int(UnsignedAt(j, "format_version", INT_MAX));
     m->samples = UnsignedAt(j, "samples");
     m->bytes = UnsignedAt(j, "bytes");
     m->classes = j.at("classes").get<std::vector<std::string>>();
     m->empty_classes = j.value("empty_classes", std::vector<std::string>());
-    m->options = j.value("options", json::object());
+    const json options = j.value("options", json::object());
+    CheckOptions(options);
+    m->options_json = options.dump();
     m->wids_shard_list = j.contains("wids_version");
-    CheckOptions(m->options);
     for (const json& s : j.at("shardlist")) {
       ShardEntry e;
       e.file = s.at("url").get<std::string>();
@@ -125,6 +129,14 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
     }
   } catch (const std::exception& e) {  // nlohmann's (missing key, wrong type) and UnsignedAt's
     return Status::DataLoss(std::string("manifest is malformed: ") + e.what());
+  }
+  return Status::OK();
+}
+
+Status ManifestOptions(const Manifest& manifest, nlohmann::json* options) {
+  *options = json::parse(manifest.options_json, nullptr, /*allow_exceptions=*/false);
+  if (!options->is_object()) {
+    return Status::DataLoss("the manifest's options are not a JSON object: " + manifest.options_json);
   }
   return Status::OK();
 }
@@ -189,6 +201,7 @@ Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Status::DataLoss(path + " is not valid JSON");
   Status s = ManifestFromJson(j, manifest);
+  if (s.code() == Status::Code::kUnsupported) return Status::Unsupported(path + ": " + s.message());
   if (!s.ok()) return Status::DataLoss(path + ": " + s.message());
   return Status::OK();
 }

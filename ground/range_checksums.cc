@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "shardpack/checksum.h"
+#include "ground/checksum.h"
 
 namespace shardpack {
 

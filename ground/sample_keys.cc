@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <unordered_set>
 
-#include "shardpack/checksum.h"
+#include "ground/checksum.h"
 
 namespace shardpack {
 

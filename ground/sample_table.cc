@@ -2,8 +2,8 @@
 
 #include <charconv>
 
+#include "ground/checksum.h"
 #include "ground/side_file.h"
-#include "shardpack/checksum.h"
 
 namespace shardpack {
 namespace {

@@ -1,6 +1,6 @@
 #include "ground/side_file.h"
 
-#include "shardpack/checksum.h"
+#include "ground/checksum.h"
 
 namespace shardpack {
 

@@ -1,4 +1,4 @@
-#include "shardpack/units.h"
+#include "ground/units.h"
 
 #include <cctype>
 #include <cmath>

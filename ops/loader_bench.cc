@@ -3,6 +3,8 @@
 #include <chrono>
 #include <thread>
 
+#include "ops/bench_result_rates.h"
+
 namespace shardpack {
 
 Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchResult* r) {

@@ -1,6 +1,7 @@
 #include "ops/pack_journal.h"
 
 #include "ground/json_integer.h"
+#include "ground/manifest_json.h"
 
 namespace shardpack {
 

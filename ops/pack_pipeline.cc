@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "formats/registry/registry.h"
+#include "ground/manifest_json.h"
 #include "ground/sample_keys.h"
 #include "ground/tsan_annotations.h"
 #include "ops/pack_journal.h"
@@ -36,9 +37,6 @@ double SecondsSince(Clock::time_point start) { return std::chrono::duration<doub
 Status ValidatePackOptions(const PackOptions& o) {
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormat(o.format, &format));
-  if (o.compress != "none" && o.compress != "zstd") {
-    return Status::InvalidArgument("unknown compression '" + o.compress + "'; use none or zstd");
-  }
   SHARDPACK_RETURN_IF_ERROR(format->CheckPackOptions(o));
   if (o.prefix.empty() || o.prefix.find_first_of("/.") != std::string::npos) {
     return Status::InvalidArgument("shard prefix '" + o.prefix + "' must be non-empty and contain no '/' or '.'");
@@ -116,10 +114,10 @@ class Packer {
   Manifest ManifestSoFar() const {
     Manifest m;
     m.name = BaseName(out_);
-    m.format = std::string(format_.name());
+    m.format = format_.id();
     m.wids_shard_list = format_.manifest_is_wids_shard_list();
     m.tool_version = SHARDPACK_VERSION;
-    m.options = OptionsToJson(format_, options_);
+    m.options_json = OptionsToJson(format_, options_).dump();
     m.classes = input_->class_names();
     m.empty_classes = input_->empty_classes();
     m.samples = samples_;
@@ -147,7 +145,7 @@ class Packer {
     if (env_->FileExists(JoinPath(out_, kManifestFileName))) {
       Manifest existing;
       SHARDPACK_RETURN_IF_ERROR(ReadManifest(env_, out_, &existing));
-      if (existing.format != format_.name() || existing.options != OptionsToJson(format_, options_) ||
+      if (existing.format != format_.id() || existing.options_json != OptionsToJson(format_, options_).dump() ||
           existing.classes != input_->class_names()) {
         return Status::InvalidArgument("output folder " + out_ +
                                        " holds a finished dataset packed from another source or with other options; "

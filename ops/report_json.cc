@@ -1,4 +1,4 @@
-#include "shardpack/report_json.h"
+#include "ops/report_json.h"
 
 namespace shardpack {
 namespace {
@@ -14,7 +14,7 @@ nlohmann::json PackResultToJson(const PackResult& r, const std::string& out) {
   nlohmann::json skipped = nlohmann::json::array();
   for (const SkippedFile& f : m.skipped) skipped.push_back({{"path", f.path}, {"reason", f.reason}});
   return {{"output", out},
-          {"format", m.format},
+          {"format", std::string(DatasetFormatName(m.format))},
           {"samples", m.samples},
           {"skipped", m.skipped.size()},
           {"shards", m.shards.size()},
@@ -31,8 +31,9 @@ nlohmann::json VerifyReportToJson(const VerifyReport& r) {
   for (const VerifyProblem& p : r.problems) {
     problems.push_back({{"shard", p.shard}, {"key", p.key}, {"problem", p.what}});
   }
-  return {{"ok", r.clean()},      {"format", r.format}, {"shards", r.shards},
-          {"samples", r.samples}, {"bytes", r.bytes},   {"images_decoded", r.images_decoded},
+  return {{"ok", r.clean()},     {"format", std::string(DatasetFormatName(r.format))},
+          {"shards", r.shards},  {"samples", r.samples},
+          {"bytes", r.bytes},    {"images_decoded", r.images_decoded},
           {"problems", problems}};
 }
 
@@ -42,7 +43,7 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
     classes.push_back({{"name", c.name}, {"label", c.label}, {"samples", c.samples}});
   }
   return {{"name", s.name},
-          {"format", s.format},
+          {"format", std::string(DatasetFormatName(s.format))},
           {"samples", s.samples},
           {"shards", s.shards},
           {"bytes", s.bytes},

@@ -19,7 +19,7 @@ TEST_F(ConvertTest, WdsToRawEqualsPackingRawDirectly) {
   PackOptions o = QuietOptions();
   PackResult r;
   ASSERT_TRUE(PackTo(out("wds"), o, &r).ok());
-  o.format = "raw";
+  o.format = DatasetFormat::kRaw;
   o.crop_height = o.crop_width = 16;
   ASSERT_TRUE(Convert(out("wds"), out("converted") + "/ds", o, &r).ok());
   ASSERT_TRUE(PackTo(out("direct") + "/ds", o, &r).ok());
@@ -31,10 +31,10 @@ TEST_F(ConvertTest, WdsToRawEqualsPackingRawDirectly) {
 TEST_F(ConvertTest, LmdbToWdsKeepsBytesLabelsKeysAndPaths) {
   std::vector<std::string> paths = MakeTree(2, 3);
   PackOptions o = QuietOptions();
-  o.format = "lmdb";
+  o.format = DatasetFormat::kLmdb;
   PackResult r;
   ASSERT_TRUE(PackTo(out("lmdb"), o, &r).ok());
-  o.format = "wds";
+  o.format = DatasetFormat::kWebDataset;
   ASSERT_TRUE(Convert(out("lmdb"), out("wds") + "/ds", o, &r).ok());
   PackResult direct;
   ASSERT_TRUE(PackTo(out("direct") + "/ds", o, &direct).ok());
@@ -46,7 +46,7 @@ TEST_F(ConvertTest, LmdbToWdsKeepsBytesLabelsKeysAndPaths) {
 TEST_F(ConvertTest, RawDatasetsCannotBeConverted) {
   MakeTree(1, 2);
   PackOptions o = QuietOptions();
-  o.format = "raw";
+  o.format = DatasetFormat::kRaw;
   o.keep_size = true;
   PackResult r;
   ASSERT_TRUE(PackTo(out("raw"), o, &r).ok());

@@ -1,5 +1,5 @@
-// The CUDA feed. The reference of the kernel runs everywhere; the feed's tests need a CUDA device
-// and skip cleanly without one (CI has none; scripts/device-bench.sh runs them on the device).
+// The CUDA feed. Its tests need a CUDA device and skip cleanly without one (CI has none; scripts/device-bench.sh runs
+// them on the device).
 #include "shardpack/cuda_feed.h"
 
 #include <cuda_bf16.h>
@@ -10,20 +10,10 @@
 #include <cmath>
 
 #include "tests/support/dataset_fixture.h"
+#include "tests/support/normalize_reference.h"
 
 namespace shardpack {
 namespace {
-
-TEST(NormalizeReference, IsTheAffineMapPerChannelIntoNchw) {
-  const uint8_t nhwc[2 * 1 * 2 * 3] = {0, 10, 20, 30, 40, 50, 255, 128, 1, 2, 3, 4};  // 2 images of 1x2
-  const float mean[3] = {10, 20, 30}, std[3] = {2, 4, 5};
-  float out[12];
-  NormalizeNhwcToNchwReference(nhwc, 2, 1, 2, mean, std, out);
-  const float expected[12] = {(0 - 10) / 2.f,   (30 - 10) / 2.f, (10 - 20) / 4.f,  (40 - 20) / 4.f,
-                              (20 - 30) / 5.f,  (50 - 30) / 5.f, (255 - 10) / 2.f, (2 - 10) / 2.f,
-                              (128 - 20) / 4.f, (3 - 20) / 4.f,  (1 - 30) / 5.f,   (4 - 30) / 5.f};
-  for (int i = 0; i < 12; ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
-}
 
 class CudaFeedTest : public testing::DatasetTest {
  protected:

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "ground/checksum.h"
 #include "ground/sample_keys.h"
-#include "shardpack/checksum.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {
@@ -40,12 +40,12 @@ class ReadEveryFormat : public testing::DatasetTest, public ::testing::WithParam
  protected:
   PackOptions Options() {
     PackOptions o = QuietOptions();
-    o.format = GetParam().format;
+    o.format = testing::FormatNamed(GetParam().format);
     o.samples_per_shard = 4;  // several shards, so sample i must be located across them
     if (GetParam().crop) o.crop_height = o.crop_width = 12;
     o.keep_size = GetParam().keep_size;
     if (GetParam().zstd) {
-      o.compress = "zstd";
+      o.compress = RawCompression::kZstd;
       o.chunk_samples = 3;
     }
     return o;
@@ -184,7 +184,7 @@ TEST(RawReaderBounds, ForgedSampleTablesAreRefusedNotTrusted) {
   WriteFile(src + "/a/0.jpg", testing::MakeImage(ImageFormat::kJpeg, 40, 30, 1));
   WriteFile(src + "/a/1.jpg", testing::MakeImage(ImageFormat::kJpeg, 40, 30, 2));
   PackOptions o;
-  o.format = "raw";
+  o.format = DatasetFormat::kRaw;
   o.crop_height = o.crop_width = 8;
   o.sync = false;
   PackResult r;

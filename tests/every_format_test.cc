@@ -19,8 +19,8 @@ class EveryFormat : public testing::DatasetTest, public ::testing::WithParamInte
  protected:
   PackOptions Options() {
     PackOptions o = QuietOptions();
-    o.format = GetParam();
-    if (o.format == "raw") o.crop_height = o.crop_width = 16;
+    o.format = testing::FormatNamed(GetParam());
+    if (o.format == DatasetFormat::kRaw) o.crop_height = o.crop_width = 16;
     return o;
   }
 };

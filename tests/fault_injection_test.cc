@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "ground/manifest_json.h"
 #include "shardpack/convert.h"
 #include "shardpack/verify.h"
 #include "tests/support/dataset_fixture.h"
@@ -39,9 +40,9 @@ class FaultInjectionTest : public testing::DatasetTest, public ::testing::WithPa
 
   PackOptions Options(Env* env) {
     PackOptions o = QuietOptions();
-    o.format = GetParam();
+    o.format = testing::FormatNamed(GetParam());
     o.samples_per_shard = 5;
-    if (o.format == "raw") o.crop_height = o.crop_width = 16;
+    if (o.format == DatasetFormat::kRaw) o.crop_height = o.crop_width = 16;
     o.env = env;
     return o;
   }
@@ -155,7 +156,7 @@ TEST_P(FaultInjectionTest, ShortReadsChangeNothingAndCorruptReadsAreCaught) {
   EXPECT_TRUE(report.clean());
   PackOptions co = QuietOptions();
   co.env = &short_reads;
-  co.format = "raw";
+  co.format = DatasetFormat::kRaw;
   co.crop_height = co.crop_width = 16;
   PackResult converted;
   ASSERT_TRUE(Convert(out(), out("converted"), co, &converted).ok());

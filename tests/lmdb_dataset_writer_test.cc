@@ -8,8 +8,8 @@
 
 #include "formats/lmdb/lmdb_dataset_reader.h"
 #include "formats/lmdb/lmdb_format.h"
+#include "ground/checksum.h"
 #include "ground/sample_keys.h"
-#include "shardpack/checksum.h"
 #include "shardpack/stat.h"
 #include "shardpack/verify.h"
 #include "tests/support/dataset_fixture.h"
@@ -60,7 +60,7 @@ class LmdbPackTest : public DatasetTest {
  protected:
   PackOptions LmdbOptions() {
     PackOptions o = QuietOptions();
-    o.format = "lmdb";
+    o.format = DatasetFormat::kLmdb;
     return o;
   }
 };
@@ -87,7 +87,7 @@ TEST_F(LmdbPackTest, RecordsHoldTheSourceBytesLabelsAndMetadata) {
   EXPECT_EQ(report.images_decoded, 12u);
   DatasetStats st;
   ASSERT_TRUE(Stat(out(), nullptr, &st).ok());
-  EXPECT_EQ(st.format, "lmdb");
+  EXPECT_EQ(st.format, DatasetFormat::kLmdb);
   EXPECT_EQ(st.classes[2].samples, 4u);
   EXPECT_EQ(st.image_formats["jpeg"], 12u);
 }

@@ -9,8 +9,8 @@
 #include "formats/wds/dali_index.h"
 #include "formats/wds/tar_shard_reader.h"
 #include "formats/wds/wds_naming.h"
+#include "ground/checksum.h"
 #include "ground/sample_keys.h"
-#include "shardpack/checksum.h"
 #include "tests/support/dataset_fixture.h"
 #include "tests/support/fault_env.h"
 
@@ -336,15 +336,15 @@ TEST_F(DatasetTest, OptionsThatDoNotFitTheFormatAreRefused) {
   MakeTree(1, 1);
   PackOptions o = QuietOptions();
   PackResult r;
-  o.format = "raw";
+  o.format = DatasetFormat::kRaw;
   EXPECT_EQ(PackTo(out(), o, &r).message(), "--format raw needs --crop H[xW] (fixed-size images) or --keep-size");
   o.keep_size = true;
   o.crop_height = o.crop_width = 8;
   EXPECT_EQ(PackTo(out(), o, &r).message(), "--keep-size and --crop exclude each other");
-  o.format = "wds";
+  o.format = DatasetFormat::kWebDataset;
   EXPECT_EQ(PackTo(out(), o, &r).message(), "--resize, --crop and --keep-size apply to --format raw only");
-  o.format = "tfrecord";
-  EXPECT_EQ(PackTo(out(), o, &r).message(), "unknown format 'tfrecord'; use wds, lmdb or raw");
+  DatasetFormat parsed = DatasetFormat::kWebDataset;
+  EXPECT_EQ(ParseDatasetFormat("tfrecord", &parsed).message(), "unknown format 'tfrecord'; use wds, lmdb or raw");
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 #include <opencv2/imgproc.hpp>
 
 #include "formats/raw/raw_format.h"
+#include "ground/checksum.h"
 #include "ground/sample_table.h"
-#include "shardpack/checksum.h"
 #include "shardpack/stat.h"
 #include "shardpack/verify.h"
 #include "tests/support/dataset_fixture.h"
@@ -146,7 +146,7 @@ class RawPackTest : public DatasetTest {
  protected:
   PackOptions RawOptions() {
     PackOptions o = QuietOptions();
-    o.format = "raw";
+    o.format = DatasetFormat::kRaw;
     o.crop_height = 12;
     o.crop_width = 10;
     return o;
@@ -189,7 +189,7 @@ TEST_F(RawPackTest, ShardsHoldCroppedPixelsLabelsAndKeys) {
 TEST_F(RawPackTest, KeepSizeStoresOffsetsAndShapes) {
   MakeTree(1, 3);
   PackOptions o = QuietOptions();
-  o.format = "raw";
+  o.format = DatasetFormat::kRaw;
   o.keep_size = true;
   PackResult r;
   ASSERT_TRUE(PackTo(out(), o, &r).ok());
@@ -245,7 +245,7 @@ TEST_F(RawPackTest, ZstdChunksDecompressToThePlainShardsPixels) {
   PackOptions o = RawOptions();
   PackResult plain, packed;
   ASSERT_TRUE(PackTo(out("plain"), o, &plain).ok());
-  o.compress = "zstd";
+  o.compress = RawCompression::kZstd;
   o.chunk_samples = 3;
   ASSERT_TRUE(PackTo(out("zstd"), o, &packed).ok());
   ASSERT_EQ(packed.manifest.shards[0].file, "shard-000000.zst");

@@ -1,4 +1,4 @@
-#include "shardpack/units.h"
+#include "ground/units.h"
 
 #include <gtest/gtest.h>
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/wds/dali_index.h"
+#include "ground/manifest_json.h"
 #include "shardpack/manifest.h"
 #include "shardpack/stat.h"
 #include "tests/support/dataset_fixture.h"

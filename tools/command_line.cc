@@ -9,12 +9,12 @@
 #include <cstdio>
 #include <iostream>
 
+#include "ground/units.h"
+#include "ops/report_json.h"
 #include "shardpack/convert.h"
 #include "shardpack/loader_bench.h"
 #include "shardpack/pack.h"
-#include "shardpack/report_json.h"
 #include "shardpack/stat.h"
-#include "shardpack/units.h"
 #include "shardpack/verify.h"
 #ifdef SHARDPACK_HAVE_CUDA
 #include "ops/cuda/cuda_bench.h"
@@ -33,13 +33,16 @@ int Fail(const char* command, const Status& s) {
 }
 
 struct PackFlags {
-  std::string src, out, shard_size = "512MB", max_sample_bytes = "256MiB", keys = "index", check = "header", crop;
+  std::string src, out, format = "wds", compress = "none", shard_size = "512MB", max_sample_bytes = "256MiB",
+                        keys = "index", check = "header", crop;
   bool quiet = false, json = false, no_sync = false;
   PackOptions options;
 };
 
 // Fills f.options from the flags that are strings on the command line.
 Status ParseOutputFlags(PackFlags& f) {
+  SHARDPACK_RETURN_IF_ERROR(ParseDatasetFormat(f.format, &f.options.format));
+  SHARDPACK_RETURN_IF_ERROR(ParseRawCompression(f.compress, &f.options.compress));
   SHARDPACK_RETURN_IF_ERROR(ParseByteSize(f.shard_size, &f.options.shard_size_bytes));
   SHARDPACK_RETURN_IF_ERROR(ParseByteSize(f.max_sample_bytes, &f.options.max_sample_bytes));
   if (!f.crop.empty()) {
@@ -136,7 +139,7 @@ int RunStat(const std::string& dir, bool json, size_t top) {
     std::cout << DatasetStatsToJson(st).dump(2) << "\n";
     return 0;
   }
-  std::printf("dataset      %s (%s)\n", st.name.c_str(), st.format.c_str());
+  std::printf("dataset      %s (%s)\n", st.name.c_str(), std::string(DatasetFormatName(st.format)).c_str());
   std::printf("samples      %s in %s, %s; %s skipped at pack time\n", std::to_string(st.samples).c_str(),
               Count(st.shards, "shard").c_str(), FormatBytes(st.bytes).c_str(), Count(st.skipped, "input").c_str());
   PrintPercentiles("sample size", st.sample_bytes, true);
@@ -169,7 +172,7 @@ int RunStat(const std::string& dir, bool json, size_t top) {
 }
 
 void AddOutputOptions(CLI::App* app, PackFlags& f) {
-  app->add_option("--format", f.options.format,
+  app->add_option("--format", f.format,
                   "Output format: wds (WebDataset tar shards), lmdb (one LMDB environment) or raw (decoded pixels in "
                   ".npy shards)")
       ->capture_default_str();
@@ -191,7 +194,7 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
   app->add_option("--crop", f.crop, "raw: centre-crop to SIZE or HEIGHTxWIDTH; every image then has that size");
   app->add_flag("--keep-size", f.options.keep_size,
                 "raw: keep each image's own size (after --resize), with an offsets index");
-  app->add_option("--compress", f.options.compress,
+  app->add_option("--compress", f.compress,
                   "raw: none, or zstd (chunks of --chunk-samples images, each one zstd frame)")
       ->check(CLI::IsMember({"none", "zstd"}))
       ->capture_default_str();

@@ -19,7 +19,7 @@ Status RejectPixelOptions(const PackOptions& o) {
   if (o.crop_height > 0 || o.crop_width > 0 || o.keep_size || o.resize > 0) {
     return Status::InvalidArgument("--resize, --crop and --keep-size apply to --format raw only");
   }
-  if (o.compress != "none") {
+  if (o.compress != RawCompression::kNone) {
     return Status::InvalidArgument("--compress applies to --format raw only (wds and lmdb keep the encoded images)");
   }
   return Status::OK();

@@ -13,12 +13,13 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/common/dataset_writer.h"
 #include "formats/common/pack_input.h"
 #include "formats/common/shard_check.h"
 #include "formats/common/sharded_dataset_writer.h"
 #include "ground/sample_table.h"
+#include "shardpack/dataset_format.h"
 #include "shardpack/dataset_reader.h"
-#include "shardpack/dataset_writer.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/pack.h"
@@ -31,8 +32,9 @@ class Format {
  public:
   virtual ~Format() = default;
 
-  // The name in --format and in the manifest's "format" field.
-  virtual std::string_view name() const = 0;
+  // Which format this is; its name (--format, the manifest's "format" field) is the enum's.
+  virtual DatasetFormat id() const = 0;
+  std::string_view name() const { return DatasetFormatName(id()); }
 
   // --- pack and convert ---
 

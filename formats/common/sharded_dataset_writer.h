@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "shardpack/dataset_writer.h"
+#include "formats/common/dataset_writer.h"
 #include "shardpack/env.h"
 
 namespace shardpack {

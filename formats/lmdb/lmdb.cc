@@ -7,14 +7,14 @@
 #include "formats/lmdb/lmdb_format.h"
 #include "formats/lmdb/lmdb_input.h"
 #include "formats/lmdb/lmdb_random_reader.h"
-#include "shardpack/checksum.h"
+#include "ground/checksum.h"
 
 namespace shardpack {
 namespace {
 
 class LmdbFormatImpl final : public Format {
  public:
-  std::string_view name() const override { return "lmdb"; }
+  DatasetFormat id() const override { return DatasetFormat::kLmdb; }
 
   Status CheckPackOptions(const PackOptions& options) const override { return RejectPixelOptions(options); }
 

@@ -4,8 +4,8 @@
 
 #include "formats/lmdb/lmdb_environment.h"
 #include "formats/lmdb/lmdb_format.h"
+#include "ground/checksum.h"
 #include "ground/sample_keys.h"
-#include "shardpack/checksum.h"
 #include "shardpack/image.h"
 
 namespace shardpack {

@@ -7,9 +7,9 @@
 #include <cstring>
 
 #include "formats/lmdb/lmdb_format.h"
+#include "ground/checksum.h"
 #include "ground/sample_keys.h"
-#include "shardpack/checksum.h"
-#include "shardpack/units.h"
+#include "ground/units.h"
 
 namespace shardpack {
 namespace {

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "formats/common/dataset_writer.h"
 #include "formats/lmdb/lmdb_environment.h"
-#include "shardpack/dataset_writer.h"
 #include "shardpack/env.h"
 
 namespace shardpack {

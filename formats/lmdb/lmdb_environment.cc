@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <string>
 
-#include "shardpack/checksum.h"
+#include "ground/checksum.h"
 
 namespace shardpack {
 

@@ -7,6 +7,7 @@
 #include "formats/raw/raw_dataset_reader.h"
 #include "formats/raw/raw_dataset_writer.h"
 #include "formats/raw/raw_verifier.h"
+#include "ground/manifest_json.h"
 
 namespace shardpack {
 namespace {
@@ -23,7 +24,7 @@ TransformOptions RawTransform(const PackOptions& o) {
 
 class RawFormatImpl final : public Format {
  public:
-  std::string_view name() const override { return "raw"; }
+  DatasetFormat id() const override { return DatasetFormat::kRaw; }
 
   Status CheckPackOptions(const PackOptions& o) const override {
     const bool crop = o.crop_height > 0 || o.crop_width > 0;
@@ -32,7 +33,7 @@ class RawFormatImpl final : public Format {
                                          ? "--keep-size and --crop exclude each other"
                                          : "--format raw needs --crop H[xW] (fixed-size images) or --keep-size");
     }
-    if (o.compress == "zstd" && o.chunk_samples == 0) {
+    if (o.compress == RawCompression::kZstd && o.chunk_samples == 0) {
       return Status::InvalidArgument("--chunk-samples must be at least 1");
     }
     if (crop && (o.crop_height == 0 || o.crop_width == 0)) {
@@ -46,8 +47,8 @@ class RawFormatImpl final : public Format {
     (*j)["resize"] = t.resize_shorter;
     (*j)["crop"] = {t.crop_height, t.crop_width};
     (*j)["keep_size"] = o.keep_size;
-    (*j)["compress"] = o.compress;
-    if (o.compress == "zstd") (*j)["chunk_samples"] = o.chunk_samples;
+    (*j)["compress"] = std::string(RawCompressionName(o.compress));
+    if (o.compress == RawCompression::kZstd) (*j)["chunk_samples"] = o.chunk_samples;
   }
 
   Status PrepareSample(const PackOptions& options, PackItem* item) const override {
@@ -62,7 +63,7 @@ class RawFormatImpl final : public Format {
     ro.keep_size = options.keep_size;
     ro.height = t.crop_height;
     ro.width = t.crop_width;
-    ro.zstd_chunk_samples = options.compress == "zstd" ? options.chunk_samples : 0;
+    ro.zstd_chunk_samples = options.compress == RawCompression::kZstd ? options.chunk_samples : 0;
     return std::make_unique<RawDatasetWriter>(env, ro);
   }
 
@@ -79,7 +80,13 @@ class RawFormatImpl final : public Format {
 
   void VerifyShard(Env* env, const std::string& dir, const Manifest& manifest, size_t shard, const VerifyOptions&,
                    ShardCheck* check) const override {
-    VerifyRawShard(env, dir, manifest.shards[shard], manifest.options, check);
+    nlohmann::json options;
+    const Status s = ManifestOptions(manifest, &options);
+    if (!s.ok()) {
+      check->problems.push_back({kManifestFileName, "", s.message()});
+      return;
+    }
+    VerifyRawShard(env, dir, manifest.shards[shard], options, check);
   }
 
   Status ReadSampleRecords(Env* env, const std::string& dir, const ShardEntry& shard,

@@ -7,6 +7,7 @@
 
 #include "formats/common/shard_file.h"
 #include "formats/raw/raw_format.h"
+#include "ground/manifest_json.h"
 #include "ground/side_file.h"
 
 namespace shardpack {
@@ -14,7 +15,8 @@ namespace shardpack {
 Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest,
                               std::unique_ptr<DatasetReader>* reader) {
   std::unique_ptr<RawDatasetReader> r(new RawDatasetReader(std::move(manifest)));
-  const nlohmann::json& options = r->manifest().options;
+  nlohmann::json options;
+  SHARDPACK_RETURN_IF_ERROR(ManifestOptions(r->manifest(), &options));
   r->chunk_samples_ = options.value("compress", "none") == "zstd" ? options.value("chunk_samples", 0u) : 0;
   for (const ShardEntry& shard : r->manifest().shards) {
     std::vector<SampleRecord> table;

@@ -3,8 +3,8 @@
 #include <zstd.h>
 
 #include "formats/raw/raw_format.h"
+#include "ground/checksum.h"
 #include "ground/side_file.h"
-#include "shardpack/checksum.h"
 
 namespace shardpack {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "formats/common/dataset_writer.h"
 #include "formats/common/sharded_dataset_writer.h"
 #include "ground/sample_table.h"
-#include "shardpack/dataset_writer.h"
 #include "shardpack/env.h"
 
 namespace shardpack {

@@ -8,9 +8,9 @@
 
 #include "formats/common/format.h"
 #include "formats/raw/raw_format.h"
+#include "ground/checksum.h"
 #include "ground/range_checksums.h"
 #include "ground/sample_table.h"
-#include "shardpack/checksum.h"
 
 namespace shardpack {
 namespace {

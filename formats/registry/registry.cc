@@ -13,20 +13,21 @@ const std::vector<const Format*>& AllFormats() {
   return formats;
 }
 
-Status FindFormat(std::string_view name, const Format** format) {
+Status FindFormat(DatasetFormat id, const Format** format) {
   for (const Format* f : AllFormats()) {
-    if (f->name() == name) {
+    if (f->id() == id) {
       *format = f;
       return Status::OK();
     }
   }
-  return Status::InvalidArgument("unknown format '" + std::string(name) + "'; use " + FormatNames());
+  return Status::InvalidArgument("format number " + std::to_string(int(id)) + " has no implementation; use " +
+                                 DatasetFormatNames());
 }
 
 Status FindFormatOf(const std::string& dir, const Manifest& manifest, const Format** format) {
   if (FindFormat(manifest.format, format).ok()) return Status::OK();
-  return Status::Unsupported(dir + ": format '" + manifest.format + "' cannot be read by this version (it reads " +
-                             FormatNames(" and ") + ")");
+  return Status::Unsupported(dir + ": format '" + std::string(DatasetFormatName(manifest.format)) +
+                             "' cannot be read by this version (it reads " + DatasetFormatNames(" and ") + ")");
 }
 
 const Format& ShardListFormat() {
@@ -34,16 +35,6 @@ const Format& ShardListFormat() {
     if (f->reads_shard_lists()) return *f;
   }
   return *AllFormats().front();  // unreachable while the table holds a format that reads them
-}
-
-std::string FormatNames(std::string_view last_separator) {
-  std::string names;
-  const std::vector<const Format*>& all = AllFormats();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (i > 0) names += i + 1 == all.size() ? std::string(last_separator) : std::string(", ");
-    names += all[i]->name();
-  }
-  return names;
 }
 
 }  // namespace shardpack

@@ -1,8 +1,10 @@
-// The table of formats: the one place that knows which formats exist. Operations look a format up
-// here by the name the user (--format) or a manifest gives, and call its Format interface.
+// The table of formats: the one place that knows which implementations exist. Operations look a
+// format up here by the DatasetFormat the user (--format) or a manifest gives, and call its Format
+// interface.
 //
 // Adding a format: a folder formats/<name>/ that implements Format (formats/common/format.h), one
-// line in the table in registry.cc, and its library in CMakeLists.txt.
+// line in the table in registry.cc, its value and name in shardpack/dataset_format.h and
+// ground/dataset_format.cc, and its library in CMakeLists.txt.
 #pragma once
 
 #include <string>
@@ -18,17 +20,14 @@ namespace shardpack {
 // Every format, in the order help texts list them.
 const std::vector<const Format*>& AllFormats();
 
-// The format named `name` (from --format); InvalidArgument listing the known ones when none.
-Status FindFormat(std::string_view name, const Format** format);
+// The implementation of `id`; InvalidArgument when the table has none (a value outside the enum).
+Status FindFormat(DatasetFormat id, const Format** format);
 
 // The format of the dataset in `dir` that `manifest` describes; Unsupported naming the folder
-// when this version does not know it.
+// when the table has no implementation of it.
 Status FindFormatOf(const std::string& dir, const Manifest& manifest, const Format** format);
 
 // The format that reads lists of shard files without a manifest (shard specs).
 const Format& ShardListFormat();
-
-// "wds, lmdb or raw": the known names, for messages.
-std::string FormatNames(std::string_view last_separator = " or ");
 
 }  // namespace shardpack

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "shardpack/checksum.h"
+#include "ground/checksum.h"
 #include "shardpack/env.h"
 
 namespace shardpack {

@@ -18,7 +18,7 @@ bool IsForeignShardName(const std::string& name) {
 
 class WdsFormatImpl final : public Format {
  public:
-  std::string_view name() const override { return "wds"; }
+  DatasetFormat id() const override { return DatasetFormat::kWebDataset; }
 
   Status CheckPackOptions(const PackOptions& options) const override { return RejectPixelOptions(options); }
 

@@ -53,7 +53,7 @@ Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& pa
   Manifest manifest;
   manifest.name =
       paths.size() == 1 ? paths.front() : paths.front() + " (+" + std::to_string(paths.size() - 1) + " shards)";
-  manifest.format = "wds";
+  manifest.format = DatasetFormat::kWebDataset;
   std::vector<std::vector<WdsSampleLocation>> entries(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {
     SHARDPACK_RETURN_IF_ERROR(IndexWdsShard(env, paths[i], &entries[i]));

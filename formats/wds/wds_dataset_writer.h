@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "formats/common/dataset_writer.h"
 #include "formats/common/sharded_dataset_writer.h"
 #include "formats/wds/dali_index.h"
 #include "formats/wds/tar_shard_writer.h"
 #include "ground/sample_table.h"
-#include "shardpack/dataset_writer.h"
 #include "shardpack/env.h"
 
 namespace shardpack {

@@ -1,8 +1,8 @@
 #include "formats/wds/wds_input.h"
 
 #include "formats/wds/wds_naming.h"
+#include "ground/checksum.h"
 #include "ground/sample_keys.h"
-#include "shardpack/checksum.h"
 
 namespace shardpack {
 namespace {

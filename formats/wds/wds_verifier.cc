@@ -7,9 +7,9 @@
 #include "formats/wds/tar_format.h"
 #include "formats/wds/tar_shard_reader.h"
 #include "formats/wds/wds_naming.h"
+#include "ground/checksum.h"
 #include "ground/range_checksums.h"
 #include "ground/sample_table.h"
-#include "shardpack/checksum.h"
 #include "shardpack/image.h"
 
 namespace shardpack {

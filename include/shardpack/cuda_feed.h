@@ -80,8 +80,4 @@ class CudaFeed {
 // Whether a CUDA device can be used; *why says why not.
 bool CudaDeviceAvailable(std::string* why);
 
-// What the normalisation kernel computes, on the CPU, for tests: NHWC uint8 -> NCHW float.
-void NormalizeNhwcToNchwReference(const uint8_t* nhwc, uint32_t count, uint32_t height, uint32_t width,
-                                  const float mean[3], const float std[3], float* nchw);
-
 }  // namespace shardpack

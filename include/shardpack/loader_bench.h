@@ -36,8 +36,4 @@ struct BenchResult {
 
 Status RunLoaderBench(const std::string& dataset, const BenchOptions& options, BenchResult* result);
 
-// Fills the rates and the verdict of a finished run from its totals and r->seconds (shared by the
-// CPU and CUDA benchmarks).
-void FinishBenchResult(const BenchOptions& options, BenchResult* r);
-
 }  // namespace shardpack

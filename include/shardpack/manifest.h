@@ -7,10 +7,10 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 
@@ -45,12 +45,14 @@ struct ShardEntry {
 };
 
 struct Manifest {
-  std::string name;    // the dataset folder's base name
-  std::string format;  // the format's name (formats/registry/), e.g. "wds"
+  std::string name;                                   // the dataset folder's base name
+  DatasetFormat format = DatasetFormat::kWebDataset;  // written as its name, e.g. "wds"
   int format_version = 1;
-  std::string tool_version;                           // shardpack version that wrote it
-  nlohmann::json options = nlohmann::json::object();  // the pack options that shape the output
-  std::vector<std::string> classes;                   // label i is classes[i]; empty for an unlabelled dataset
+  std::string tool_version;  // shardpack version that wrote it
+  // The pack options that shape the output, as the JSON object manifest.json holds (compact, keys
+  // sorted), e.g. {"keys":"index","prefix":"shard",...}; docs/formats/manifest.md lists them.
+  std::string options_json = "{}";
+  std::vector<std::string> classes;  // label i is classes[i]; empty for an unlabelled dataset
   uint64_t samples = 0;
   uint64_t bytes = 0;  // sum of shard sizes
   std::vector<ShardEntry> shards;
@@ -58,10 +60,6 @@ struct Manifest {
   std::vector<std::string> empty_classes;
   bool wids_shard_list = false;  // also a `wids` shard-list description (the format's shards are tar files)
 };
-
-nlohmann::json ManifestToJson(const Manifest& manifest);
-// Fails with DataLoss naming the missing or mistyped field.
-Status ManifestFromJson(const nlohmann::json& json, Manifest* manifest);
 
 // The field under which a manifest stores the xxh64 of the rest of itself.
 inline constexpr char kManifestChecksumKey[] = "manifest_xxh64";
@@ -73,7 +71,8 @@ Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest)
 // (every manifest of this version is written with one). Readers do not insist on it; verify
 // reports it.
 Status CheckManifestChecksum(Env* env, const std::string& dir);
-// Reads dir/manifest.json. NotFound when absent (a pack that did not finish leaves none).
+// Reads dir/manifest.json. NotFound when absent (a pack that did not finish leaves none), DataLoss
+// naming the field when it is malformed, Unsupported when a newer shardpack wrote it.
 Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest);
 
 }  // namespace shardpack

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/status.h"
@@ -23,7 +24,7 @@ struct PackProgress {
 };
 
 struct PackOptions {
-  std::string format = "wds";               // "wds", "lmdb" or "raw"
+  DatasetFormat format = DatasetFormat::kWebDataset;
   std::string list_file;                    // pack the files listed here (path<TAB>label) instead of scanning
   std::string prefix = "shard";             // shard file names: "<prefix>-000000.tar", ...
   uint64_t shard_size_bytes = 512'000'000;  // a new shard starts before one would exceed this
@@ -41,10 +42,10 @@ struct PackOptions {
   uint32_t resize = 0;
   uint32_t crop_height = 0;
   uint32_t crop_width = 0;
-  bool keep_size = false;         // raw: store each image at its own size (no crop)
-  std::string compress = "none";  // raw: "none" or "zstd" (chunked, see docs/formats/raw.md)
-  uint32_t chunk_samples = 16;    // raw with zstd: images per compressed chunk
-  bool force = false;             // replace a non-empty OUT
+  bool keep_size = false;                           // raw: store each image at its own size (no crop)
+  RawCompression compress = RawCompression::kNone;  // raw: zstd compresses chunks of images
+  uint32_t chunk_samples = 16;                      // raw with zstd: images per compressed chunk
+  bool force = false;                               // replace a non-empty OUT
   // Continue a pack that was killed or interrupted in OUT: keep the shards it completed (listed in
   // OUT/pack-journal.json) and pack the rest; the result equals an uninterrupted run. The source and
   // the options must be the same. Without a journal it starts afresh; with a finished dataset from

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 
@@ -19,7 +20,7 @@ struct ClassCount {
 
 struct DatasetStats {
   std::string name;
-  std::string format;
+  DatasetFormat format = DatasetFormat::kWebDataset;
   uint64_t samples = 0;
   uint64_t shards = 0;
   uint64_t bytes = 0;

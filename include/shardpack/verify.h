@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 
@@ -25,7 +26,7 @@ struct VerifyProblem {
 };
 
 struct VerifyReport {
-  std::string format;
+  DatasetFormat format = DatasetFormat::kWebDataset;
   uint64_t shards = 0;
   uint64_t samples = 0;         // samples found in the shards
   uint64_t bytes = 0;           // bytes read

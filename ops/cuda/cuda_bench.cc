@@ -5,6 +5,8 @@
 #include <chrono>
 #include <thread>
 
+#include "ops/bench_result_rates.h"
+
 namespace shardpack {
 
 Status RunCudaBench(const std::string& dataset, const BenchOptions& o, DeviceDType dtype, BenchResult* r) {

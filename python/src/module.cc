@@ -181,7 +181,7 @@ class PyDataset {
  public:
   explicit PyDataset(const std::string& path) { Raise(DatasetReader::Open(path, nullptr, &reader_)); }
   uint64_t size() const { return reader_->size(); }
-  std::string format() const { return reader_->manifest().format; }
+  std::string format() const { return std::string(DatasetFormatName(reader_->manifest().format)); }
   std::vector<std::string> classes() const { return reader_->manifest().classes; }
 
   // Sample i as a WebDataset-style dict: __key__, cls, the image bytes under their extension (or,

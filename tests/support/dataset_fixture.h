@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,13 @@
 #include "tests/support/temp_dir.h"
 
 namespace shardpack::testing {
+
+// The format named `name` ("wds", "lmdb", "raw"), so that test parameters stay readable names.
+inline DatasetFormat FormatNamed(const std::string& name) {
+  DatasetFormat format = DatasetFormat::kWebDataset;
+  if (!ParseDatasetFormat(name, &format).ok()) throw std::invalid_argument("no format named " + name);
+  return format;
+}
 
 class DatasetTest : public ::testing::Test {
  protected:

@@ -18,11 +18,14 @@ int main(int argc, char** argv) {
   shardpack::testing::FaultEnv env;
   env.KillAtOperation(std::strtoull(argv[5], nullptr, 10));
   shardpack::PackOptions o;
-  o.format = argv[3];
+  if (!shardpack::ParseDatasetFormat(argv[3], &o.format).ok()) {
+    std::fprintf(stderr, "unknown format %s\n", argv[3]);
+    return 2;
+  }
   o.samples_per_shard = std::strtoull(argv[4], nullptr, 10);
   o.sync = false;
   o.env = &env;
-  if (o.format == "raw") o.crop_height = o.crop_width = 16;
+  if (o.format == shardpack::DatasetFormat::kRaw) o.crop_height = o.crop_width = 16;
   shardpack::PackResult r;
   const shardpack::Status s = shardpack::Pack(argv[1], argv[2], o, &r);
   if (!s.ok()) {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shardpack/checksum.h"
+#include "ground/checksum.h"
 #include "shardpack/image.h"
 #include "shardpack/manifest.h"
 #include "shardpack/status.h"

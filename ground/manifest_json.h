@@ -1,0 +1,23 @@
+// The manifest's JSON form (docs/formats/manifest.md), for the code that writes and reads it: the
+// manifest file itself, the pack journal, and the readers of the recorded options. Kept out of the
+// public shardpack/manifest.h so that no nlohmann type reaches an embedding user.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "shardpack/manifest.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+nlohmann::json ManifestToJson(const Manifest& manifest);
+// Fails with DataLoss naming the missing or mistyped field, Unsupported for a version or a format
+// this shardpack does not know.
+Status ManifestFromJson(const nlohmann::json& json, Manifest* manifest);
+
+// manifest.options_json parsed; DataLoss when it is not a JSON object. A manifest read from disk
+// passed ManifestFromJson's checks: every number in it is a non-negative integer, "compress" a
+// string and "keep_size" a boolean.
+Status ManifestOptions(const Manifest& manifest, nlohmann::json* options);
+
+}  // namespace shardpack
