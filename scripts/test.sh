@@ -19,6 +19,9 @@ ctest --test-dir build/release --output-on-failure -j"$jobs"
 echo "== Installed package: examples/embed against cmake --install (find_package and pkg-config)"
 scripts/check-install.sh build/release
 
+echo "== Python package: pip install . and its wheel in fresh virtual environments"
+scripts/check-python-package.sh build/release
+
 echo "== ASan + UBSan build and tests"
 # (The Python module is not built here: a sanitized extension cannot load into Debian's python3.)
 # Nor the CUDA feed: nvcc does not take the sanitizer flags (the Release build compiles and tests it).
