@@ -11,6 +11,7 @@
 #include <future>
 #include <system_error>
 
+#include "ground/write_back.h"
 #include "shardpack/env.h"
 
 namespace shardpack {
@@ -120,15 +121,9 @@ class PosixWritableFile final : public WritableFile {
       n -= static_cast<size_t>(w);
       written_ += static_cast<uint64_t>(w);
     }
-    // Start write-back of every full 8 MiB behind us without waiting for it (as RocksDB's
-    // bytes_per_sync does), so that the disk works while we go on, and the Sync() that publishes
-    // a shard waits for little more than the tail instead of the whole shard.
-    if (written_ - started_ >= kWritebackStep) {
-      const uint64_t end = written_ / kWritebackStep * kWritebackStep;
-      (void)::sync_file_range(fd_, static_cast<off_t>(started_), static_cast<off_t>(end - started_),
-                              SYNC_FILE_RANGE_WRITE);
-      started_ = end;
-    }
+    // Every full 8 MiB behind us (ground/write_back.h).
+    if (written_ - started_ >= kWritebackStep)
+      StartWriteBack(fd_, written_ / kWritebackStep * kWritebackStep, &started_);
     return Status::OK();
   }
 

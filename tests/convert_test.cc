@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "formats/lmdb/lmdb_dataset_reader.h"
+#include "formats/lmdb/lmdb_verifier.h"
 #include "shardpack/verify.h"
 #include "tests/support/dataset_fixture.h"
 

@@ -6,8 +6,8 @@
 #include <csignal>
 #include <filesystem>
 
-#include "formats/lmdb/lmdb_dataset_reader.h"
 #include "formats/lmdb/lmdb_format.h"
+#include "formats/lmdb/lmdb_verifier.h"
 #include "ground/checksum.h"
 #include "ground/sample_keys.h"
 #include "shardpack/stat.h"

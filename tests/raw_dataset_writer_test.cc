@@ -38,6 +38,35 @@ TEST(NpyHeader, IsWhatNumpyWrites) {
   EXPECT_EQ(ParseNpyHeader("\x93NUMPX", &info).message(), "not an .npy file (bad magic)");
 }
 
+// A chunk index as numpy writes int64 arrays: the header above, then little-endian values written
+// out byte by byte here.
+std::string ChunkIndex(const std::vector<int64_t>& offsets, const char* descr = "<i8") {
+  std::string npy = NpyHeader(descr, {offsets.size()});
+  for (int64_t v : offsets) {
+    for (int b = 0; b < 8; ++b) npy.push_back(char((uint64_t(v) >> (8 * b)) & 0xff));
+  }
+  return npy;
+}
+
+TEST(RawChunkIndex, OffsetsMustStayInsideTheShardAndInOrder) {
+  std::vector<int64_t> offsets;
+  ASSERT_TRUE(ParseRawChunkIndex(ChunkIndex({0, 5, 9, 9}), 9, &offsets).ok());
+  EXPECT_EQ(offsets, (std::vector<int64_t>{0, 5, 9, 9}));
+  EXPECT_EQ(ParseRawChunkIndex(ChunkIndex({0, 5, 9}), 8, &offsets).message(),
+            "chunk offset 9 is out of order or past the end of the shard (8 bytes)");
+  EXPECT_TRUE(offsets.empty());
+  EXPECT_EQ(ParseRawChunkIndex(ChunkIndex({0, 5, 4}), 9, &offsets).message(),
+            "chunk offset 4 is out of order or past the end of the shard (9 bytes)");
+  EXPECT_EQ(ParseRawChunkIndex(ChunkIndex({-1, 5}), 9, &offsets).message(),
+            "chunk offset -1 is out of order or past the end of the shard (9 bytes)");
+  EXPECT_EQ(ParseRawChunkIndex(ChunkIndex({0, 5}, "<i4"), 9, &offsets).message(),
+            "not an int64 array of chunk offsets");
+  const std::string whole = ChunkIndex({0, 5});
+  EXPECT_EQ(ParseRawChunkIndex(whole.substr(0, whole.size() - 1), 9, &offsets).message(),
+            "not an int64 array of chunk offsets");
+  EXPECT_EQ(ParseRawChunkIndex(whole + "x", 9, &offsets).message(), "not an int64 array of chunk offsets");
+}
+
 TEST(DecodeAndTransform, ResizesShorterSideThenCentreCrops) {
   const std::string jpeg = MakeImage(ImageFormat::kJpeg, 200, 100, 3);
   TransformOptions t;

@@ -13,6 +13,11 @@ Status OpenShardFile(Env* env, const std::string& dir, const ShardEntry& shard, 
   return env->NewRandomAccessFile(path, file);
 }
 
+Status OpenShardWithTable(Env* env, const std::string& dir, const ShardEntry& shard, OpenedShard* opened) {
+  SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, dir, shard, &opened->table));
+  return OpenShardFile(env, dir, shard, &opened->file, &opened->bytes);
+}
+
 Status CheckWithinShard(const ShardEntry& shard, const std::string& key, uint64_t offset, uint64_t size,
                         uint64_t shard_bytes) {
   if (offset <= shard_bytes && size <= shard_bytes - offset) return Status::OK();

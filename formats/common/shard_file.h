@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "ground/sample_table.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/status.h"
@@ -16,6 +18,16 @@ namespace shardpack {
 // Opens dir/shard.file and checks that its size is the one the manifest lists (DataLoss otherwise).
 Status OpenShardFile(Env* env, const std::string& dir, const ShardEntry& shard, std::unique_ptr<RandomAccessFile>* file,
                      uint64_t* bytes);
+
+// What a reader opens of each shard that has a sample table (wds, raw).
+struct OpenedShard {
+  std::vector<SampleRecord> table;  // checked against the manifest's checksum of it
+  std::unique_ptr<RandomAccessFile> file;
+  uint64_t bytes = 0;  // the shard's size, the one the manifest lists
+};
+
+// Reads shard's sample table (ReadSampleTable) and opens the shard (OpenShardFile).
+Status OpenShardWithTable(Env* env, const std::string& dir, const ShardEntry& shard, OpenedShard* opened);
 
 // DataLoss naming shard and sample when [offset, offset + size) does not lie inside the shard.
 Status CheckWithinShard(const ShardEntry& shard, const std::string& key, uint64_t offset, uint64_t size,

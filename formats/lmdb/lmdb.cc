@@ -6,7 +6,7 @@
 #include "formats/lmdb/lmdb_dataset_writer.h"
 #include "formats/lmdb/lmdb_format.h"
 #include "formats/lmdb/lmdb_input.h"
-#include "formats/lmdb/lmdb_random_reader.h"
+#include "formats/lmdb/lmdb_verifier.h"
 #include "ground/checksum.h"
 
 namespace shardpack {

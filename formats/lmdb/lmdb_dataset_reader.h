@@ -1,25 +1,23 @@
-// Reading an LMDB dataset back: verification of the environment and its records, and the per-sample
-// records that `stat` summarises.
+// Random access to the records of a shardpack LMDB dataset: one read-only transaction per Read()
+// (LMDB readers do not block each other or the writer).
 #pragma once
 
+#include <memory>
 #include <string>
-#include <vector>
 
-#include "formats/common/shard_check.h"
-#include "ground/sample_table.h"
-#include "shardpack/env.h"
-#include "shardpack/manifest.h"
-#include "shardpack/verify.h"
+#include "formats/lmdb/lmdb_environment.h"
+#include "shardpack/dataset_reader.h"
 
 namespace shardpack {
 
-// Checks data.mdb against its manifest entry (size, XXH64) and, only when those match (LMDB itself
-// trusts its file and may crash on a damaged one), every record: keys in sample order, record
-// structure, image checksum, the metadata record, and with decode every image.
-void VerifyLmdbDataset(Env* env, const std::string& dir, const ShardEntry& entry, const VerifyOptions& options,
-                       ShardCheck* check);
+class LmdbDatasetReader final : public DatasetReader {
+ public:
+  static Status Open(const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
+  Status Read(uint64_t index, ReadSample* out) const override;
 
-// One SampleRecord per sample (offset 0, size = record bytes, xxh64 = the image checksum).
-Status ReadLmdbSampleRecords(const std::string& dir, std::vector<SampleRecord>* records);
+ private:
+  explicit LmdbDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)) {}
+  std::unique_ptr<LmdbEnvironment> lmdb_;
+};
 
 }  // namespace shardpack

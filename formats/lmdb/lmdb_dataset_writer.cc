@@ -6,10 +6,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include "formats/common/sample_metadata.h"
 #include "formats/lmdb/lmdb_format.h"
 #include "ground/checksum.h"
 #include "ground/sample_keys.h"
 #include "ground/units.h"
+#include "ground/write_back.h"
 
 namespace shardpack {
 namespace {
@@ -151,25 +153,15 @@ Status LmdbDatasetWriter::CommitBatch(Batch* batch) {
 // Starts (without waiting for) the disk write of the pages appended since the last call. Pages
 // rewritten below that point (branch and meta pages) are left to the final sync. Best effort: a
 // failure here shows up in the final sync.
-void LmdbDatasetWriter::StartWriteBack(int fd) {
-  const uint64_t used = lmdb_->UsedBytes();
-  if (used > written_back_) {
-    (void)::sync_file_range(fd, off64_t(written_back_), off64_t(used - written_back_), SYNC_FILE_RANGE_WRITE);
-    written_back_ = used;
-  }
-}
+void LmdbDatasetWriter::StartWriteBack(int fd) { shardpack::StartWriteBack(fd, lmdb_->UsedBytes(), &written_back_); }
 
 Status LmdbDatasetWriter::Add(const Sample& sample) {
   if (!status_.ok()) return status_;
-  nlohmann::json header = {{"key", sample.key},
-                           {"label", sample.label},
-                           {"path", sample.relpath},
-                           {"format", ImageFormatName(sample.image.format)},
-                           {"width", sample.image.width},
-                           {"height", sample.image.height},
-                           {"xxh64", ChecksumHex(BytesChecksum(sample))}};
-  header["class"] = sample.class_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(sample.class_name);
-  if (sample.extra != nullptr) header["source"] = *sample.extra;
+  // The common fields, and what a reader needs without the manifest. Keys are sorted when dumped.
+  nlohmann::json header = SampleMetadata(sample);
+  header["key"] = sample.key;
+  header["label"] = sample.label;
+  header["xxh64"] = ChecksumHex(BytesChecksum(sample));
   status_ = Queue(IndexKey(samples_), header.dump(), sample.bytes, /*raw_value=*/false);
   if (!status_.ok()) return status_;
   bytes_ += 8 + sample.bytes.size();

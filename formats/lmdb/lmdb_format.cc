@@ -63,4 +63,20 @@ Status ParseLmdbRecord(std::string_view record, nlohmann::json* header, std::str
   return Status::OK();
 }
 
+Status ParseLmdbSample(std::string_view record, std::string_view db_key, LmdbSample* sample) {
+  nlohmann::json h;
+  SHARDPACK_RETURN_IF_ERROR(ParseLmdbRecord(record, &h, &sample->image));
+  // CheckHeaderFields passed: value() below cannot throw, and the integers fit their types.
+  const std::string fallback(db_key);
+  sample->key = h.value("key", fallback);
+  sample->path = h.value("path", fallback);
+  sample->label = h.value("label", -1);
+  const std::string format = h.value("format", "");
+  sample->format = ImageFormatFromExtension(format == "jpeg" ? "jpg" : format);
+  sample->width = h.value("width", 0u);
+  sample->height = h.value("height", 0u);
+  sample->xxh64 = h.value("xxh64", "");
+  return Status::OK();
+}
+
 }  // namespace shardpack

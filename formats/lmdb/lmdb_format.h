@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "shardpack/image.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
@@ -33,5 +34,19 @@ void AppendLmdbRecord(const std::string& header_json, std::string_view image, st
 // Splits a record; DataLoss when the magic, the header length or the header JSON is wrong.
 // `image` points into `record`.
 Status ParseLmdbRecord(std::string_view record, nlohmann::json* header, std::string_view* image);
+
+// A sample record's header fields, typed, as every reader of them wants them.
+struct LmdbSample {
+  std::string key;   // "key", or the LMDB key when absent
+  std::string path;  // "path" (relative to SRC), or the LMDB key when absent
+  int32_t label = -1;
+  ImageFormat format = ImageFormat::kUnknown;  // from "format" ("jpeg" or "jpg", "png", ...)
+  uint32_t width = 0, height = 0;
+  std::string xxh64;       // of the image, 16 hex digits; empty when absent
+  std::string_view image;  // points into the record
+};
+
+// ParseLmdbRecord, then the fields. `db_key` is the record's LMDB key.
+Status ParseLmdbSample(std::string_view record, std::string_view db_key, LmdbSample* sample);
 
 }  // namespace shardpack

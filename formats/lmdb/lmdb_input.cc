@@ -33,15 +33,14 @@ Status LmdbInput::Next(PackItem* item, bool* done) {
   }
   if (rc != 0) return LmdbError("cannot read LMDB record", rc);
   *done = false;
-  nlohmann::json header;
-  std::string_view image;
+  LmdbSample sample;
   item->loaded = true;
   item->extra = nullptr;
-  item->status = ParseLmdbRecord(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), &header, &image);
-  item->relpath = header.value("path", std::string(key));
-  item->key = header.value("key", std::string(key));
-  item->label = header.value("label", -1);
-  item->bytes.assign(image.data(), image.size());
+  item->status = ParseLmdbSample(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), key, &sample);
+  item->relpath = item->status.ok() ? std::move(sample.path) : std::string(key);
+  item->key = item->status.ok() ? std::move(sample.key) : std::string(key);
+  item->label = sample.label;
+  item->bytes.assign(sample.image.data(), sample.image.size());
   return Status::OK();
 }
 

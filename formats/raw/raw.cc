@@ -83,7 +83,7 @@ class RawFormatImpl final : public Format {
     nlohmann::json options;
     const Status s = ManifestOptions(manifest, &options);
     if (!s.ok()) {
-      check->problems.push_back({kManifestFileName, "", s.message()});
+      check->AddProblem(kManifestFileName, "", s.message());
       return;
     }
     VerifyRawShard(env, dir, manifest.shards[shard], options, check);

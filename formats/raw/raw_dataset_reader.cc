@@ -19,11 +19,9 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
   SHARDPACK_RETURN_IF_ERROR(ManifestOptions(r->manifest(), &options));
   r->chunk_samples_ = options.value("compress", "none") == "zstd" ? options.value("chunk_samples", 0u) : 0;
   for (const ShardEntry& shard : r->manifest().shards) {
-    std::vector<SampleRecord> table;
-    SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, dir, shard, &table));
-    std::unique_ptr<RandomAccessFile> file;
-    uint64_t shard_bytes = 0;
-    SHARDPACK_RETURN_IF_ERROR(OpenShardFile(env, dir, shard, &file, &shard_bytes));
+    OpenedShard opened;
+    SHARDPACK_RETURN_IF_ERROR(OpenShardWithTable(env, dir, shard, &opened));
+    const uint64_t shard_bytes = opened.bytes;
     std::string text;
     std::vector<int64_t> chunks;
     if (r->chunk_samples_ > 0) {
@@ -34,25 +32,14 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
         return Status::DataLoss(JoinPath(dir, kManifestFileName) + " lists no " + name + " for " + shard.file);
       }
       SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, *side, &text));
-      NpyInfo info;
-      SHARDPACK_RETURN_IF_ERROR(ParseNpyHeader(text, &info));
-      if (info.descr != "<i8" || info.shape.size() != 1 || text.size() != info.data_offset + 8 * info.shape[0]) {
-        return Status::DataLoss(dir + "/" + name + ": not an int64 array of chunk offsets");
-      }
-      chunks.resize(info.shape[0]);
-      std::memcpy(chunks.data(), text.data() + info.data_offset, 8 * chunks.size());  // little-endian host
-      for (size_t c = 0; c < chunks.size(); ++c) {
-        if (chunks[c] < 0 || uint64_t(chunks[c]) > shard_bytes || (c > 0 && chunks[c] < chunks[c - 1])) {
-          return Status::DataLoss(dir + "/" + name + ": chunk offset " + std::to_string(chunks[c]) +
-                                  " is out of order or past the end of " + shard.file);
-        }
-      }
+      const Status s = ParseRawChunkIndex(text, shard_bytes, &chunks);
+      if (!s.ok()) return Status::DataLoss(JoinPath(dir, name) + ": " + s.message());
     }
     // The pixels lie back to back after the .npy header (plain) or from 0 in the decompressed data
     // (zstd), each image height x width x 3 bytes: the only layout pack writes, so any other table
     // would read the wrong bytes.
     uint64_t expected_offset = r->chunk_samples_ == 0 ? kNpyHeaderBytes : 0;
-    for (const SampleRecord& rec : table) {
+    for (const SampleRecord& rec : opened.table) {
       if (rec.size != uint64_t(rec.width) * rec.height * 3 || rec.offset != expected_offset) {
         return Status::DataLoss(JoinPath(dir, shard.sample_table.file) + ": sample " + rec.key + " (" +
                                 std::to_string(rec.width) + "x" + std::to_string(rec.height) + ") claims " +
@@ -65,8 +52,8 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
       }
       expected_offset += rec.size;
     }
-    r->files_.push_back(std::move(file));
-    r->tables_.push_back(std::move(table));
+    r->files_.push_back(std::move(opened.file));
+    r->tables_.push_back(std::move(opened.table));
     r->chunks_.push_back(std::move(chunks));
   }
   *reader = std::move(r);

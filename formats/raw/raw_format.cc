@@ -87,6 +87,31 @@ std::string NpyInt32Body(const std::vector<int32_t>& values) {
   return out;
 }
 
+Status ParseRawChunkIndex(std::string_view npy, uint64_t shard_bytes, std::vector<int64_t>* offsets) {
+  offsets->clear();
+  NpyInfo info;
+  SHARDPACK_RETURN_IF_ERROR(ParseNpyHeader(npy, &info));
+  // The shape comes from the file: compare sizes by division so that a huge count cannot wrap.
+  if (info.descr != "<i8" || info.fortran_order || info.shape.size() != 1 || npy.size() < info.data_offset ||
+      (npy.size() - info.data_offset) % 8 != 0 || (npy.size() - info.data_offset) / 8 != info.shape[0]) {
+    return Status::DataLoss("not an int64 array of chunk offsets");
+  }
+  offsets->resize(info.shape[0]);
+  for (size_t c = 0; c < offsets->size(); ++c) {
+    uint64_t v = 0;
+    for (int b = 7; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(npy[info.data_offset + c * 8 + b]);
+    const int64_t offset = static_cast<int64_t>(v);
+    if (offset < 0 || uint64_t(offset) > shard_bytes || (c > 0 && offset < (*offsets)[c - 1])) {
+      offsets->clear();
+      return Status::DataLoss("chunk offset " + std::to_string(offset) +
+                              " is out of order or past the end of the shard (" + std::to_string(shard_bytes) +
+                              " bytes)");
+    }
+    (*offsets)[c] = offset;
+  }
+  return Status::OK();
+}
+
 std::string NpyInt64Body(const std::vector<int64_t>& values) {
   std::string out(values.size() * 8, '\0');
   for (size_t i = 0; i < values.size(); ++i) {

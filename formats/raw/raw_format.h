@@ -35,6 +35,11 @@ struct NpyInfo {
 // Parses the header at the start of `bytes` (any .npy v1/v2 header, not only ours).
 Status ParseNpyHeader(std::string_view bytes, NpyInfo* info);
 
+// The chunk index of a compressed shard ("<stem>.chunks.npy"): a 1-D int64 .npy of byte offsets,
+// each within [0, shard_bytes] and none below the one before. DataLoss saying what is wrong (the
+// caller names the file) otherwise: readers take frame positions from it.
+Status ParseRawChunkIndex(std::string_view npy, uint64_t shard_bytes, std::vector<int64_t>* offsets);
+
 // Little-endian array bodies.
 std::string NpyInt32Body(const std::vector<int32_t>& values);
 std::string NpyInt64Body(const std::vector<int64_t>& values);

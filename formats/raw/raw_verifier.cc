@@ -48,20 +48,10 @@ class RawShardChecker {
   }
 
  private:
-  void Problem(const std::string& key, const std::string& what) {
-    if (check_->problems.size() <= 50) check_->problems.push_back({shard_.file, key, what});
-  }
+  void Problem(const std::string& key, const std::string& what) { check_->AddProblem(shard_.file, key, what); }
 
-  // Reads a side file and checks it against its manifest checksum.
   bool Load(const SideFile& side, std::string* text) {
-    Status s = env_->ReadFile(JoinPath(dir_, side.file), uint64_t(1) << 32, text);
-    if (!s.ok()) {
-      Problem("", side.file + ": " + s.message());
-      return false;
-    }
-    if (ChecksumHex(Xxh64(*text)) != side.xxh64)
-      Problem("", side.file + ": checksum mismatch (file changed since pack)");
-    return true;
+    return LoadSideFileForCheck(env_, dir_, shard_.file, side, uint64_t(1) << 32, check_, text);
   }
 
   void CheckPixelHeader(const std::string& path, uint64_t file_size) {
@@ -198,11 +188,9 @@ class RawShardChecker {
         }
       }
     } else if (EndsWith(side.file, ".chunks.npy")) {
-      if (info.descr != "<i8" || info.shape.size() != 1 || text.size() != info.data_offset + 8 * info.shape[0]) {
-        Problem("", side.file + ": not an int64 array of chunk offsets");
-        return;
-      }
-      for (uint64_t i = 0; i < info.shape[0]; ++i) chunk_offsets_.push_back(int_at(i, 8));
+      // CheckChunks then reads the frames at these offsets from the shard itself.
+      s = ParseRawChunkIndex(text, UINT64_MAX, &chunk_offsets_);
+      if (!s.ok()) Problem("", side.file + ": " + s.message());
     } else if (EndsWith(side.file, ".shapes.npy")) {
       if (info.descr != "<i4" || info.shape != std::vector<uint64_t>{n, 3} ||
           text.size() != info.data_offset + 12 * n) {

@@ -11,15 +11,14 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
                               std::unique_ptr<DatasetReader>* reader) {
   std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
   for (const ShardEntry& shard : r->manifest().shards) {
-    std::vector<SampleRecord> table;
-    SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, dir, shard, &table));
+    OpenedShard opened;
+    SHARDPACK_RETURN_IF_ERROR(OpenShardWithTable(env, dir, shard, &opened));
+    const std::vector<SampleRecord>& table = opened.table;
+    const uint64_t shard_bytes = opened.bytes;
     std::string text;
     std::vector<DaliIndexSample> index;
     SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, shard.index, &text));
     SHARDPACK_RETURN_IF_ERROR(ParseDaliIndex(text, &index));
-    std::unique_ptr<RandomAccessFile> file;
-    uint64_t shard_bytes = 0;
-    SHARDPACK_RETURN_IF_ERROR(OpenShardFile(env, dir, shard, &file, &shard_bytes));
     if (index.size() != shard.samples) {
       return Status::DataLoss(dir + "/" + shard.index.file +
                               ": index disagrees with the manifest (run shardpack verify)");
@@ -41,7 +40,7 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
       SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.json_offset, e.json_size, shard_bytes));
       entries.push_back(std::move(e));
     }
-    r->files_.push_back(std::move(file));
+    r->files_.push_back(std::move(opened.file));
     r->entries_.push_back(std::move(entries));
   }
   *reader = std::move(r);

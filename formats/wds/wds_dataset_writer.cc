@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "formats/common/sample_metadata.h"
 #include "formats/wds/tar_format.h"
 #include "ground/side_file.h"
 
@@ -40,13 +41,7 @@ WdsDatasetWriter::~WdsDatasetWriter() { Abandon(); }
 Status WdsDatasetWriter::Add(const Sample& sample) {
   if (!status().ok()) return status();
   const std::string key(sample.key);
-  nlohmann::json meta = {{"path", sample.relpath},
-                         {"width", sample.image.width},
-                         {"height", sample.image.height},
-                         {"format", ImageFormatName(sample.image.format)}};
-  meta["class"] = sample.class_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(sample.class_name);
-  if (sample.extra != nullptr) meta["source"] = *sample.extra;
-  const std::string json = meta.dump();
+  const std::string json = SampleMetadata(sample).dump();
   const std::string label = std::to_string(sample.label);
 
   std::vector<PendingMember> members;

@@ -15,8 +15,6 @@
 namespace shardpack {
 namespace {
 
-constexpr size_t kMaxProblemsPerShard = 50;
-
 class ShardChecker {
  public:
   ShardChecker(Env* env, const std::string& dir, const ShardEntry& shard, const VerifyOptions& options,
@@ -47,26 +45,13 @@ class ShardChecker {
   }
 
  private:
-  void Problem(const std::string& key, const std::string& what) {
-    if (check_->problems.size() < kMaxProblemsPerShard) {
-      check_->problems.push_back({shard_.file, key, what});
-    } else if (check_->problems.size() == kMaxProblemsPerShard) {
-      check_->problems.push_back({shard_.file, "", "more problems in this shard not listed"});
-    }
-  }
+  void Problem(const std::string& key, const std::string& what) { check_->AddProblem(shard_.file, key, what); }
 
   template <typename Parse>
   bool LoadSideFile(const SideFile& side, Parse parse) {
     std::string text;
-    Status s = env_->ReadFile(JoinPath(dir_, side.file), options_.max_member_bytes, &text);
-    if (!s.ok()) {
-      Problem("", side.file + ": " + s.message());
-      return false;
-    }
-    if (ChecksumHex(Xxh64(text)) != side.xxh64) {
-      Problem("", side.file + ": checksum mismatch (file changed since pack)");
-    }
-    s = parse(text);
+    if (!LoadSideFileForCheck(env_, dir_, shard_.file, side, options_.max_member_bytes, check_, &text)) return false;
+    const Status s = parse(text);
     if (!s.ok()) {
       Problem("", side.file + ": " + s.message());
       return false;

@@ -1,0 +1,15 @@
+#include "formats/common/sample_metadata.h"
+
+namespace shardpack {
+
+nlohmann::json SampleMetadata(const Sample& sample) {
+  nlohmann::json meta = {{"path", sample.relpath},
+                         {"width", sample.image.width},
+                         {"height", sample.image.height},
+                         {"format", ImageFormatName(sample.image.format)}};
+  meta["class"] = sample.class_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(sample.class_name);
+  if (sample.extra != nullptr) meta["source"] = *sample.extra;
+  return meta;
+}
+
+}  // namespace shardpack
