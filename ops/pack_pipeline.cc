@@ -1,38 +1,29 @@
-// The pack pipeline, shared by pack and convert: a three-stage oneTBB pipeline over a PackInput:
+// The pack pipeline, shared by pack and convert: the ordered pipeline (ops/ordered_pipeline.h) over
+// a PackInput:
 //   1. serial, in order:  the input's next sample, into a reused buffer slot
 //   2. parallel:          load its bytes (files), probe the image, decode + transform it (raw)
 //   3. serial, in order:  report skips, assign the key, append to the format's DatasetWriter
 // Stage 3 sees samples in input order whatever the thread count, so output is byte-identical across
-// thread counts. At most `tokens` samples are in flight, each in its own reused buffer, so memory is
-// bounded by tokens x max_sample_bytes, not by the dataset's size.
+// thread counts. At most 4 x threads samples are in flight, each in its own reused buffer, so memory
+// is bounded by that many x max_sample_bytes, not by the dataset's size. The counts and progress
+// live in PackTally (pack_tally.h), --resume in pack_resume.h.
 #include "ops/pack_pipeline.h"
 
-#include <tbb/parallel_pipeline.h>
-#include <tbb/task_arena.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <chrono>
-#include <climits>
-#include <cstdlib>
-#include <thread>
+#include <memory>
+#include <vector>
 
 #include "formats/registry/registry.h"
 #include "ground/manifest_json.h"
 #include "ground/sample_keys.h"
-#include "ground/tsan_annotations.h"
+#include "ops/ordered_pipeline.h"
 #include "ops/pack_journal.h"
+#include "ops/pack_resume.h"
+#include "ops/pack_tally.h"
 #include "ops/worker_threads.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-}  // namespace
 
 Status ValidatePackOptions(const PackOptions& o) {
   const Format* format = nullptr;
@@ -48,38 +39,32 @@ Status ValidatePackOptions(const PackOptions& o) {
 
 namespace {
 
-// The options that shape the output, as the manifest records them.
-nlohmann::json OptionsToJson(const Format& format, const PackOptions& o) {
-  nlohmann::json j = {{"prefix", o.prefix},
-                      {"shard_size", o.shard_size_bytes},
-                      {"samples_per_shard", o.samples_per_shard},
-                      {"shuffle", o.shuffle},
-                      {"seed", o.seed},
-                      {"keys", o.path_keys ? "path" : "index"},
-                      {"check", o.decode_check ? "decode" : "header"},
-                      {"max_sample_bytes", o.max_sample_bytes},
-                      {"max_pixels", o.max_pixels}};
-  format.AddManifestOptions(o, &j);
-  return j;
+std::string BaseName(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// One pack: the pipeline's three stages filled in (ops/ordered_pipeline.h), the journal of the
+// shards it publishes, and the manifest at the end.
 class Packer {
  public:
   Packer(PackInput* input, const std::string& source, const std::string& out, const PackOptions& o, Env* env,
          const Format& format)
-      : input_(input), source_(source), out_(out), options_(o), env_(env), format_(format) {}
+      : input_(input), source_(source), out_(out), options_(o), env_(env), format_(format), tally_(o, *input) {}
 
   Status Run(PackResult* result) {
-    start_ = Clock::now();
     writer_ = format_.NewWriter(env_, out_, options_);
-    bool complete = false;
-    if (options_.resume) SHARDPACK_RETURN_IF_ERROR(PrepareResume(result, &complete));
-    if (complete) return Status::OK();
-    if (!resumed_) {
-      for (const SkippedFile& f : input_->initial_skips()) SHARDPACK_RETURN_IF_ERROR(Skip(f));
+    if (options_.resume) {
+      bool complete = false;
+      SHARDPACK_RETURN_IF_ERROR(Resume(result, &complete));
+      if (complete) return Status::OK();
+    }
+    if (!resumed_) {  // a resumed run listed them before
+      for (const SkippedFile& f : input_->initial_skips()) SHARDPACK_RETURN_IF_ERROR(tally_.Skip(f));
     }
     Status s = RunPipeline();
-    if (interrupted_.load()) s = Status::Aborted("interrupted after " + std::to_string(samples_) + " samples");
+    if (interrupted_.load()) s = Status::Aborted("interrupted after " + std::to_string(tally_.samples()) + " samples");
     Manifest m = ManifestSoFar();
     // What the dataset's own metadata record may hold: the manifest, less what depends on the
     // finished files.
@@ -92,7 +77,7 @@ class Packer {
       writer_->Abandon();
       return WithResumeHint(s);
     }
-    if (samples_ == 0) {
+    if (tally_.samples() == 0) {
       return Status::InvalidArgument("no images to pack in " + source_ + " (" + std::to_string(m.skipped.size()) +
                                      " files skipped)");
     }
@@ -103,9 +88,9 @@ class Packer {
     const std::string journal = JoinPath(out_, kPackJournalFileName);
     if (env_->FileExists(journal)) SHARDPACK_RETURN_IF_ERROR(env_->RemoveFile(journal));
     result->manifest = std::move(m);
-    result->bytes_read = bytes_read_;
-    result->seconds = SecondsSince(start_);
-    ReportProgress(/*force=*/true);
+    result->bytes_read = tally_.bytes_read();
+    result->seconds = tally_.seconds();
+    tally_.Report(/*force=*/true);
     return Status::OK();
   }
 
@@ -117,72 +102,29 @@ class Packer {
     m.format = format_.id();
     m.wids_shard_list = format_.manifest_is_wids_shard_list();
     m.tool_version = SHARDPACK_VERSION;
-    m.options_json = OptionsToJson(format_, options_).dump();
+    m.options_json = PackOptionsJson(format_, options_).dump();
     m.classes = input_->class_names();
     m.empty_classes = input_->empty_classes();
-    m.samples = samples_;
-    m.skipped = skipped_;
+    m.samples = tally_.samples();
+    m.skipped = tally_.skipped();
     return m;
   }
 
-  // What a resumed run must share with the run it continues.
-  nlohmann::json Fingerprint() const {
-    char real[PATH_MAX];
-    const std::string source = ::realpath(source_.c_str(), real) ? std::string(real) : source_;
-    return {{"source", source},
-            {"list_file", options_.list_file},
-            {"format", std::string(format_.name())},
-            {"options", OptionsToJson(format_, options_)},
-            {"inputs", input_->expected() + input_->initial_skips().size()},
-            {"classes", input_->class_names()},
-            {"shardpack_version", SHARDPACK_VERSION}};
-  }
-
-  // pack --resume: finds what an earlier run in OUT completed and sets up to continue after it.
-  // *complete: OUT already holds the finished dataset of this source and these options.
-  Status PrepareResume(PackResult* result, bool* complete) {
-    const std::string journal_path = JoinPath(out_, kPackJournalFileName);
-    if (env_->FileExists(JoinPath(out_, kManifestFileName))) {
-      Manifest existing;
-      SHARDPACK_RETURN_IF_ERROR(ReadManifest(env_, out_, &existing));
-      if (existing.format != format_.id() || existing.options_json != OptionsToJson(format_, options_).dump() ||
-          existing.classes != input_->class_names()) {
-        return Status::InvalidArgument("output folder " + out_ +
-                                       " holds a finished dataset packed from another source or with other options; "
-                                       "use --force to replace it");
-      }
-      if (env_->FileExists(journal_path)) SHARDPACK_RETURN_IF_ERROR(env_->RemoveFile(journal_path));
-      result->manifest = std::move(existing);
+  // pack --resume (ops/pack_resume.h). *complete: OUT already holds this finished dataset.
+  Status Resume(PackResult* result, bool* complete) {
+    ResumePoint point;
+    SHARDPACK_RETURN_IF_ERROR(
+        FindResumePoint(env_, out_, ManifestSoFar(), PackFingerprint(source_, format_, options_, *input_), &point));
+    if (point.complete) {
+      result->manifest = std::move(point.finished);
       *complete = true;
       return Status::OK();
     }
-    PackJournal journal;
-    Status s = ReadPackJournal(env_, out_, &journal);
-    if (s.code() == Status::Code::kNotFound) {
-      // No shard was completed: start afresh, clearing what the earlier run left (our files only).
-      return RemoveOurOutputFiles(env_, out_);
-    }
-    SHARDPACK_RETURN_IF_ERROR(s);
-    if (journal.fingerprint != Fingerprint()) {
-      return Status::InvalidArgument(journal_path +
-                                     ": the interrupted pack in this folder had another source or other options; "
-                                     "rerun it with the same ones, or use --force to start over");
-    }
-    for (const ShardEntry& shard : journal.progress.shards) {
-      uint64_t size = 0;
-      if (!env_->GetFileSize(JoinPath(out_, shard.file), &size).ok() || size != shard.bytes) {
-        return Status::DataLoss(JoinPath(out_, shard.file) + " is missing or not the size the journal records (" +
-                                std::to_string(shard.bytes) + " bytes); use --force to start over");
-      }
-    }
-    SHARDPACK_RETURN_IF_ERROR(RemoveTemporaryFiles(env_, out_));
-    SHARDPACK_RETURN_IF_ERROR(writer_->ResumeAfter(journal.progress.shards));
-    samples_ = journal.progress.samples;
-    skipped_ = journal.progress.skipped;
-    files_skipped_ = skipped_.size();
-    files_done_ = journal.input_position;
-    resume_position_ = journal.input_position;
-    journaled_shards_ = journal.progress.shards.size();
+    if (!point.resumed) return Status::OK();
+    SHARDPACK_RETURN_IF_ERROR(writer_->ResumeAfter(point.journal.progress.shards));
+    tally_.ContinueFrom(point.journal.progress, point.journal.input_position);
+    resume_position_ = point.journal.input_position;
+    journaled_shards_ = point.journal.progress.shards.size();
     resumed_ = true;
     return Status::OK();
   }
@@ -195,7 +137,7 @@ class Packer {
     journal.progress.samples = 0;
     for (const ShardEntry& e : journal.progress.shards) journal.progress.samples += e.samples;
     journal.input_position = position;
-    journal.fingerprint = Fingerprint();
+    journal.fingerprint = PackFingerprint(source_, format_, options_, *input_);
     journaled_shards_ = journal.progress.shards.size();
     return WritePackJournal(env_, out_, journal, options_.sync);
   }
@@ -209,22 +151,21 @@ class Packer {
     return s.code() == Status::Code::kAborted ? s.WithSuffix("; " + kept) : s.WithSuffix(" (" + kept + " once fixed)");
   }
 
-  static std::string BaseName(std::string path) {
-    while (path.size() > 1 && path.back() == '/') path.pop_back();
-    size_t slash = path.find_last_of('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-  }
-
-  Status Skip(const SkippedFile& f) {
-    skipped_.push_back(f);
-    ++files_skipped_;
-    if (options_.on_skip) options_.on_skip(f);
-    if (options_.strict) {
-      return Status::Aborted(f.path + ": " + f.reason + " (--strict stops at the first bad input)");
+  // Stage 1: the input's next item. A cancel request (Ctrl-C) ends the input here.
+  Status Read(PackItem* item, bool* done) {
+    item->status = Status::OK();
+    item->bytes_xxh64.reset();
+    if (options_.cancel && options_.cancel->load()) {
+      interrupted_.store(true);
+      return Status::Aborted("interrupted");
     }
+    SHARDPACK_RETURN_IF_ERROR(input_->Next(item, done));
+    if (!*done) item->position = next_position_++;
     return Status::OK();
   }
 
+  // Stage 2, in parallel: load, probe, check the pixel count, and the format's own work. A failure
+  // stays in item->status and becomes a skip in stage 3.
   void LoadAndProbe(PackItem* item) const {
     if (!item->status.ok()) return;
     if (!item->loaded) {
@@ -243,11 +184,11 @@ class Packer {
     item->status = format_.PrepareSample(options_, item);
   }
 
+  // Stage 3, in input order: the skip or the sample, and the journal when a shard was published.
   Status Write(PackItem* item) {
-    ++files_done_;
-    if (!item->status.ok()) return Skip({item->relpath, item->status.message()});
-    bytes_read_ += item->bytes.size();
-    const std::string key = item->key.empty() ? IndexKey(samples_) : item->key;
+    tally_.CountFile();
+    if (!item->status.ok()) return tally_.Skip({item->relpath, item->status.message()});
+    const std::string key = item->key.empty() ? IndexKey(tally_.samples()) : item->key;
     const std::vector<std::string>& classes = input_->class_names();
     Sample sample;
     sample.key = key;
@@ -263,105 +204,24 @@ class Packer {
     // Adding this sample published the shard before it: journal that shard, which holds everything
     // up to (not including) this item.
     if (writer_->published().size() > journaled_shards_) SHARDPACK_RETURN_IF_ERROR(WriteJournal(item->position));
-    ++samples_;
-    ReportProgress(false);
+    tally_.CountSample(item->bytes.size());
+    tally_.Report(false);
     return Status::OK();
-  }
-
-  // The pipeline's first stage: the input's next item into the next slot; nullptr at the end, on
-  // an input error (in *input_error) or when stopping.
-  PackItem* ReadStage(std::vector<PackItem>& slots, size_t& next, const std::atomic<bool>& stop, Status* input_error) {
-    PackItem* item = &slots[next % slots.size()];
-    HappensAfter(item);  // the item that last used this slot has left the write stage
-    item->status = Status::OK();
-    item->bytes_xxh64.reset();
-    bool done = stop.load();
-    if (!done && options_.cancel && options_.cancel->load()) {
-      interrupted_.store(true);
-      *input_error = Status::Aborted("interrupted");
-      done = true;
-    }
-    if (!done) *input_error = input_->Next(item, &done);
-    if (done || !input_error->ok()) return nullptr;
-    item->position = next++;
-    HappensBefore(item);
-    return item;
   }
 
   Status RunPipeline() {
     const int threads = WorkerThreads(options_.threads);
-    const size_t tokens = static_cast<size_t>(threads) * 4;
-    std::vector<PackItem> slots(tokens);
+    std::vector<PackItem> slots(static_cast<size_t>(threads) * 4);
     // Resuming: the items before resume_position_ are in the kept shards or were skipped already.
     for (uint64_t i = 0; i < resume_position_; ++i) {
       bool done = false;
       SHARDPACK_RETURN_IF_ERROR(input_->Next(&slots[0], &done));
       if (done) return Status::DataLoss(source_ + " has fewer inputs than the journal of the interrupted pack records");
     }
-    size_t next = resume_position_;
-    std::atomic<bool> stop{false};
-    Status input_error;
-    Status error;
-    // Tokens for the ThreadSanitizer annotations (ground/tsan_annotations.h): one per serial stage, and
-    // each slot for the item in it. What happens here, before the pipeline, precedes both stages.
-    const char read_stage = 0, write_stage = 0;
-    HappensBefore(&read_stage);
-    HappensBefore(&write_stage);
-    try {
-      tbb::task_arena arena(threads);
-      arena.execute([&] {
-        tbb::parallel_pipeline(
-            tokens, tbb::make_filter<void, PackItem*>(tbb::filter_mode::serial_in_order,
-                                                      [&](tbb::flow_control& fc) -> PackItem* {
-                                                        HappensAfter(&read_stage);
-                                                        PackItem* item = ReadStage(slots, next, stop, &input_error);
-                                                        HappensBefore(&read_stage);
-                                                        if (item == nullptr) fc.stop();
-                                                        return item;
-                                                      }) &
-                        tbb::make_filter<PackItem*, PackItem*>(tbb::filter_mode::parallel,
-                                                               [&](PackItem* item) {
-                                                                 HappensAfter(item);
-                                                                 if (!stop.load()) LoadAndProbe(item);
-                                                                 HappensBefore(item);
-                                                                 return item;
-                                                               }) &
-                        tbb::make_filter<PackItem*, void>(tbb::filter_mode::serial_in_order, [&](PackItem* item) {
-                          HappensAfter(item);
-                          HappensAfter(&write_stage);
-                          if (!stop.load()) {
-                            Status s = Write(item);
-                            if (!s.ok()) {
-                              error = s;
-                              stop.store(true);
-                            }
-                          }
-                          HappensBefore(&write_stage);
-                          HappensBefore(item);  // the slot is free for the read stage again
-                        }));
-      });
-    } catch (const std::exception& e) {
-      return Status::IOError(std::string("pack pipeline failed: ") + e.what());
-    }
-    HappensAfter(&read_stage);
-    HappensAfter(&write_stage);
-    return error.ok() ? input_error : error;
-  }
-
-  void ReportProgress(bool force) {
-    if (!options_.on_progress) return;
-    auto now = Clock::now();
-    if (!force && now - last_progress_ < std::chrono::milliseconds(100)) return;
-    last_progress_ = now;
-    PackProgress p;
-    const uint64_t initial = input_->initial_skips().size();
-    p.files_done = files_done_ + initial;
-    p.files_total = input_->expected() + initial;
-    p.bytes_read = bytes_read_;
-    p.samples_packed = samples_;
-    p.files_skipped = files_skipped_;
-    p.elapsed_seconds = SecondsSince(start_);
-    options_.on_progress(p);
+    next_position_ = resume_position_;
+    return RunOrderedPipeline(
+        "pack pipeline", threads, slots, [this](PackItem* item, bool* done) { return Read(item, done); },
+        [this](PackItem* item) { LoadAndProbe(item); }, [this](PackItem* item) { return Write(item); });
   }
 
   PackInput* input_;
@@ -369,13 +229,12 @@ class Packer {
   const PackOptions& options_;
   Env* env_;
   const Format& format_;
-  Clock::time_point start_, last_progress_;
+  PackTally tally_;
   std::unique_ptr<DatasetWriter> writer_;
-  std::vector<SkippedFile> skipped_;
-  uint64_t samples_ = 0, files_done_ = 0, files_skipped_ = 0, bytes_read_ = 0;
-  uint64_t resume_position_ = 0;  // input items a resumed run skips
-  size_t journaled_shards_ = 0;   // shards the journal lists
-  bool resumed_ = false;
+  uint64_t resume_position_ = 0;          // input items a resumed run skips
+  uint64_t next_position_ = 0;            // the input position of the next item read
+  size_t journaled_shards_ = 0;           // shards the journal lists
+  bool resumed_ = false;                  // continuing an interrupted run's journal
   std::atomic<bool> interrupted_{false};  // options_.cancel stopped the pipeline
 };
 
