@@ -1,0 +1,2 @@
+# No command: the usage, on stderr.
+run shardpack

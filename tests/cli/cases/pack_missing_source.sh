@@ -1,0 +1,2 @@
+# A source folder that does not exist.
+run shardpack pack missing out

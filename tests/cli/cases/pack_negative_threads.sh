@@ -1,0 +1,2 @@
+# --threads out of range.
+run shardpack pack src out --threads -1

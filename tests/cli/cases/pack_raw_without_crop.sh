@@ -1,0 +1,2 @@
+# raw needs a fixed size or --keep-size.
+run shardpack pack src out --format raw

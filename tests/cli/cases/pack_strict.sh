@@ -1,0 +1,2 @@
+# --strict: the first bad input (notes.txt) fails the pack.
+run shardpack pack src strict --strict --no-sync

@@ -1,0 +1,3 @@
+# stat --json of the dataset the pack case writes.
+setup pack src out --samples-per-shard 5
+run shardpack stat out --json

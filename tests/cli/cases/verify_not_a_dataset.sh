@@ -1,0 +1,2 @@
+# A folder of images is not a dataset.
+run shardpack verify src
