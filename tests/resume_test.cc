@@ -152,7 +152,7 @@ TEST_P(ResumeTest, KilledByATimerThenResumedEqualsAnUninterruptedRun) {
 // Sharded formats only: the test waits for the journal of the first shard (LMDB has none).
 class CtrlCTest : public ResumeTest {};
 
-TEST_P(CtrlCTest, CtrlCStopsCleanlyAndSaysHowToResume) {
+TEST_P(CtrlCTest, CtrlCOrSigtermStopsCleanlyAndSaysHowToResume) {
   // A bigger tree, decoded in full, so that the pack is still running when the signal comes.
   for (int i = 0; i < 400; ++i) {
     testing::WriteFile(src() + "/c3/big" + std::to_string(i) + ".jpg",
@@ -162,34 +162,39 @@ TEST_P(CtrlCTest, CtrlCStopsCleanlyAndSaysHowToResume) {
   std::vector<std::string> cmd = PackCommand(Out("reference"));
   cmd.insert(cmd.end(), {"--check", "decode"});
   ASSERT_EQ(RunCommand(cmd, &output), 0) << output;
-  const std::string out = Out("interrupted");
-  cmd = PackCommand(out);
-  cmd.insert(cmd.end(), {"--check", "decode", "--threads", "1"});
-  std::string shell;
-  for (const std::string& a : cmd) shell += "'" + a + "' ";
-  // The command in the background; SIGINT once its first shard is journaled.
-  const std::string script = shell + "2> '" + dir_.Sub("stderr") + "' & pid=$!; while [ ! -e '" + out +
-                             "/pack-journal.json' ]; do sleep 0.01; done; kill -INT $pid; wait $pid; echo \"exit $?\"";
-  ASSERT_EQ(RunCommand({"/bin/sh", "-c", script}, &output), 0);
-  EXPECT_EQ(output, "exit 130\n");
-  const std::string err = testing::ReadFile(dir_.Sub("stderr"));
-  EXPECT_EQ(err.rfind("pack failed: interrupted after ", 0), 0u) << err;
-  EXPECT_NE(err.find("kept in " + out + "; rerun the same command with --resume to continue\n"), std::string::npos)
-      << err;
-  EXPECT_FALSE(fs::exists(out + "/manifest.json"));
-  for (const auto& [name, bytes] : Files(out)) EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
-  // verify (and stat, through the same manifest reader) say what the folder holds and how to finish it.
-  EXPECT_NE(RunCommand({SHARDPACK_CLI, "verify", out}, &output), 0);
-  EXPECT_EQ(output,
-            "verify failed: " + out + "/manifest.json does not exist: " + out +
-                " holds an interrupted pack; rerun the same pack (or convert) command with --resume to finish it\n");
-  EXPECT_NE(RunCommand(cmd, &output), 0);  // without --resume: refused, saying what to do
-  EXPECT_EQ(output, "pack failed: output folder " + out +
-                        " holds an interrupted pack; pass --resume to continue it or --force to start over\n");
-  cmd.push_back("--resume");
-  ASSERT_EQ(RunCommand(cmd, &output), 0) << output;
-  // --threads does not change the output.
-  EXPECT_EQ(Difference(Files(out), Files(Out("reference"))), "");
+  // Ctrl-C (SIGINT) and a scheduler's stop (SIGTERM, as Slurm and Kubernetes send) end it alike.
+  for (const std::string signal : {"INT", "TERM"}) {
+    SCOPED_TRACE("SIG" + signal);
+    const std::string out = Out("interrupted-" + signal);
+    cmd = PackCommand(out);
+    cmd.insert(cmd.end(), {"--check", "decode", "--threads", "1"});
+    std::string shell;
+    for (const std::string& a : cmd) shell += "'" + a + "' ";
+    // The command in the background; SIGINT once its first shard is journaled.
+    const std::string script = shell + "2> '" + dir_.Sub("stderr") + "' & pid=$!; while [ ! -e '" + out +
+                               "/pack-journal.json' ]; do sleep 0.01; done; kill -" + signal +
+                               " $pid; wait $pid; echo \"exit $?\"";
+    ASSERT_EQ(RunCommand({"/bin/sh", "-c", script}, &output), 0);
+    EXPECT_EQ(output, "exit 130\n");
+    const std::string err = testing::ReadFile(dir_.Sub("stderr"));
+    EXPECT_EQ(err.rfind("pack failed: interrupted after ", 0), 0u) << err;
+    EXPECT_NE(err.find("kept in " + out + "; rerun the same command with --resume to continue\n"), std::string::npos)
+        << err;
+    EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+    for (const auto& [name, bytes] : Files(out)) EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
+    // verify (and stat, through the same manifest reader) say what the folder holds and how to finish it.
+    EXPECT_NE(RunCommand({SHARDPACK_CLI, "verify", out}, &output), 0);
+    EXPECT_EQ(output,
+              "verify failed: " + out + "/manifest.json does not exist: " + out +
+                  " holds an interrupted pack; rerun the same pack (or convert) command with --resume to finish it\n");
+    EXPECT_NE(RunCommand(cmd, &output), 0);  // without --resume: refused, saying what to do
+    EXPECT_EQ(output, "pack failed: output folder " + out +
+                          " holds an interrupted pack; pass --resume to continue it or --force to start over\n");
+    cmd.push_back("--resume");
+    ASSERT_EQ(RunCommand(cmd, &output), 0) << output;
+    // --threads does not change the output.
+    EXPECT_EQ(Difference(Files(out), Files(Out("reference"))), "");
+  }
 }
 
 // LMDB writes through its memory map, outside the Env: its kill points are the pack's other file

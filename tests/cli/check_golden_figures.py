@@ -57,7 +57,7 @@ def main():
 
         # The source, through PIL: classes, formats, sizes, and what is no image.
         classes = sorted(os.listdir(src))
-        per_class, formats, widths, heights, not_images = {}, {}, [], [], 0
+        per_class, formats, widths, heights, not_images, image_bytes = {}, {}, [], [], [], 0
         for c in classes:
             for f in sorted(os.listdir(os.path.join(src, c))):
                 try:
@@ -66,8 +66,9 @@ def main():
                         formats[im.format.lower()] = formats.get(im.format.lower(), 0) + 1
                         widths.append(im.width)
                         heights.append(im.height)
+                    image_bytes += os.path.getsize(os.path.join(src, c, f))
                 except OSError:
-                    not_images += 1
+                    not_images.append(f"{c}/{f}")
         samples = sum(per_class.values())
 
         # The wds dataset of the pack case, through tarfile: each sample's span from its first
@@ -95,7 +96,7 @@ def main():
         expect("stat --json samples", stat["samples"], samples)
         expect("stat --json shards", stat["shards"], len(shards))
         expect("stat --json bytes", stat["bytes"], total)
-        expect("stat --json skipped", stat["skipped"], not_images)
+        expect("stat --json skipped", stat["skipped"], len(not_images))
         expect("stat --json classes", [(c["label"], c["name"], c["samples"]) for c in stat["classes"]],
                [(i, c, per_class[c]) for i, c in enumerate(classes)])
         expect("stat --json image_formats", stat["image_formats"], formats)
@@ -103,12 +104,19 @@ def main():
         expect("stat --json height", stat["height"], summary(heights))
         expect("stat --json sample_bytes", stat["sample_bytes"], summary(spans))
 
+        pack = json.loads(stdout_of(cases, "pack_json").replace('"seconds": T', '"seconds": 0'))
+        expect("pack --json bytes_read (the images' sizes)", pack["bytes_read"], image_bytes)
+        expect("pack --json bytes_written", pack["bytes_written"], total)
+        expect("pack --json samples, shards, classes", (pack["samples"], pack["shards"], pack["classes"]),
+               (samples, len(shards), len(classes)))
+        expect("pack --json skipped files", [f["path"] for f in pack["skipped_files"]], not_images)
+
         expect("pack", stdout_of(cases, "pack").split(" in out")[0],
                f"packed {samples} samples into {len(shards)} shards ({kb(total)})")
         text = stdout_of(cases, "stat").splitlines()
         s = summary(spans)
         expect("stat samples line", text[1],
-               f"samples      {samples} in {len(shards)} shards, {kb(total)}; {not_images} input skipped at pack time")
+               f"samples      {samples} in {len(shards)} shards, {kb(total)}; {len(not_images)} input skipped at pack time")
         expect("stat size line", text[2], "sample size   " + "  ".join(
             f"{k} {kb(s[k])}" for k in ("min", "p50", "p90", "p99", "max")))
         w = summary(widths)
@@ -125,7 +133,7 @@ def main():
         raw_bytes = sum(os.path.getsize(os.path.join(raw, f)) for f in os.listdir(raw) if f.endswith(".zst"))
         text = stdout_of(cases, "stat_raw").splitlines()
         expect("stat raw samples line", text[1],
-               f"samples      {samples} in 1 shard, {kb(raw_bytes)}; {not_images} input skipped at pack time")
+               f"samples      {samples} in 1 shard, {kb(raw_bytes)}; {len(not_images)} input skipped at pack time")
         expect("stat raw size line", text[2], "sample size   " + "  ".join(
             f"{k} {kb(16 * 12 * 3)}" for k in ("min", "p50", "p90", "p99", "max")))
 

@@ -45,7 +45,7 @@ run() {
     echo "\$ shardpack ${*:2}"
     echo "--- exit $rc"
     echo "--- stdout"
-    sed -E 's/in [0-9.]+ s \([0-9.]+ MB\/s\)/in T s (R MB\/s)/' "$work/stdout"
+    sed -E -e 's/in [0-9.]+ s \([0-9.]+ MB\/s\)/in T s (R MB\/s)/' -e 's/"seconds": [0-9.e+-]+/"seconds": T/' "$work/stdout"
     echo "--- stderr"
     cat "$work/stderr"
   } >"$work/actual"

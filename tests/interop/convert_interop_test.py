@@ -64,13 +64,13 @@ with tarfile.open(os.path.join(shards, "c-000000.tar"), "w", format=tarfile.USTA
     for i in range(5, 8):
         for name, data in sample(i, "v1.2/c%04d" % i):
             add(tf, name, data)
-# 4. GNU tar --sort=name over a folder of sample files.
+# 4. GNU tar --sort=name over a folder of sample files, gzip-compressed and named .tgz.
 staging = os.path.join(work, "staging")
 for i in range(8, 12):
     for name, data in sample(i, "d/s%04d" % i):
         os.makedirs(os.path.dirname(os.path.join(staging, name)), exist_ok=True)
         open(os.path.join(staging, name), "wb").write(data)
-subprocess.run(["tar", "--sort=name", "--format=gnu", "-cf", os.path.join(shards, "d-000000.tar"), "-C", staging, "d"],
+subprocess.run(["tar", "--sort=name", "--format=gnu", "-czf", os.path.join(shards, "d-000000.tgz"), "-C", staging, "d"],
                check=True)
 
 out = os.path.join(work, "out")
