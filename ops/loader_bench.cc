@@ -9,10 +9,12 @@ namespace shardpack {
 
 Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchResult* r) {
   *r = BenchResult();
+  using Clock = std::chrono::steady_clock;
+  const auto open_start = Clock::now();
   std::unique_ptr<Loader> loader;
   SHARDPACK_RETURN_IF_ERROR(Loader::Open(dataset, o.loader, &loader));
-  using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  r->open_seconds = std::chrono::duration<double>(start - open_start).count();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   for (uint64_t epoch = 0;; ++epoch) {
     if (o.seconds <= 0 && epoch >= o.epochs) break;

@@ -60,6 +60,7 @@ nlohmann::json BenchResultToJson(const BenchResult& r) {
   return {{"batches", r.batches},
           {"images", r.images},
           {"corrupt", r.corrupt},
+          {"open_seconds", r.open_seconds},
           {"seconds", r.seconds},
           {"images_per_s", r.images_per_second},
           {"bytes_per_s", r.bytes_per_second},

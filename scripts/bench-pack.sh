@@ -3,6 +3,7 @@
 # shared and noisy, so only the ratio means anything), plus pack's peak memory.
 #
 #   scripts/bench-pack.sh [--images N] [--runs R] [--work DIR] [--raw-images N] [--large-images N] [--raw-only]
+#                         [--bin DIR]
 #
 # Generates (once, cached in DIR) a tree of N JPEGs of ImageNet-like sizes (about 110 KB average),
 # warms the page cache, then alternates `tar cf` and `shardpack pack` R times each (in a shuffled
@@ -10,14 +11,17 @@
 # default fsync-before-publish and with --no-sync, tar both alone and followed by `sync`. LMDB pack
 # is measured against the same tar figures. Then, on the first --raw-images images, pre-decoding
 # (`--format raw --resize 256 --crop 224`) against Debian's python3 + PIL doing the same with a
-# 2-process pool (scripts/bench_pil_baseline.py); and the same on --large-images photographs twice
+# 2-process pool (scripts/bench_pil_baseline.py), plain and with PIL's reduced-size JPEG decode
+# (Image.draft, the best PIL can do); and the same on --large-images photographs twice
 # as large on each side (either 0: skip). Beside them, the decode floor: the same pack with --resize 32
 # --crop 32, which entropy-decodes every row of every image (at DCT scale 1/8) but does almost no
 # other work: no pre-decoder built on libjpeg-turbo can beat its rate on these images.
-# --raw-only skips the tar, WebDataset and LMDB part.
+# --raw-only skips the tar, WebDataset and LMDB part. --bin DIR measures the shardpack binary in DIR
+# (DIR/shardpack, DIR/tests/make_image_tree) instead of building build/release: an older build, to
+# compare before and after a change on the same machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-images=20000 runs=5 work=build/bench raw_images=2000 large_images=1000 raw_only=0
+images=20000 runs=5 work=build/bench raw_images=2000 large_images=1000 raw_only=0 bin=
 while (($#)); do
   case $1 in
     --images) images=$2; shift 2 ;;
@@ -26,13 +30,16 @@ while (($#)); do
     --raw-images) raw_images=$2; shift 2 ;;
     --large-images) large_images=$2; shift 2 ;;
     --raw-only) raw_only=1; shift ;;
-    *) echo "usage: $0 [--images N] [--runs R] [--work DIR] [--raw-images N] [--large-images N] [--raw-only]" >&2
+    --bin) bin=$2; shift 2 ;;
+    *) echo "usage: $0 [--images N] [--runs R] [--work DIR] [--raw-images N] [--large-images N] [--raw-only] [--bin DIR]" >&2
        exit 2 ;;
   esac
 done
 scripts/install-deps.sh
-scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
-bin=build/release
+if [[ -z $bin ]]; then
+  scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
+  bin=build/release
+fi
 src=$work/tree-$images
 if [[ ! -f $src/.complete ]]; then
   echo "generating $images images in $src ..."
@@ -123,24 +130,29 @@ raw_vs_pil() {
   # (awk, not head: head would close the pipe early, and pipefail would end the script.)
   find "$tree" -type f -name '*.JPEG' | sort | awk -v n="$n" 'NR <= n' | sed "s|^$tree/||" |
     awk -F/ '{print $0 "\t" $1}' >"$work/raw-list.txt"
-  local raw_t=() pil_t=() floor_t=()
+  local raw_t=() pil_t=() draft_t=() floor_t=()
   for ((r = 1; r <= runs; r++)); do
     rm -rf "$work/raw"
     raw_t+=("$(timed $bin/shardpack pack "$tree" "$work/raw" --list "$work/raw-list.txt" --format raw --resize 256 --crop 224 --quiet)")
     rm -f "$work/pil.npy"
     pil_t+=("$(timed /usr/bin/python3 scripts/bench_pil_baseline.py "$tree" "$work/pil.npy" 256 224 2 "$n")")
+    rm -f "$work/pil.npy"
+    draft_t+=("$(timed /usr/bin/python3 scripts/bench_pil_baseline.py "$tree" "$work/pil.npy" 256 224 2 "$n" --draft)")
     rm -rf "$work/raw"
     floor_t+=("$(timed $bin/shardpack pack "$tree" "$work/raw" --list "$work/raw-list.txt" --format raw --resize 32 --crop 32 --quiet)")
-    echo "raw run $r ($label): shardpack ${raw_t[-1]} s, PIL x2 ${pil_t[-1]} s, decode floor ${floor_t[-1]} s"
+    echo "raw run $r ($label): shardpack ${raw_t[-1]} s, PIL x2 ${pil_t[-1]} s, PIL+draft x2 ${draft_t[-1]} s," \
+      "decode floor ${floor_t[-1]} s"
   done
   rm -rf "$work/raw" "$work/pil.npy"
-  local t_raw t_pil t_floor
-  t_raw=$(median "${raw_t[@]}") t_pil=$(median "${pil_t[@]}") t_floor=$(median "${floor_t[@]}")
-  awk -v n="$n" -v tr="$t_raw" -v tp="$t_pil" -v tf="$t_floor" -v label="$label" 'BEGIN {
+  local t_raw t_pil t_draft t_floor
+  t_raw=$(median "${raw_t[@]}") t_pil=$(median "${pil_t[@]}") t_draft=$(median "${draft_t[@]}")
+  t_floor=$(median "${floor_t[@]}")
+  awk -v n="$n" -v tr="$t_raw" -v tp="$t_pil" -v td="$t_draft" -v tf="$t_floor" -v label="$label" 'BEGIN {
     printf "%s, raw pack (decode+resize 256+crop 224)  %6.2f s  %7.0f images/s\n", label, tr, n / tr
     printf "%s, PIL, 2-process pool, same work         %6.2f s  %7.0f images/s\n", label, tp, n / tp
+    printf "%s, PIL with Image.draft, same pool        %6.2f s  %7.0f images/s\n", label, td, n / td
     printf "%s, decode floor (raw pack to 32x32)       %6.2f s  %7.0f images/s\n", label, tf, n / tf
-    printf "%s, ratio raw pack / PIL: %.2f (decode floor / PIL: %.2f)\n", label, tp / tr, tp / tf
+    printf "%s, ratio raw pack / PIL: %.2f, / PIL+draft: %.2f (decode floor / PIL: %.2f)\n", label, tp / tr, td / tr, tp / tf
   }'
 }
 if ((raw_images > 0)); then raw_vs_pil "ImageNet-sized" "$src" "$raw_images"; fi

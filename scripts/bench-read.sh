@@ -6,18 +6,24 @@
 #      DataLoader with PIL and torchvision doing the same with 2 workers;
 #  (c) the Python loader (shardpack.Loader, torch tensors) against the C++ loader (`shardpack bench`)
 #      with the same options as (b): the binding's overhead;
-# plus decode-only images/s per core as the ceiling.
+# plus decode-only images/s per core as the ceiling. Every loader in (b) and (c) is timed the same
+# way: from opening the dataset (shardpack's indexes; the DataLoader's folder listing and worker
+# processes) to the last batch of one epoch.
 #
-#   scripts/bench-read.sh [--images N] [--runs R] [--work DIR]
+#   scripts/bench-read.sh [--images N] [--runs R] [--work DIR] [--bin DIR]
+#
+# --bin DIR: measure the build in DIR instead of building build/release (an older build, to compare
+# before and after a change); (c) needs DIR/python and is skipped without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-images=4000 runs=3 work=build/bench
+images=4000 runs=3 work=build/bench bin=
 while (($#)); do
   case $1 in
     --images) images=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
-    *) echo "usage: $0 [--images N] [--runs R] [--work DIR]" >&2; exit 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) echo "usage: $0 [--images N] [--runs R] [--work DIR] [--bin DIR]" >&2; exit 2 ;;
   esac
 done
 scripts/install-deps.sh
@@ -26,8 +32,10 @@ for p in python3-torch python3-torchvision; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p"; }
 done
-scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
-bin=build/release
+if [[ -z $bin ]]; then
+  scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
+  bin=build/release
+fi
 src=$work/read-tree-$images
 if [[ ! -f $src/.complete ]]; then
   rm -rf "$src"
@@ -40,6 +48,10 @@ $bin/shardpack pack "$src" "$work/read-raw" --format raw --resize 256 --crop 224
 cat "$work"/read-wds/*.tar "$work"/read-raw/*.npy >/dev/null
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 json() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+# images/s including the open, as the baselines are timed (open_seconds: 0 from builds before it).
+with_open() {
+  /usr/bin/python3 -c "import json,sys; r=json.load(sys.stdin); print(r['images'] / (r['seconds'] + r.get('open_seconds', 0)))"
+}
 
 raw_bps=() copy_bps=() wds_ips=() torch_ips=() py_ips=()
 for ((r = 1; r <= runs; r++)); do
@@ -58,9 +70,13 @@ for s in shards:
 print(n / (time.time() - t))
 PY
 )")
-  wds_ips+=("$($bin/shardpack bench "$work/read-wds" --crop 224 --batch 64 --threads 2 --json | json images_per_s)")
+  wds_ips+=("$($bin/shardpack bench "$work/read-wds" --crop 224 --batch 64 --threads 2 --json | with_open)")
   torch_ips+=("$(/usr/bin/python3 scripts/bench_torch_baseline.py "$src" 224 64 2 "$images" | awk '{print $3}')")
-  py_ips+=("$(PYTHONPATH=$bin/python /usr/bin/python3 scripts/bench_python_loader.py "$work/read-wds" 224 64 2 | awk '{print $2}')")
+  if [[ -d $bin/python ]]; then
+    py_ips+=("$(PYTHONPATH=$bin/python /usr/bin/python3 scripts/bench_python_loader.py "$work/read-wds" 224 64 2 | awk '{print $2}')")
+  else
+    py_ips+=(0)
+  fi
   echo "run $r: raw ${raw_bps[-1]} B/s, copy ${copy_bps[-1]} B/s, wds ${wds_ips[-1]} images/s, torch ${torch_ips[-1]} images/s, python ${py_ips[-1]} images/s"
 done
 awk -v rb="$(median "${raw_bps[@]}")" -v cb="$(median "${copy_bps[@]}")" -v wi="$(median "${wds_ips[@]}")" \

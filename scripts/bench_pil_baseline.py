@@ -4,7 +4,11 @@ image, converts it to RGB, resizes the shorter side to RESIZE (bilinear), centre
 and a pool of PROCESSES workers writes the pixels into one memory-mapped (N, CROP, CROP, 3) .npy.
 Prints images per second.
 
-Usage: bench_pil_baseline.py SRC OUT.npy RESIZE CROP PROCESSES [LIMIT]
+With --draft, PIL's own reduced-size JPEG decode first (Image.draft: libjpeg's DCT scaling to the
+smallest scale that keeps both sides at least RESIZE), the best a PIL script can do; the resize and
+crop are then the same.
+
+Usage: bench_pil_baseline.py SRC OUT.npy RESIZE CROP PROCESSES [LIMIT] [--draft]
 """
 import multiprocessing
 import os
@@ -14,12 +18,17 @@ import time
 import numpy as np
 from PIL import Image
 
-src, out, resize, crop, processes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-limit = int(sys.argv[6]) if len(sys.argv) > 6 else None
+args = [a for a in sys.argv[1:] if a != "--draft"]
+draft = "--draft" in sys.argv[1:]
+src, out, resize, crop, processes = args[0], args[1], int(args[2]), int(args[3]), int(args[4])
+limit = int(args[5]) if len(args) > 5 else None
 
 
 def transform(path):
-    img = Image.open(path).convert("RGB")
+    img = Image.open(path)
+    if draft:
+        img.draft("RGB", (resize, resize))
+    img = img.convert("RGB")
     w, h = img.size
     size = (resize, round(h * resize / w)) if w <= h else (round(w * resize / h), resize)
     img = img.resize(size, Image.BILINEAR)

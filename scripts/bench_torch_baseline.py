@@ -2,7 +2,8 @@
 """Baseline for scripts/bench-read.sh: PyTorch's DataLoader over an image folder, PIL decoding,
 torchvision's RandomResizedCrop(SIZE) + RandomHorizontalFlip, batches of BATCH, WORKERS worker
 processes; the same transform `shardpack bench --crop SIZE` runs. Prints images per second over
-LIMIT images (the first in sorted order).
+LIMIT images (the first in sorted order), timed as bench-read.sh times shardpack: from opening the
+dataset (listing the folder, the DataLoader and its worker processes) to the last batch.
 
 Usage: bench_torch_baseline.py SRC SIZE BATCH WORKERS LIMIT
 """
@@ -36,10 +37,10 @@ def folder_dataset(src, size, limit=None):
 
 def main():
     src, size, batch, workers, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-    loader = torch.utils.data.DataLoader(folder_dataset(src, size, limit), batch_size=batch, shuffle=True,
-                                         num_workers=workers)
     torch.set_num_threads(1)
     start = time.time()
+    loader = torch.utils.data.DataLoader(folder_dataset(src, size, limit), batch_size=batch, shuffle=True,
+                                         num_workers=workers)
     n = sum(images.shape[0] for images, _ in loader)
     elapsed = time.time() - start
     print("%d %.3f %.1f" % (n, elapsed, n / elapsed))

@@ -21,7 +21,8 @@ struct BenchResult {
   uint64_t images = 0;      // consumed
   uint64_t bytes_read = 0;  // read by the loader, prefetched batches included
   uint64_t corrupt = 0;
-  double seconds = 0;
+  double open_seconds = 0;  // opening the dataset (indexes, manifest) before the first epoch
+  double seconds = 0;       // the epochs, from the first StartEpoch to the last batch consumed
   double images_per_second = 0;
   double bytes_per_second = 0;
   double read_seconds = 0;    // summed over threads

@@ -15,14 +15,16 @@ Status RunCudaBench(const std::string& dataset, const BenchOptions& o, DeviceDTy
   CudaFeedOptions fo;
   fo.loader = o.loader;
   fo.dtype = dtype;
+  using Clock = std::chrono::steady_clock;
+  const auto open_start = Clock::now();
   std::unique_ptr<CudaFeed> feed;
   SHARDPACK_RETURN_IF_ERROR(CudaFeed::Open(dataset, fo, &feed));
+  r->open_seconds = std::chrono::duration<double>(Clock::now() - open_start).count();
   // The consumer: its own stream, waiting on each batch's event, as a training step would.
   cudaStream_t consumer = nullptr;
   if (cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking) != cudaSuccess) {
     return Status::IOError("CUDA: cannot create a stream");
   }
-  using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   Status status;
