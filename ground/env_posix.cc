@@ -69,14 +69,11 @@ class PosixWritableFile final : public WritableFile {
  private:
   static constexpr size_t kChunkSize = 4 << 20;
   // Each write(2) hands the kernel at most 8 KiB, as tar's 10 KiB records do. The kernel caches a
-  // larger write in larger folios, which come from the free lists of larger blocks rather than
-  // from each CPU's cache of recently freed small pages; on a virtual machine whose balloon driver
-  // reports free memory to the host, such blocks are often memory the host has taken back, and
-  // touching it again costs a fault in the host per page. On this project's machines (Firecracker,
-  // Linux 6.18, ext4) dd wrote 2.3 GB in 2.5-3.4 s with bs=1M against 0.56 s with bs=32K, and a
-  // pack --no-sync of 2.3 GB took 2.9-3.6 s with 32 KiB writes, 2.2 s with 16 KiB, 1.4-1.6 s with
-  // 8 KiB and 1.9-2.1 s with 4 KiB, against 1.4-1.5 s for tar cf. Elsewhere small writes cost
-  // their system calls (280,000 for 2.3 GB), paid by the background thread.
+  // larger write in larger folios, which come from the free lists of larger blocks; on a virtual
+  // machine whose balloon driver reports free memory to the host, such blocks are often memory the
+  // host has taken back, and touching it again costs a fault in the host per page. 8 KiB was the
+  // fastest size measured (docs/performance.md, "pack --format wds against tar cf": Large writes).
+  // Elsewhere small writes cost their system calls, paid by the background thread.
   static constexpr size_t kMaxWriteSize = 8 << 10;
   static constexpr uint64_t kWritebackStep = 8 << 20;
 

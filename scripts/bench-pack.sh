@@ -51,14 +51,12 @@ bytes=$(du -sb --exclude=.complete "$src" | cut -f1)
 echo "tree: $images images, $bytes bytes ($((bytes / images)) bytes average)"
 cat "$src"/*/* >/dev/null  # warm the page cache for both contenders
 
-# This virtual machine's balloon driver reports free memory to the host (virtio-balloon free page
-# reporting), which takes it back; the next touch of such a page then costs a fault in the host.
-# Touching 3 GB took 5.6 s of system time on reported pages against 1.4-1.5 s right after the same
-# memory was freed, and a contender that happened to get reported pages for its 2.3 GB of output
-# took up to 2.5x as long (pack --no-sync 1.9-4.8 s in one run; tar + sync once 5.5 s against its
-# usual 2.6 s). So each timed command
-# starts right after touching and freeing more memory than it will write: every contender gets
-# recently used pages (the host reclaims free memory only after a delay of seconds).
+# This virtual machine's balloon driver reports free memory to the host, which takes it back; the
+# next touch of such a page then costs a fault in the host, and a contender that happened to get
+# such pages for its output took up to 2.5x as long (docs/performance.md, "Memory the host took
+# back"). So each timed command starts right after touching and freeing more memory than it will
+# write: every contender gets recently used pages (the host reclaims free memory only after a delay
+# of seconds).
 avail_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
 warm_bytes=$((bytes + (512 << 20)))
 if ((warm_bytes > avail_kb * 1024 / 2)); then warm_bytes=$((avail_kb * 1024 / 2)); fi

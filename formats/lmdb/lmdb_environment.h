@@ -25,7 +25,8 @@ class LmdbEnvironment {
   // through the map (MDB_WRITEMAP: records are copied once, straight into the page cache) without
   // syncing each commit (MDB_NOSYNC: one Sync() before the manifest is written makes it durable)
   // and without read-ahead (MDB_NORDAHEAD: otherwise every first touch of a new page makes the
-  // kernel read ahead and zero-fill a window of the still-sparse file; measured as 60% of pack time).
+  // kernel read ahead and zero-fill a window of the still-sparse file: docs/performance.md, "pack
+  // --format lmdb").
   static Status Open(const std::string& dir, bool read_only, uint64_t map_size, std::unique_ptr<LmdbEnvironment>* out);
   ~LmdbEnvironment();
   LmdbEnvironment(const LmdbEnvironment&) = delete;

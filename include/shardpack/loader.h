@@ -38,8 +38,8 @@ struct LoaderOptions {
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
   double flip = 0.5;
   uint32_t eval_resize = 256;
-  // Training JPEG decode with libjpeg-turbo's fast IDCT and upsampling: about 7% faster per image,
-  // values within a level or two. Evaluation always decodes accurately.
+  // Training JPEG decode with libjpeg-turbo's fast IDCT and upsampling: faster per image
+  // (docs/performance.md), values within a level or two. Evaluation always decodes accurately.
   bool fast_decode = true;
   bool nchw = false;         // channel-first output instead of NHWC
   int threads = 0;           // decode threads; 0 = all cores
