@@ -9,6 +9,8 @@ same options. Timed from opening the dataset to the last batch, as bench-read.sh
 import sys
 import time
 
+import torch  # noqa: F401 (imported before the timer, as a training script has it; the Loader imports it lazily)
+
 import shardpack
 
 

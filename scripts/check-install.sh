@@ -2,8 +2,7 @@
 # Installs a built tree into a scratch prefix (cmake --install) and checks the package from outside:
 # examples/embed/ is built as a separate CMake project through find_package(shardpack CONFIG), and
 # once more with plain g++ through pkg-config; both read a dataset the installed CLI packed, and
-# must print the labels that the image tree's own layout gives (class = rank of the folder's name
-# among the sorted class folders, samples in sorted path order: how pack orders them).
+# must print the labels that the image tree's own layout gives (scripts/tree-labels.sh).
 #   scripts/check-install.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,11 +15,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 "$build"/tests/make_image_tree --classes 4 --images 18 --small "$work/tree" >/dev/null
 "$prefix"/bin/shardpack pack "$work/tree" "$work/dataset" --quiet --no-sync --samples-per-shard 5 >/dev/null
 
-expected=$(cd "$work/tree" && classes=$(ls | LC_ALL=C sort) &&
-  find . -type f | LC_ALL=C sort | while read -r f; do
-    class=$(basename "$(dirname "$f")")
-    echo "$classes" | grep -nx "$class" | cut -d: -f1
-  done | awk '{printf "%s%d", (NR > 1 ? " " : ""), $1 - 1} END {print ""}')
+expected=$(scripts/tree-labels.sh "$work/tree")
 
 cmake -S examples/embed -B "$work/embed-cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/embed-cmake" >/dev/null

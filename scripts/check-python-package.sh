@@ -19,10 +19,7 @@ py_version=$(sed -n 's/^version = "\([0-9.]*\)".*/\1/p' pyproject.toml)
   { echo "pyproject.toml says version '$py_version', CMakeLists.txt '$cmake_version'"; exit 1; }
 
 "$build"/tests/make_image_tree --classes 3 --images 10 --small "$work/tree" >/dev/null
-expected=$(cd "$work/tree" && classes=$(ls | LC_ALL=C sort) &&
-  find . -type f | LC_ALL=C sort | while read -r f; do
-    echo "$classes" | grep -nx "$(basename "$(dirname "$f")")" | cut -d: -f1
-  done | awk '{printf "%s%d", (NR > 1 ? " " : ""), $1 - 1} END {print ""}')
+expected=$(scripts/tree-labels.sh "$work/tree")
 
 check_venv() {  # VENV NAME: the installed package imports, its script packs, open() reads labels
   local venv=$1 name=$2
