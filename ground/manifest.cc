@@ -157,6 +157,10 @@ Status CheckManifestChecksum(Env* env, const std::string& dir) {
   const std::string path = JoinPath(dir, kManifestFileName);
   std::string text;
   SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 30, &text));
+  return CheckManifestText(text, path);
+}
+
+Status CheckManifestText(const std::string& text, const std::string& path) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::DataLoss(path + " is not valid JSON");
   const auto stored = j.find(kManifestChecksumKey);

@@ -15,6 +15,10 @@ nlohmann::json ManifestToJson(const Manifest& manifest);
 // this shardpack does not know.
 Status ManifestFromJson(const nlohmann::json& json, Manifest* manifest);
 
+// CheckManifestChecksum on the manifest's text (read from `path`, which messages name): DataLoss
+// when it is not JSON, lacks its checksum or no longer matches it.
+Status CheckManifestText(const std::string& text, const std::string& path);
+
 // manifest.options_json parsed; DataLoss when it is not a JSON object. A manifest read from disk
 // passed ManifestFromJson's checks: every number in it is a non-negative integer, "compress" a
 // string and "keep_size" a boolean.

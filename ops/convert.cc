@@ -4,6 +4,7 @@
 
 #include "formats/registry/registry.h"
 #include "ops/pack_pipeline.h"
+#include "ops/remote_dataset.h"
 #include "shardpack/manifest.h"
 
 namespace shardpack {
@@ -31,9 +32,11 @@ Status OpenInput(Env* env, const std::string& in, const PackOptions& options, st
 
 }  // namespace
 
-Status Convert(const std::string& in, const std::string& out, const PackOptions& options, PackResult* result) {
+Status Convert(const std::string& location, const std::string& out, const PackOptions& options, PackResult* result) {
   *result = PackResult();
   Env* env = options.env ? options.env : Env::Default();
+  std::string in;
+  SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, env, &in));
   if (!options.list_file.empty() || options.shuffle || options.path_keys) {
     return Status::InvalidArgument(
         "convert keeps the input's order and keys: --list, --shuffle and --key do not apply");

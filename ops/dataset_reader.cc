@@ -1,12 +1,18 @@
 #include "shardpack/dataset_reader.h"
 
 #include "formats/registry/registry.h"
+#include "ops/remote_dataset.h"
 #include "shardpack/shard_spec.h"
 
 namespace shardpack {
 
-Status DatasetReader::Open(const std::string& dir, Env* env, std::unique_ptr<DatasetReader>* reader) {
+Status DatasetReader::Open(const std::string& location, Env* env, std::unique_ptr<DatasetReader>* reader) {
   if (env == nullptr) env = Env::Default();
+  if (IsRemoteLocation(location) && LooksLikeShardSpec(location)) {
+    return Status::Unsupported(location + ": shard lists of URLs are not supported yet; give the dataset folder's URL");
+  }
+  std::string dir;
+  SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, env, &dir));
   if (LooksLikeShardSpec(dir)) {
     std::vector<std::string> paths;
     SHARDPACK_RETURN_IF_ERROR(ExpandShardSpec(dir, &paths));

@@ -5,6 +5,7 @@
 
 #include "formats/registry/registry.h"
 #include "ground/sample_table.h"
+#include "ops/remote_dataset.h"
 #include "shardpack/manifest.h"
 
 namespace shardpack {
@@ -31,9 +32,11 @@ DatasetStats::Percentiles Summarise(std::vector<uint64_t>* values) {
 
 }  // namespace
 
-Status Stat(const std::string& dir, Env* env, DatasetStats* stats) {
+Status Stat(const std::string& location, Env* env, DatasetStats* stats) {
   *stats = DatasetStats();
   if (env == nullptr) env = Env::Default();
+  std::string dir;
+  SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, env, &dir));
   Manifest manifest;
   SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
   const Format* format = nullptr;

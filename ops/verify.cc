@@ -9,14 +9,17 @@
 
 #include "formats/registry/registry.h"
 #include "ground/tsan_annotations.h"
+#include "ops/remote_dataset.h"
 #include "ops/worker_threads.h"
 #include "shardpack/manifest.h"
 
 namespace shardpack {
 
-Status Verify(const std::string& dir, const VerifyOptions& options, VerifyReport* report) {
+Status Verify(const std::string& location, const VerifyOptions& options, VerifyReport* report) {
   *report = VerifyReport();
   Env* env = options.env ? options.env : Env::Default();
+  std::string dir;
+  SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, env, &dir));
   Manifest manifest;
   SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
   const Format* format = nullptr;

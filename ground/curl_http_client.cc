@@ -1,0 +1,129 @@
+// The libcurl HttpClient. libcurl does HTTP, TLS and connection reuse; this file adds the retry
+// rule (which failures may pass, backoff with jitter) and the messages.
+#include <curl/curl.h>
+
+#include <chrono>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "ground/http_client.h"
+
+namespace shardpack {
+namespace {
+
+// curl_global_init is not thread-safe: once per process, before the first handle.
+void InitCurlOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct Transfer {
+  CURL* curl;
+  const std::function<Status(std::string_view)>* sink;
+  Status sink_status;
+};
+
+size_t WriteBody(char* data, size_t size, size_t count, void* user) {
+  Transfer* t = static_cast<Transfer*>(user);
+  long code = 0;
+  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
+  if (code >= 400) return size * count;  // an error page, not the object: dropped
+  t->sink_status = (*t->sink)(std::string_view(data, size * count));
+  return t->sink_status.ok() ? size * count : 0;  // 0 makes libcurl abort the transfer
+}
+
+class CurlHttpClient final : public HttpClient {
+ public:
+  explicit CurlHttpClient(const HttpOptions& options) : options_(options) {
+    InitCurlOnce();
+    curl_ = curl_easy_init();
+  }
+  ~CurlHttpClient() override {
+    if (curl_ != nullptr) curl_easy_cleanup(curl_);
+  }
+
+  Status Get(const std::string& url, const std::function<Status(std::string_view)>& sink,
+             const std::function<void()>& restart) override {
+    if (curl_ == nullptr) return Status::IOError("cannot start libcurl for " + url);
+    std::mt19937_64 jitter(std::random_device{}());
+    double backoff = options_.backoff_seconds;
+    Status last;
+    for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
+      if (attempt > 1) {
+        // Full jitter: a random wait up to the backoff, so that many nodes retrying do not return
+        // in step.
+        std::uniform_real_distribution<double> wait(0, backoff);
+        std::this_thread::sleep_for(std::chrono::duration<double>(wait(jitter)));
+        backoff *= 2;
+        if (restart) restart();
+      }
+      bool retry = false;
+      last = Attempt(url, sink, &retry);
+      if (last.ok() || !retry) return last;
+    }
+    return Status::IOError(last.message() + " (gave up after " + std::to_string(options_.attempts) + " attempts)");
+  }
+
+ private:
+  // One GET. *retry: the failure is one that another attempt may not meet.
+  Status Attempt(const std::string& url, const std::function<Status(std::string_view)>& sink, bool* retry) {
+    Transfer transfer{curl_, &sink, Status::OK()};
+    curl_easy_reset(curl_);  // keeps the connection cache
+    curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteBody);
+    curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &transfer);
+    curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS, long(options_.connect_timeout_seconds * 1000));
+    curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, long(options_.low_speed_bytes));
+    curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, long(options_.low_speed_seconds));
+    curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
+    const CURLcode rc = curl_easy_perform(curl_);
+    long code = 0;
+    curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &code);
+    *retry = false;
+    if (!transfer.sink_status.ok()) return transfer.sink_status;
+    if (rc != CURLE_OK) {
+      // Timeouts, refused or reset connections, bodies cut short: the network's, worth another try.
+      *retry = rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR ||
+               rc == CURLE_SEND_ERROR || rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING;
+      return Status::IOError("cannot GET " + url + ": " + curl_easy_strerror(rc));
+    }
+    if (code == 404) return Status::NotFound(url + " does not exist (HTTP 404)");
+    if (code == 429 || code >= 500) {
+      *retry = true;
+      return Status::IOError("GET " + url + " answered HTTP " + std::to_string(code));
+    }
+    if (code >= 400) {
+      return Status::InvalidArgument("GET " + url + " answered HTTP " + std::to_string(code) +
+                                     (code == 401 || code == 403 ? " (access denied: check the URL and credentials)"
+                                                                 : ""));
+    }
+    return Status::OK();
+  }
+
+  HttpOptions options_;
+  CURL* curl_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<HttpClient> NewCurlHttpClient(const HttpOptions& options) {
+  return std::make_unique<CurlHttpClient>(options);
+}
+
+Status HttpGetToString(HttpClient* http, const std::string& url, uint64_t max_bytes, std::string* body) {
+  body->clear();
+  return http->Get(
+      url,
+      [&](std::string_view data) {
+        if (body->size() + data.size() > max_bytes) {
+          return Status::DataLoss(url + " is larger than " + std::to_string(max_bytes) + " bytes");
+        }
+        body->append(data);
+        return Status::OK();
+      },
+      [&] { body->clear(); });
+}
+
+}  // namespace shardpack

@@ -1,0 +1,45 @@
+// HttpClient: the seam through which remote datasets are read over HTTP(S), as Env is for files.
+// Code that fetches takes one, so that tests can count or fail requests; the real one is libcurl's
+// (NewCurlHttpClient), which reuses connections and does TLS.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+struct HttpOptions {
+  // Attempts per request for what may pass (timeouts, connection errors, HTTP 429 and 5xx), with
+  // exponential backoff and jitter between them. 404 and other 4xx fail at once: retrying cannot
+  // help.
+  int attempts = 4;
+  double backoff_seconds = 0.2;      // before the second attempt; doubles each time
+  double connect_timeout_seconds = 10;
+  // A transfer slower than low_speed_bytes per second for low_speed_seconds is a timeout.
+  uint64_t low_speed_bytes = 1024;
+  double low_speed_seconds = 30;
+};
+
+class HttpClient {
+ public:
+  virtual ~HttpClient() = default;
+  // GETs `url`, handing the body to `sink` as it arrives; a sink error aborts the transfer and is
+  // returned. A retried attempt calls `restart` first (the sink's earlier bytes are void).
+  // NotFound for HTTP 404, InvalidArgument for other 4xx (with the status), IOError when the
+  // attempts run out; every message names the URL.
+  virtual Status Get(const std::string& url, const std::function<Status(std::string_view)>& sink,
+                     const std::function<void()>& restart) = 0;
+};
+
+// The libcurl client. One per thread (a curl handle is not shared between threads).
+std::unique_ptr<HttpClient> NewCurlHttpClient(const HttpOptions& options = HttpOptions());
+
+// GETs `url` into memory, refusing a body above max_bytes.
+Status HttpGetToString(HttpClient* http, const std::string& url, uint64_t max_bytes, std::string* body);
+
+}  // namespace shardpack

@@ -1,0 +1,137 @@
+#include "ops/remote_dataset.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "ground/checksum.h"
+#include "ground/manifest_json.h"
+#include "shardpack/manifest.h"
+
+namespace shardpack {
+namespace {
+
+constexpr uint64_t kMaxManifestBytes = uint64_t(1) << 30;
+
+// The files of a dataset, as its manifest lists them, each with its checksum.
+std::vector<SideFile> ListedFiles(const Manifest& m) {
+  std::vector<SideFile> files;
+  for (const ShardEntry& s : m.shards) {
+    files.push_back({s.file, s.xxh64});
+    if (!s.index.file.empty()) files.push_back(s.index);
+    if (!s.sample_table.file.empty()) files.push_back(s.sample_table);
+    for (const SideFile& f : s.side_files) files.push_back(f);
+  }
+  return files;
+}
+
+// Fetches url into `path` through a temporary file of this process, checked against `xxh64` before
+// it takes the name: nothing unchecked ever carries a published name.
+Status Download(Env* env, HttpClient* http, const std::string& url, const std::string& path,
+                const std::string& xxh64) {
+  const std::string part = path + ".part-" + std::to_string(::getpid());
+  std::unique_ptr<WritableFile> file;
+  StreamingXxh64 hash;
+  Status s = env->NewWritableFile(part, &file);
+  if (s.ok()) {
+    s = http->Get(
+        url,
+        [&](std::string_view data) {
+          hash.Update(data);
+          return file->Append(data);
+        },
+        [&] {  // a retried attempt: start the file over
+          hash.Reset();
+          file.reset();
+          (void)env->NewWritableFile(part, &file);
+        });
+  }
+  if (s.ok() && file == nullptr) s = Status::IOError("cannot reopen " + part);
+  if (s.ok()) s = file->Close();
+  if (s.ok() && ChecksumHex(hash.Digest()) != xxh64) {
+    s = Status::DataLoss(url + " does not match the checksum its manifest lists (the server holds a damaged or " +
+                         "changed copy)");
+  }
+  if (s.ok()) s = env->RenameFile(part, path);
+  if (!s.ok()) (void)env->RemoveFile(part);
+  return s;
+}
+
+std::string BaseName(std::string path) {
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+bool IsRemoteLocation(const std::string& location) {
+  return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0;
+}
+
+Status CheckDatasetFileName(const std::string& name) {
+  const bool escapes = name.empty() || name[0] == '/' || name.find("..") != std::string::npos ||
+                       name.find("://") != std::string::npos || name.find('\\') != std::string::npos ||
+                       name.find('?') != std::string::npos || name.find('#') != std::string::npos;
+  if (escapes) {
+    return Status::DataLoss("the manifest lists '" + name +
+                            "', which is not a file inside the dataset folder: refused (a manifest must not send a "
+                            "reader elsewhere)");
+  }
+  return Status::OK();
+}
+
+Status CacheRemoteDataset(const std::string& url, const std::string& cache_root, Env* env, HttpClient* http,
+                          std::string* local_dir) {
+  std::string base = url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  const std::string manifest_url = base + "/" + kManifestFileName;
+  std::string text;
+  SHARDPACK_RETURN_IF_ERROR(HttpGetToString(http, manifest_url, kMaxManifestBytes, &text));
+  SHARDPACK_RETURN_IF_ERROR(CheckManifestText(text, manifest_url));
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Manifest manifest;
+  Status s = ManifestFromJson(j, &manifest);
+  if (s.code() == Status::Code::kUnsupported) return Status::Unsupported(manifest_url + ": " + s.message());
+  if (!s.ok()) return Status::DataLoss(manifest_url + ": " + s.message());
+  const std::vector<SideFile> files = ListedFiles(manifest);
+  for (const SideFile& f : files) SHARDPACK_RETURN_IF_ERROR(CheckDatasetFileName(f.file));
+
+  const std::string dir = JoinPath(cache_root, BaseName(base) + "-" + ChecksumHex(Xxh64(base)));
+  *local_dir = dir;
+  const std::string local_manifest = JoinPath(dir, kManifestFileName);
+  std::string cached;
+  if (env->FileExists(local_manifest) && env->ReadFile(local_manifest, kMaxManifestBytes, &cached).ok() &&
+      cached == text) {
+    return Status::OK();  // complete: the manifest is written after every file was checked
+  }
+  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(dir));
+  // Another version of the dataset: without its manifest the copy no longer looks complete.
+  if (env->FileExists(local_manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(local_manifest));
+  for (const SideFile& f : files) {
+    const std::string path = JoinPath(dir, f.file);
+    uint64_t have = 0, size = 0;
+    // A published name was checked when it was taken; a file of the earlier version is checked again.
+    if (env->FileExists(path) && ChecksumFile(env, path, &have, &size).ok() && ChecksumHex(have) == f.xxh64) continue;
+    SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(path.substr(0, path.find_last_of('/'))));
+    SHARDPACK_RETURN_IF_ERROR(Download(env, http, base + "/" + f.file, path, f.xxh64));
+  }
+  return WriteFileAtomically(env, local_manifest, text);
+}
+
+Status ResolveDatasetLocation(const std::string& location, Env* env, std::string* local_dir) {
+  if (!IsRemoteLocation(location)) {
+    *local_dir = location;
+    return Status::OK();
+  }
+  const char* cache = std::getenv(kCacheEnvVar);
+  if (cache == nullptr || *cache == '\0') {
+    return Status::InvalidArgument("reading " + location + " needs a local cache folder: set " + kCacheEnvVar +
+                                   "=DIR (a folder with room for the dataset)");
+  }
+  std::unique_ptr<HttpClient> http = NewCurlHttpClient();
+  return CacheRemoteDataset(location, cache, env ? env : Env::Default(), http.get(), local_dir);
+}
+
+}  // namespace shardpack

@@ -1,0 +1,40 @@
+// Remote datasets (first part of issue 14): a packed dataset folder behind http:// or https://
+// is read through a local cache. Its files are downloaded once into the cache folder, each checked
+// against the manifest's XXH64 before it is published (a temporary name, then a rename), and the
+// manifest last, so that a cached copy that has a manifest is complete and checked; the readers,
+// verify and stat then read the local copy.
+//
+// Not yet here (docs/remote.md): s3://, pipe:, shard lists of URLs, downloads ahead of the epoch
+// instead of all before the first read, a cache size bound, one download per node across
+// processes, streaming without a cache.
+#pragma once
+
+#include <string>
+
+#include "ground/http_client.h"
+#include "shardpack/env.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+// The environment variable that names the cache folder.
+inline constexpr char kCacheEnvVar[] = "SHARDPACK_CACHE";
+
+// http:// or https://.
+bool IsRemoteLocation(const std::string& location);
+
+// `name` is a file name a manifest lists: relative, inside the dataset (no "..", no absolute path,
+// no URL, no backslash). Otherwise DataLoss naming it: a manifest must not send a reader elsewhere.
+Status CheckDatasetFileName(const std::string& name);
+
+// Downloads what the cache lacks of the dataset at `url` into cache_root/<name>-<hash of url>/ and
+// sets *local_dir to that folder. A dataset cached before is reused when its manifest is the one
+// the server has now; a changed one is fetched again.
+Status CacheRemoteDataset(const std::string& url, const std::string& cache_root, Env* env, HttpClient* http,
+                          std::string* local_dir);
+
+// A dataset location as a user gives it: a local path is returned as it is; a URL is cached
+// (CacheRemoteDataset, the cache folder from $SHARDPACK_CACHE) and its local copy returned.
+Status ResolveDatasetLocation(const std::string& location, Env* env, std::string* local_dir);
+
+}  // namespace shardpack

@@ -1,0 +1,143 @@
+"""Datasets read over HTTP from a real web server (nginx, started here on 127.0.0.1 and always
+stopped): for each format, `stat` and `verify` of the URL print what they print for the local
+folder, and the C++ loader's batches from the URL equal those from the local folder byte for byte
+(2 ranks, and a resumed epoch). Also: a second read uses the cache without downloading again
+(nginx's access log counts the requests), a missing dataset and a missing cache folder give clear
+errors, and a shard the server serves damaged is refused and never published in the cache.
+
+usage: http_dataset_test.py SHARDPACK MAKE_IMAGE_TREE DUMP_BATCHES WORKDIR
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+shardpack, make_tree, dump_batches, work = sys.argv[1:5]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args, env=None):
+    return subprocess.run(args, capture_output=True, text=True, env=env)
+
+
+serve = os.path.join(work, "serve")
+subprocess.run([make_tree, os.path.join(work, "src"), "--classes", "3", "--images", "14", "--small"], check=True,
+               stdout=subprocess.DEVNULL)
+packs = {"wds": ["--samples-per-shard", "5"], "lmdb": ["--format", "lmdb"],
+         "raw": ["--format", "raw", "--crop", "16", "--samples-per-shard", "6"]}
+for name, flags in packs.items():
+    subprocess.run([shardpack, "pack", os.path.join(work, "src"), os.path.join(serve, name), "--quiet", "--no-sync"]
+                   + flags, check=True, stdout=subprocess.DEVNULL)
+# A copy of the wds dataset whose second shard the server holds damaged (one byte flipped).
+shutil.copytree(os.path.join(serve, "wds"), os.path.join(serve, "damaged"))
+with open(os.path.join(serve, "damaged", "shard-000001.tar"), "r+b") as f:
+    f.seek(700)
+    byte = f.read(1)
+    f.seek(700)
+    f.write(bytes([byte[0] ^ 0xFF]))
+for root, dirs, files in os.walk(work):  # nginx's workers may run as another user
+    os.chmod(root, 0o755)
+    for f in files:
+        os.chmod(os.path.join(root, f), 0o644)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+port = free_port()
+conf = os.path.join(work, "nginx.conf")
+open(conf, "w").write(f"""
+daemon off;
+worker_processes 1;
+pid {work}/nginx.pid;
+error_log {work}/error.log;
+events {{ worker_connections 64; }}
+http {{
+  access_log {work}/access.log;
+  client_body_temp_path {work}/tmp-body;
+  proxy_temp_path {work}/tmp-proxy;
+  fastcgi_temp_path {work}/tmp-fastcgi;
+  uwsgi_temp_path {work}/tmp-uwsgi;
+  scgi_temp_path {work}/tmp-scgi;
+  server {{
+    listen 127.0.0.1:{port};
+    root {serve};
+  }}
+}}
+""" + ("user root;\n" if os.geteuid() == 0 else ""))
+nginx = subprocess.Popen(["/usr/sbin/nginx", "-c", conf, "-p", work], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+try:
+    for _ in range(100):  # bounded: at most 10 s for nginx to listen
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        raise SystemExit("nginx did not start: " + open(os.path.join(work, "error.log")).read())
+    base = f"http://127.0.0.1:{port}"
+    cache = os.path.join(work, "cache")
+    env = dict(os.environ, SHARDPACK_CACHE=cache)
+
+    for name in packs:
+        local, url = os.path.join(serve, name), f"{base}/{name}"
+        for command in (["stat"], ["verify", "--decode"]):
+            want, got = run([shardpack] + command + [local]), run([shardpack] + command + [url], env)
+            check(got.returncode == want.returncode == 0, f"{name}: {command[0]} of the URL: {got.stderr}")
+            check(got.stdout == want.stdout, f"{name}: {command[0]} of the URL printed\n{got.stdout}\nnot\n{want.stdout}")
+        for args in (["0", "0", "0", "1"], ["0", "0", "0", "2"], ["0", "0", "1", "2"], ["1", "1", "1", "2"]):
+            # EPOCH FIRST_BATCH RANK WORLD
+            outputs = []
+            for source, tag in ((local, "local"), (url, "url")):
+                out = os.path.join(work, f"{name}-{tag}-{'-'.join(args)}")
+                r = run([dump_batches, source, out, "4", "7", "16"] + args, env)
+                check(r.returncode == 0, f"{name}: dump_batches {tag} {args}: {r.stderr}")
+                outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
+            check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0,
+                  f"{name}: the loader's batches over HTTP differ from the local ones (epoch, first batch, rank, "
+                  f"world = {args})")
+
+    # The cache serves a second read without downloading anything but the manifest.
+    requests = len(open(os.path.join(work, "access.log")).read().splitlines())
+    check(run([shardpack, "stat", f"{base}/wds"], env).returncode == 0, "second stat of the URL")
+    log = open(os.path.join(work, "access.log")).read().splitlines()
+    check(len(log) == requests + 1 and "/wds/manifest.json" in log[-1],
+          f"a cached dataset made {len(log) - requests} requests: {log[requests:]}")
+
+    r = run([shardpack, "stat", f"{base}/missing"], env)
+    check(r.returncode == 1 and r.stderr == f"stat failed: {base}/missing/manifest.json does not exist (HTTP 404)\n",
+          f"missing dataset: {r.returncode} {r.stderr!r}")
+    r = run([shardpack, "stat", f"{base}/wds"], {k: v for k, v in os.environ.items() if k != "SHARDPACK_CACHE"})
+    check(r.returncode == 1 and r.stderr == f"stat failed: reading {base}/wds needs a local cache folder: set "
+          "SHARDPACK_CACHE=DIR (a folder with room for the dataset)\n", f"no cache: {r.stderr!r}")
+
+    r = run([shardpack, "verify", f"{base}/damaged"], env)
+    check(r.returncode == 1 and r.stderr == f"verify failed: {base}/damaged/shard-000001.tar does not match the "
+          "checksum its manifest lists (the server holds a damaged or changed copy)\n", f"damaged: {r.stderr!r}")
+    cached = [f for d, _, fs in os.walk(cache) if os.path.basename(d).startswith("damaged-") for f in fs]
+    check("shard-000001.tar" not in cached and "manifest.json" not in cached and
+          not any(".part" in f for f in cached), f"the cache kept a damaged or partial file: {sorted(cached)}")
+finally:
+    nginx.terminate()
+    try:
+        nginx.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        nginx.kill()
+
+print(f"http dataset test: {len(failures)} failures")
+sys.exit(1 if failures else 0)
