@@ -95,9 +95,9 @@ class CurlHttpClient final : public HttpClient {
       return Status::IOError("GET " + url + " answered HTTP " + std::to_string(code));
     }
     if (code >= 400) {
-      return Status::InvalidArgument("GET " + url + " answered HTTP " + std::to_string(code) +
-                                     (code == 401 || code == 403 ? " (access denied: check the URL and credentials)"
-                                                                 : ""));
+      return Status::InvalidArgument(
+          "GET " + url + " answered HTTP " + std::to_string(code) +
+          (code == 401 || code == 403 ? " (access denied: check the URL and credentials)" : ""));
     }
     return Status::OK();
   }

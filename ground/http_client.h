@@ -18,7 +18,7 @@ struct HttpOptions {
   // exponential backoff and jitter between them. 404 and other 4xx fail at once: retrying cannot
   // help.
   int attempts = 4;
-  double backoff_seconds = 0.2;      // before the second attempt; doubles each time
+  double backoff_seconds = 0.2;  // before the second attempt; doubles each time
   double connect_timeout_seconds = 10;
   // A transfer slower than low_speed_bytes per second for low_speed_seconds is a timeout.
   uint64_t low_speed_bytes = 1024;

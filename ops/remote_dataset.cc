@@ -28,8 +28,7 @@ std::vector<SideFile> ListedFiles(const Manifest& m) {
 
 // Fetches url into `path` through a temporary file of this process, checked against `xxh64` before
 // it takes the name: nothing unchecked ever carries a published name.
-Status Download(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                const std::string& xxh64) {
+Status Download(Env* env, HttpClient* http, const std::string& url, const std::string& path, const std::string& xxh64) {
   const std::string part = path + ".part-" + std::to_string(::getpid());
   std::unique_ptr<WritableFile> file;
   StreamingXxh64 hash;
@@ -50,12 +49,35 @@ Status Download(Env* env, HttpClient* http, const std::string& url, const std::s
   if (s.ok() && file == nullptr) s = Status::IOError("cannot reopen " + part);
   if (s.ok()) s = file->Close();
   if (s.ok() && ChecksumHex(hash.Digest()) != xxh64) {
-    s = Status::DataLoss(url + " does not match the checksum its manifest lists (the server holds a damaged or " +
-                         "changed copy)");
+    s = Status::DataLoss(url + " does not match the checksum its manifest lists");
   }
   if (s.ok()) s = env->RenameFile(part, path);
   if (!s.ok()) (void)env->RemoveFile(part);
   return s;
+}
+
+// Download, again when the bytes that arrived do not match their checksum (a proxy or a network
+// that damaged them); a copy that keeps failing is damaged on the server.
+Status DownloadChecked(Env* env, HttpClient* http, const std::string& url, const std::string& path,
+                       const std::string& xxh64) {
+  constexpr int kTries = 3;
+  Status s;
+  for (int i = 0; i < kTries; ++i) {
+    s = Download(env, http, url, path, xxh64);
+    if (s.code() != Status::Code::kDataLoss) return s;
+  }
+  return s.WithSuffix(", in " + std::to_string(kTries) + " downloads (the server holds a damaged or changed copy)");
+}
+
+// Attempts and timeout from the environment, for jobs whose network needs other values.
+HttpOptions HttpOptionsFromEnvironment() {
+  HttpOptions o;
+  if (const char* v = std::getenv("SHARDPACK_HTTP_ATTEMPTS"); v != nullptr && std::atoi(v) > 0)
+    o.attempts = std::atoi(v);
+  if (const char* v = std::getenv("SHARDPACK_HTTP_TIMEOUT"); v != nullptr && std::atof(v) > 0) {
+    o.connect_timeout_seconds = o.low_speed_seconds = std::atof(v);
+  }
+  return o;
 }
 
 std::string BaseName(std::string path) {
@@ -115,7 +137,7 @@ Status CacheRemoteDataset(const std::string& url, const std::string& cache_root,
     // A published name was checked when it was taken; a file of the earlier version is checked again.
     if (env->FileExists(path) && ChecksumFile(env, path, &have, &size).ok() && ChecksumHex(have) == f.xxh64) continue;
     SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(path.substr(0, path.find_last_of('/'))));
-    SHARDPACK_RETURN_IF_ERROR(Download(env, http, base + "/" + f.file, path, f.xxh64));
+    SHARDPACK_RETURN_IF_ERROR(DownloadChecked(env, http, base + "/" + f.file, path, f.xxh64));
   }
   return WriteFileAtomically(env, local_manifest, text);
 }
@@ -130,7 +152,7 @@ Status ResolveDatasetLocation(const std::string& location, Env* env, std::string
     return Status::InvalidArgument("reading " + location + " needs a local cache folder: set " + kCacheEnvVar +
                                    "=DIR (a folder with room for the dataset)");
   }
-  std::unique_ptr<HttpClient> http = NewCurlHttpClient();
+  std::unique_ptr<HttpClient> http = NewCurlHttpClient(HttpOptionsFromEnvironment());
   return CacheRemoteDataset(location, cache, env ? env : Env::Default(), http.get(), local_dir);
 }
 

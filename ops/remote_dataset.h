@@ -35,6 +35,8 @@ Status CacheRemoteDataset(const std::string& url, const std::string& cache_root,
 
 // A dataset location as a user gives it: a local path is returned as it is; a URL is cached
 // (CacheRemoteDataset, the cache folder from $SHARDPACK_CACHE) and its local copy returned.
+// $SHARDPACK_HTTP_ATTEMPTS (default 4) and $SHARDPACK_HTTP_TIMEOUT (seconds to connect, and the
+// longest stall of a transfer; default 10 and 30) tune the HTTP client.
 Status ResolveDatasetLocation(const std::string& location, Env* env, std::string* local_dir);
 
 }  // namespace shardpack

@@ -1,0 +1,158 @@
+"""Remote reads under faults, against a web server of the test's own (Python's http.server on
+127.0.0.1, stopped at the end) that fails chosen requests on purpose: 503 and 429 (retried), a
+connection dropped mid-body (retried), a flipped byte (downloaded again), a stalled transfer
+(timed out and retried), 404 (fails at once), failures that never stop (the attempt limit), and a
+reader killed with SIGKILL mid-download. Each case checks the requests the server counted, the
+message, and that the cache never publishes a file that differs from the server's.
+
+usage: http_faults_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
+"""
+
+import http.server
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+shardpack, make_tree, work = sys.argv[1:4]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+serve = os.path.join(work, "serve")
+subprocess.run([make_tree, os.path.join(work, "src"), "--classes", "3", "--images", "14", "--small"], check=True,
+               stdout=subprocess.DEVNULL)
+subprocess.run([shardpack, "pack", os.path.join(work, "src"), os.path.join(serve, "ds"), "--samples-per-shard", "5",
+                "--quiet", "--no-sync"], check=True, stdout=subprocess.DEVNULL)
+local_verify = subprocess.run([shardpack, "verify", os.path.join(serve, "ds")], capture_output=True, text=True).stdout
+
+plan = {}      # path -> faults still to serve, in order
+requests = {}  # path -> requests seen
+lock = threading.Lock()
+
+
+class FaultyHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        with lock:
+            requests[self.path] = requests.get(self.path, 0) + 1
+            fault = plan[self.path].pop(0) if plan.get(self.path) else None
+        file = os.path.join(serve, self.path.lstrip("/"))
+        if fault in ("503", "429", "404") or not os.path.isfile(file):
+            code = int(fault) if fault else 404
+            self.send_response(code)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = open(file, "rb").read()
+        if fault == "flip":
+            body = body[:100] + bytes([body[100] ^ 1]) + body[101:]
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if fault == "drop":  # half the body, then the connection goes
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        if fault in ("stall", "hang"):  # a few bytes, then nothing for longer than the timeout
+            self.wfile.write(body[:10])
+            self.wfile.flush()
+            time.sleep(3 if fault == "stall" else 30)
+            self.close_connection = True
+            return
+        self.wfile.write(body)
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FaultyHandler)
+server.daemon_threads = True
+threading.Thread(target=server.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{server.server_address[1]}/ds"
+
+
+def published(cache):
+    """The cache's files with published names (no temporary .part-PID files)."""
+    return {os.path.relpath(os.path.join(d, f), cache): os.path.join(d, f)
+            for d, _, fs in os.walk(cache) for f in fs if ".part-" not in f}
+
+
+def case(name, faults, expect_ok, expect_counts, expect_error=None, env_extra=None, cache=None):
+    cache = cache or os.path.join(work, "cache-" + name)
+    with lock:
+        plan.clear()
+        plan.update({"/ds/" + path: list(f) for path, f in faults.items()})
+        requests.clear()
+    env = dict(os.environ, SHARDPACK_CACHE=cache, **(env_extra or {}))
+    r = subprocess.run([shardpack, "verify", url], capture_output=True, text=True, env=env, timeout=120)
+    check((r.returncode == 0) == expect_ok, f"{name}: exit {r.returncode}, stderr {r.stderr!r}")
+    if expect_ok:
+        check(r.stdout == local_verify, f"{name}: verify printed {r.stdout!r}, the local folder {local_verify!r}")
+    if expect_error is not None:
+        check(r.stderr == expect_error, f"{name}: stderr {r.stderr!r}, expected {expect_error!r}")
+    for path, count in expect_counts.items():
+        check(requests.get("/ds/" + path, 0) == count,
+              f"{name}: {requests.get('/ds/' + path, 0)} requests for {path}, expected {count}")
+    for rel, path in published(cache).items():
+        original = os.path.join(serve, "ds", os.path.basename(rel))
+        check(open(path, "rb").read() == open(original, "rb").read(), f"{name}: the cache published a bad {rel}")
+    return cache, r
+
+
+try:
+    shard = "shard-000001.tar"
+    case("503-twice", {shard: ["503", "503"]}, True, {shard: 3})
+    case("429-manifest", {"manifest.json": ["429"]}, True, {"manifest.json": 2})
+    case("dropped", {shard: ["drop"]}, True, {shard: 2})
+    case("flipped-once", {shard: ["flip"]}, True, {shard: 2})
+    case("stalled", {shard: ["stall"]}, True, {shard: 2}, env_extra={"SHARDPACK_HTTP_TIMEOUT": "1"})
+    cache, _ = case("503-always", {shard: ["503"] * 10}, False, {shard: 3},
+                    f"verify failed: GET {url}/{shard} answered HTTP 503 (gave up after 3 attempts)\n",
+                    {"SHARDPACK_HTTP_ATTEMPTS": "3"})
+    check("manifest.json" not in {os.path.basename(p) for p in published(cache)}, "503-always: a manifest in the cache")
+    case("flipped-always", {shard: ["flip"] * 3}, False, {shard: 3},
+         f"verify failed: {url}/{shard} does not match the checksum its manifest lists, in 3 downloads (the server "
+         "holds a damaged or changed copy)\n")
+    case("404", {shard: ["404"]}, False, {shard: 1}, f"verify failed: {url}/{shard} does not exist (HTTP 404)\n")
+
+    # SIGKILL while a shard is downloading: nothing published that a later run would trust, and
+    # the next run completes the cache.
+    cache = os.path.join(work, "cache-killed")
+    with lock:
+        plan.clear()
+        plan["/ds/shard-000002.tar"] = ["hang"]
+        requests.clear()
+    env = dict(os.environ, SHARDPACK_CACHE=cache)
+    reader = subprocess.Popen([shardpack, "verify", url], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    for _ in range(200):  # bounded: 10 s for the reader to reach the hanging shard
+        if requests.get("/ds/shard-000002.tar"):
+            break
+        time.sleep(0.05)
+    time.sleep(0.2)
+    reader.send_signal(signal.SIGKILL)
+    reader.wait(timeout=10)
+    names = {os.path.basename(p) for p in published(cache)}
+    check(requests.get("/ds/shard-000002.tar") == 1, "killed: the reader never reached shard-000002.tar")
+    check("shard-000002.tar" not in names and "manifest.json" not in names,
+          f"killed: the cache published {sorted(names)}")
+    case("after-kill", {}, True, {"shard-000000.tar": 0, "shard-000002.tar": 1}, cache=cache)
+finally:
+    server.shutdown()
+    server.server_close()
+
+print(f"http faults test: {len(failures)} failures")
+sys.exit(1 if failures else 0)
