@@ -44,11 +44,13 @@ class CurlHttpClient final : public HttpClient {
   }
 
   Status Get(const std::string& url, const std::function<Status(std::string_view)>& sink,
-             const std::function<void()>& restart) override {
+             const Rewind& rewind) override {
     if (curl_ == nullptr) return Status::IOError("cannot start libcurl for " + url);
     std::mt19937_64 jitter(std::random_device{}());
     double backoff = options_.backoff_seconds;
     Status last;
+    uint64_t offset = 0;      // bytes the sink holds already: the next attempt asks for the rest
+    bool from_start = false;  // the server did not honour a range: start over
     for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
       if (attempt > 1) {
         // Full jitter: a random wait up to the backoff, so that many nodes retrying do not return
@@ -56,18 +58,20 @@ class CurlHttpClient final : public HttpClient {
         std::uniform_real_distribution<double> wait(0, backoff);
         std::this_thread::sleep_for(std::chrono::duration<double>(wait(jitter)));
         backoff *= 2;
-        if (restart) restart();
+        offset = rewind ? rewind(from_start) : 0;
       }
       bool retry = false;
-      last = Attempt(url, sink, &retry);
+      last = Attempt(url, sink, offset, &retry, &from_start);
       if (last.ok() || !retry) return last;
     }
     return Status::IOError(last.message() + " (gave up after " + std::to_string(options_.attempts) + " attempts)");
   }
 
  private:
-  // One GET. *retry: the failure is one that another attempt may not meet.
-  Status Attempt(const std::string& url, const std::function<Status(std::string_view)>& sink, bool* retry) {
+  // One GET, of the body from `offset` on. *retry: the failure is one that another attempt may not
+  // meet; *from_start: that attempt must ask for the whole body.
+  Status Attempt(const std::string& url, const std::function<Status(std::string_view)>& sink, uint64_t offset,
+                 bool* retry, bool* from_start) {
     Transfer transfer{curl_, &sink, Status::OK()};
     curl_easy_reset(curl_);  // keeps the connection cache
     curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
@@ -78,11 +82,20 @@ class CurlHttpClient final : public HttpClient {
     curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, long(options_.low_speed_bytes));
     curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, long(options_.low_speed_seconds));
     curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
+    // With an offset libcurl sends "Range: bytes=offset-" and fails (CURLE_RANGE_ERROR) unless the
+    // answer is that range, so the sink never gets a whole body appended to a part.
+    curl_easy_setopt(curl_, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset));
     const CURLcode rc = curl_easy_perform(curl_);
     long code = 0;
     curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &code);
     *retry = false;
+    *from_start = false;
     if (!transfer.sink_status.ok()) return transfer.sink_status;
+    if (rc == CURLE_RANGE_ERROR) {
+      *retry = *from_start = true;
+      return Status::IOError("GET " + url + " from byte " + std::to_string(offset) +
+                             ": the server does not serve ranges");
+    }
     if (rc != CURLE_OK) {
       // Timeouts, refused or reset connections, bodies cut short: the network's, worth another try.
       *retry = rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR ||
@@ -123,7 +136,10 @@ Status HttpGetToString(HttpClient* http, const std::string& url, uint64_t max_by
         body->append(data);
         return Status::OK();
       },
-      [&] { body->clear(); });
+      [&](bool from_start) -> uint64_t {
+        if (from_start) body->clear();
+        return body->size();
+      });
 }
 
 }  // namespace shardpack

@@ -28,12 +28,16 @@ struct HttpOptions {
 class HttpClient {
  public:
   virtual ~HttpClient() = default;
+  // Before a retried attempt: `from_start` false lets the sink keep what it has and return its
+  // length, and the next attempt asks only for the rest (an HTTP Range request); true (the server
+  // would not serve a range) means the sink drops everything and returns 0.
+  using Rewind = std::function<uint64_t(bool from_start)>;
+
   // GETs `url`, handing the body to `sink` as it arrives; a sink error aborts the transfer and is
-  // returned. A retried attempt calls `restart` first (the sink's earlier bytes are void).
-  // NotFound for HTTP 404, InvalidArgument for other 4xx (with the status), IOError when the
-  // attempts run out; every message names the URL.
+  // returned. Retried attempts call `rewind` first. NotFound for HTTP 404, InvalidArgument for
+  // other 4xx (with the status), IOError when the attempts run out; every message names the URL.
   virtual Status Get(const std::string& url, const std::function<Status(std::string_view)>& sink,
-                     const std::function<void()>& restart) = 0;
+                     const Rewind& rewind) = 0;
 };
 
 // The libcurl client. One per thread (a curl handle is not shared between threads).

@@ -32,18 +32,27 @@ Status Download(Env* env, HttpClient* http, const std::string& url, const std::s
   const std::string part = path + ".part-" + std::to_string(::getpid());
   std::unique_ptr<WritableFile> file;
   StreamingXxh64 hash;
+  uint64_t received = 0;
   Status s = env->NewWritableFile(part, &file);
   if (s.ok()) {
     s = http->Get(
         url,
         [&](std::string_view data) {
+          if (file == nullptr) return Status::IOError("cannot reopen " + part);
           hash.Update(data);
+          received += data.size();
           return file->Append(data);
         },
-        [&] {  // a retried attempt: start the file over
-          hash.Reset();
-          file.reset();
-          (void)env->NewWritableFile(part, &file);
+        [&](bool from_start) -> uint64_t {
+          // A retried attempt continues after the bytes kept (they are in the hash already), or,
+          // when the server serves no ranges, starts the file over.
+          if (from_start) {
+            hash.Reset();
+            received = 0;
+            file.reset();
+            if (!env->NewWritableFile(part, &file).ok()) file.reset();
+          }
+          return received;
         });
   }
   if (s.ok() && file == nullptr) s = Status::IOError("cannot reopen " + part);

@@ -2,7 +2,8 @@
 127.0.0.1, stopped at the end) that fails chosen requests on purpose: 503 and 429 (retried), a
 connection dropped mid-body (retried), a flipped byte (downloaded again), a stalled transfer
 (timed out and retried), 404 (fails at once), failures that never stop (the attempt limit), and a
-reader killed with SIGKILL mid-download. Each case checks the requests the server counted, the
+reader killed with SIGKILL mid-download. A dropped transfer resumes with a Range request, or starts
+over when the server ignores ranges. Each case checks the requests the server counted, the
 message, and that the cache never publishes a file that differs from the server's.
 
 usage: http_faults_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
@@ -38,6 +39,8 @@ local_verify = subprocess.run([shardpack, "verify", os.path.join(serve, "ds")], 
 
 plan = {}      # path -> faults still to serve, in order
 requests = {}  # path -> requests seen
+ranges = {}    # path -> the Range headers of its requests, in order (None: none)
+serve_ranges = [True]  # whether the server honours Range requests
 lock = threading.Lock()
 
 
@@ -50,6 +53,7 @@ class FaultyHandler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         with lock:
             requests[self.path] = requests.get(self.path, 0) + 1
+            ranges.setdefault(self.path, []).append(self.headers.get("Range"))
             fault = plan[self.path].pop(0) if plan.get(self.path) else None
         file = os.path.join(serve, self.path.lstrip("/"))
         if fault in ("503", "429", "404") or not os.path.isfile(file):
@@ -61,7 +65,14 @@ class FaultyHandler(http.server.BaseHTTPRequestHandler):
         body = open(file, "rb").read()
         if fault == "flip":
             body = body[:100] + bytes([body[100] ^ 1]) + body[101:]
-        self.send_response(200)
+        wanted = self.headers.get("Range")
+        if wanted and serve_ranges[0]:  # "bytes=N-", as the client asks after a partial body
+            start = int(wanted.split("=")[1].rstrip("-"))
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+            body = body[start:]
+        else:
+            self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if fault == "drop":  # half the body, then the connection goes
@@ -78,7 +89,12 @@ class FaultyHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FaultyHandler)
+class QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass  # clients hang up on purpose here (a refused range, a timeout); not worth a traceback
+
+
+server = QuietServer(("127.0.0.1", 0), FaultyHandler)
 server.daemon_threads = True
 threading.Thread(target=server.serve_forever, daemon=True).start()
 url = f"http://127.0.0.1:{server.server_address[1]}/ds"
@@ -96,6 +112,7 @@ def case(name, faults, expect_ok, expect_counts, expect_error=None, env_extra=No
         plan.clear()
         plan.update({"/ds/" + path: list(f) for path, f in faults.items()})
         requests.clear()
+        ranges.clear()
     env = dict(os.environ, SHARDPACK_CACHE=cache, **(env_extra or {}))
     r = subprocess.run([shardpack, "verify", url], capture_output=True, text=True, env=env, timeout=120)
     check((r.returncode == 0) == expect_ok, f"{name}: exit {r.returncode}, stderr {r.stderr!r}")
@@ -117,6 +134,14 @@ try:
     case("503-twice", {shard: ["503", "503"]}, True, {shard: 3})
     case("429-manifest", {"manifest.json": ["429"]}, True, {"manifest.json": 2})
     case("dropped", {shard: ["drop"]}, True, {shard: 2})
+    size = os.path.getsize(os.path.join(serve, "ds", shard))
+    check(ranges.get("/ds/" + shard) == [None, f"bytes={size // 2}-"],
+          f"dropped: the retry did not resume after the {size // 2} bytes received: {ranges.get('/ds/' + shard)}")
+    serve_ranges[0] = False  # a server that ignores Range: the client starts over
+    case("dropped-no-ranges", {shard: ["drop"]}, True, {shard: 3})
+    check(ranges.get("/ds/" + shard) == [None, f"bytes={size // 2}-", None],
+          f"dropped-no-ranges: requests {ranges.get('/ds/' + shard)}")
+    serve_ranges[0] = True
     case("flipped-once", {shard: ["flip"]}, True, {shard: 2})
     case("stalled", {shard: ["stall"]}, True, {shard: 2}, env_extra={"SHARDPACK_HTTP_TIMEOUT": "1"})
     cache, _ = case("503-always", {shard: ["503"] * 10}, False, {shard: 3},
