@@ -2,6 +2,7 @@
 // path and the system's reason.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -185,6 +186,15 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   int fd_;
 };
 
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }  // closing the file releases its flock
+
+ private:
+  int fd_;
+};
+
 class PosixEnv final : public Env {
  public:
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
@@ -317,6 +327,20 @@ class PosixEnv final : public Env {
     int e = errno;
     ::close(fd);
     if (rc != 0) return Status::FromErrno("cannot sync directory " + path, e);
+    return Status::OK();
+  }
+
+  // flock(2): held by the open file, so a process that dies (even by SIGKILL) releases it.
+  Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) override {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::FromErrno("cannot open lock file " + path, errno);
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      ::close(fd);
+      return Status::FromErrno("cannot lock " + path, e);
+    }
+    *lock = std::make_unique<PosixFileLock>(fd);
     return Status::OK();
   }
 };

@@ -132,20 +132,28 @@ Status CacheRemoteDataset(const std::string& url, const std::string& cache_root,
   const std::string dir = JoinPath(cache_root, BaseName(base) + "-" + ChecksumHex(Xxh64(base)));
   *local_dir = dir;
   const std::string local_manifest = JoinPath(dir, kManifestFileName);
-  std::string cached;
-  if (env->FileExists(local_manifest) && env->ReadFile(local_manifest, kMaxManifestBytes, &cached).ok() &&
-      cached == text) {
-    return Status::OK();  // complete: the manifest is written after every file was checked
-  }
+  const auto complete = [&] {  // the manifest is written after every file was checked
+    std::string cached;
+    return env->FileExists(local_manifest) && env->ReadFile(local_manifest, kMaxManifestBytes, &cached).ok() &&
+           cached == text;
+  };
+  if (complete()) return Status::OK();
   SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(dir));
+  // One filler at a time per cached dataset on this machine: processes sharing the cache (ranks,
+  // loader workers) wait here, and the ones after the first find the copy complete, so each file
+  // is downloaded once.
+  std::unique_ptr<FileLock> lock;
+  const Status locked = env->LockFile(JoinPath(dir, "fill.lock"), &lock);
+  if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
+  if (complete()) return Status::OK();
   // Another version of the dataset: without its manifest the copy no longer looks complete.
   if (env->FileExists(local_manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(local_manifest));
   for (const SideFile& f : files) {
     const std::string path = JoinPath(dir, f.file);
+    SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(path.substr(0, path.find_last_of('/'))));
     uint64_t have = 0, size = 0;
     // A published name was checked when it was taken; a file of the earlier version is checked again.
     if (env->FileExists(path) && ChecksumFile(env, path, &have, &size).ok() && ChecksumHex(have) == f.xxh64) continue;
-    SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(path.substr(0, path.find_last_of('/'))));
     SHARDPACK_RETURN_IF_ERROR(DownloadChecked(env, http, base + "/" + f.file, path, f.xxh64));
   }
   return WriteFileAtomically(env, local_manifest, text);

@@ -61,6 +61,12 @@ struct FileId {
   bool operator==(const FileId& o) const { return device == o.device && inode == o.inode; }
 };
 
+// A lock held on a file until destroyed (see Env::LockFile).
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -82,6 +88,14 @@ class Env {
   virtual Status RemoveFile(const std::string& path) = 0;
   // Makes a rename inside the directory durable.
   virtual Status SyncDir(const std::string& path) = 0;
+  // Waits for, then holds, an exclusive lock on `path` (created when missing) shared by every
+  // process on this machine, until *lock is destroyed; a process that dies releases it. For work
+  // that several processes might otherwise do twice (downloads into a shared cache). An Env
+  // without locks answers Unsupported, and callers then go without.
+  virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
+    (void)lock;
+    return Status::Unsupported("this Env has no file locks (" + path + ")");
+  }
 };
 
 // Writes `contents` to `path` atomically: a temporary file, synced (unless !sync), then renamed

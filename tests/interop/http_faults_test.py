@@ -3,7 +3,7 @@
 connection dropped mid-body (retried), a flipped byte (downloaded again), a stalled transfer
 (timed out and retried), 404 (fails at once), failures that never stop (the attempt limit), and a
 reader killed with SIGKILL mid-download. A dropped transfer resumes with a Range request, or starts
-over when the server ignores ranges. Each case checks the requests the server counted, the
+over when the server ignores ranges. Three processes sharing one cache download each file once. Each case checks the requests the server counted, the
 message, and that the cache never publishes a file that differs from the server's.
 
 usage: http_faults_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
@@ -80,6 +80,8 @@ class FaultyHandler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
+        if fault == "slow":  # the whole body, late: readers sharing a cache overlap
+            time.sleep(0.5)
         if fault in ("stall", "hang"):  # a few bytes, then nothing for longer than the timeout
             self.wfile.write(body[:10])
             self.wfile.flush()
@@ -101,9 +103,9 @@ url = f"http://127.0.0.1:{server.server_address[1]}/ds"
 
 
 def published(cache):
-    """The cache's files with published names (no temporary .part-PID files)."""
+    """The cache's files with published names (no temporary .part-PID files, no .lock files)."""
     return {os.path.relpath(os.path.join(d, f), cache): os.path.join(d, f)
-            for d, _, fs in os.walk(cache) for f in fs if ".part-" not in f}
+            for d, _, fs in os.walk(cache) for f in fs if ".part-" not in f and not f.endswith(".lock")}
 
 
 def case(name, faults, expect_ok, expect_counts, expect_error=None, env_extra=None, cache=None):
@@ -152,6 +154,22 @@ try:
          f"verify failed: {url}/{shard} does not match the checksum its manifest lists, in 3 downloads (the server "
          "holds a damaged or changed copy)\n")
     case("404", {shard: ["404"]}, False, {shard: 1}, f"verify failed: {url}/{shard} does not exist (HTTP 404)\n")
+
+    # Three processes sharing one cache, at once: each file is downloaded once.
+    cache = os.path.join(work, "cache-shared")
+    shards = sorted(f for f in os.listdir(os.path.join(serve, "ds")) if f.endswith(".tar"))
+    with lock:
+        plan.clear()
+        plan.update({"/ds/" + s: ["slow"] for s in shards})
+        requests.clear()
+    env = dict(os.environ, SHARDPACK_CACHE=cache)
+    readers = [subprocess.Popen([shardpack, "verify", url], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True) for _ in range(3)]
+    results = [r.communicate(timeout=120) for r in readers]
+    check(all(r.returncode == 0 for r in readers) and all(out == local_verify for out, _ in results),
+          f"shared cache: {[(r.returncode, e) for r, (_, e) in zip(readers, results)]}")
+    check(all(requests.get("/ds/" + s) == 1 for s in shards) and requests.get("/ds/manifest.json") == 3,
+          f"shared cache: requests {sorted(requests.items())}")
 
     # SIGKILL while a shard is downloading: nothing published that a later run would trust, and
     # the next run completes the cache.
