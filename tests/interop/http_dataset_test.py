@@ -5,7 +5,10 @@ folder, and the C++ loader's batches from the URL equal those from the local fol
 (nginx's access log counts the requests), a missing dataset and a missing cache folder give clear
 errors, and a shard the server serves damaged is refused and never published in the cache.
 
-usage: http_dataset_test.py SHARDPACK MAKE_IMAGE_TREE DUMP_BATCHES WORKDIR
+With PYTHON_PACKAGE_DIR (the built Python package, absent in builds without it), also
+shardpack.open(URL)[i] in Python equals shardpack.open(folder)[i] for every sample.
+
+usage: http_dataset_test.py SHARDPACK MAKE_IMAGE_TREE DUMP_BATCHES WORKDIR [PYTHON_PACKAGE_DIR]
 """
 
 import os
@@ -16,6 +19,7 @@ import sys
 import time
 
 shardpack, make_tree, dump_batches, work = sys.argv[1:5]
+python_dir = sys.argv[5] if len(sys.argv) > 5 and os.path.isdir(os.path.join(sys.argv[5], "shardpack")) else None
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 failures = []
@@ -111,6 +115,19 @@ try:
             check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0,
                   f"{name}: the loader's batches over HTTP differ from the local ones (epoch, first batch, rank, "
                   f"world = {args})")
+
+        if python_dir:
+            script = ("import shardpack, sys\n"
+                      "a, b = shardpack.open(sys.argv[1]), shardpack.open(sys.argv[2])\n"
+                      "assert len(a) == len(b) > 0, (len(a), len(b))\n"
+                      "for i in range(len(a)):\n"
+                      "    x, y = a[i], b[i]\n"
+                      "    assert x.keys() == y.keys() and all((x[k] == y[k]).all() if hasattr(x[k], 'all') "
+                      "else x[k] == y[k] for k in x), i\n"
+                      "print(len(a))\n")
+            r = run([sys.executable, "-c", script, local, url], dict(env, PYTHONPATH=python_dir))
+            check(r.returncode == 0 and r.stdout.strip() == "14", f"{name}: shardpack.open over HTTP in Python: "
+                  f"{r.stdout} {r.stderr}")
 
     # The cache serves a second read without downloading anything but the manifest.
     requests = len(open(os.path.join(work, "access.log")).read().splitlines())
