@@ -288,9 +288,15 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
 
 uint64_t Loader::batches_per_epoch() const { return impl_->sampler.worker_batches(); }
 
-Status Loader::StartEpoch(uint64_t epoch, uint64_t first_batch) {
+uint64_t Loader::SamplesConsumed(uint64_t rank_batches_done) const {
+  return impl_->sampler.SamplesConsumed(rank_batches_done);
+}
+
+Status Loader::StartEpoch(uint64_t epoch, uint64_t first_batch, uint64_t samples_done) {
   Impl& m = *impl_;
   m.StopProducer();
+  // The producer has stopped, so the sampler is this thread's until the next one starts.
+  SHARDPACK_RETURN_IF_ERROR(m.sampler.SetEpochStart(samples_done));
   std::lock_guard<std::mutex> lock(m.mu);  // Release() may run on another thread meanwhile
   m.stop = false;
   m.finished = false;

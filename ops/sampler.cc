@@ -40,27 +40,54 @@ Status EpochSampler::Create(uint64_t dataset_size, const SamplerOptions& o, Epoc
                                    std::to_string(o.world_size) + " ranks a batch; use drop_last or fewer ranks");
   }
   sampler->size_ = dataset_size;
+  sampler->start_ = 0;
   sampler->options_ = o;
   const bool shards_fit = std::accumulate(shard_sizes.begin(), shard_sizes.end(), uint64_t(0)) == dataset_size;
   sampler->shard_sizes_ = shards_fit && !shard_sizes.empty() ? shard_sizes : std::vector<uint64_t>{dataset_size};
+  return sampler->Partition(dataset_size);
+}
+
+Status EpochSampler::Partition(uint64_t samples) {
+  const SamplerOptions& o = options_;
   const uint64_t per_round = o.batch_size * o.world_size;  // samples in one batch of every rank
-  sampler->rank_batches_ = o.drop_last ? dataset_size / per_round : (dataset_size + per_round - 1) / per_round;
-  sampler->tail_rounds_ = 0;
+  rank_batches_ = o.drop_last ? samples / per_round : (samples + per_round - 1) / per_round;
+  tail_rounds_ = 0;
   if (!o.drop_last) {
     // The fewest final rounds whose samples give every batch in them at least one sample.
-    for (uint64_t k = 1; k <= sampler->rank_batches_; ++k) {
-      if (dataset_size - (sampler->rank_batches_ - k) * per_round >= k * o.world_size) {
-        sampler->tail_rounds_ = k;
+    for (uint64_t k = 1; k <= rank_batches_; ++k) {
+      if (samples - (rank_batches_ - k) * per_round >= k * o.world_size) {
+        tail_rounds_ = k;
         break;
       }
     }
-    if (sampler->tail_rounds_ == 0) {
-      return Status::InvalidArgument("a dataset of " + std::to_string(dataset_size) + " samples cannot give each of " +
+    if (tail_rounds_ == 0 && samples > 0) {
+      return Status::InvalidArgument("a dataset of " + std::to_string(samples) + " samples cannot give each of " +
                                      std::to_string(o.world_size) + " ranks the same number of batches of " +
                                      std::to_string(o.batch_size) + "; use drop_last or another batch size");
     }
   }
   return Status::OK();
+}
+
+Status EpochSampler::SetEpochStart(uint64_t samples_done) {
+  if (samples_done > size_) {
+    return Status::InvalidArgument("resuming after " + std::to_string(samples_done) + " samples of an epoch of " +
+                                   std::to_string(size_));
+  }
+  start_ = samples_done;
+  return Partition(size_ - start_);
+}
+
+uint64_t EpochSampler::SamplesConsumed(uint64_t rank_batches_done) const {
+  const SamplerOptions& o = options_;
+  const uint64_t k = std::min(rank_batches_done, rank_batches_);
+  const uint64_t full_rounds = rank_batches_ - tail_rounds_;
+  if (k <= full_rounds) return start_ + k * o.world_size * o.batch_size;
+  // Into the tail rounds: their slots (round by round, rank by rank) share the rest evenly, in order.
+  const uint64_t begin = full_rounds * o.world_size * o.batch_size;
+  const uint64_t slots = tail_rounds_ * o.world_size, done = (k - full_rounds) * o.world_size;
+  const uint64_t rest = size_ - start_ - begin;
+  return start_ + begin + done * (rest / slots) + std::min(done, rest % slots);
 }
 
 uint64_t EpochSampler::worker_batches() const {
@@ -133,11 +160,13 @@ void EpochSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indi
     const uint64_t start = full_rounds * o.world_size * o.batch_size;
     const uint64_t slots = tail_rounds_ * o.world_size;
     const uint64_t slot = (rank_batch - full_rounds) * o.world_size + o.rank;
-    const uint64_t rest = size_ - start;
+    const uint64_t rest = size_ - start_ - start;
     const uint64_t base = rest / slots, extra = rest % slots;
     begin = start + slot * base + std::min<uint64_t>(slot, extra);
     end = begin + base + (slot < extra ? 1 : 0);
   }
+  begin += start_;  // SetEpochStart: the batches come from the rest of the order
+  end += start_;
   indices->assign(order.begin() + static_cast<std::ptrdiff_t>(begin), order.begin() + static_cast<std::ptrdiff_t>(end));
 }
 

@@ -191,6 +191,60 @@ TEST(EpochSampler, ResumingAtBatchBGivesTheSameBatches) {
   }
 }
 
+// Elastic resume: ranks of one run take their first k batches; a run with another world size and
+// batch size continues after SamplesConsumed(k). Over both, every sample exactly once.
+TEST(EpochSampler, ElasticResumeOnOtherRanksTakesEverySampleOnce) {
+  const uint64_t n = 1003;
+  for (uint64_t k : {0u, 1u, 7u, 12u, 13u}) {  // 13: into the tail rounds of 4 x 20 over 1003 samples
+    SamplerOptions first;
+    first.batch_size = 20;
+    first.world_size = 4;
+    first.seed = 3;
+    std::map<uint64_t, int> seen;
+    uint64_t consumed = 0;
+    for (uint32_t r = 0; r < first.world_size; ++r) {
+      first.rank = r;
+      EpochSampler s = Make(n, first);
+      ASSERT_LE(k, s.rank_batches());
+      std::vector<uint64_t> batch;
+      for (uint64_t b = 0; b < k; ++b) {
+        s.Batch(2, b, &batch);
+        for (uint64_t i : batch) ++seen[i];
+      }
+      consumed = s.SamplesConsumed(k);
+    }
+    EXPECT_EQ(consumed, seen.size()) << "k " << k;  // the samples taken, as a count
+    for (auto [world, batch_size] : {std::pair<uint32_t, uint64_t>{2, 40}, {8, 10}, {3, 7}}) {
+      SCOPED_TRACE("k " + std::to_string(k) + ", resumed on " + std::to_string(world) + " ranks of " +
+                   std::to_string(batch_size));
+      std::map<uint64_t, int> all = seen;
+      SamplerOptions next = first;
+      next.world_size = world;
+      next.batch_size = batch_size;
+      std::vector<uint64_t> batches_per_rank;
+      for (uint32_t r = 0; r < world; ++r) {
+        next.rank = r;
+        EpochSampler s = Make(n, next);
+        ASSERT_TRUE(s.SetEpochStart(consumed).ok());
+        batches_per_rank.push_back(s.rank_batches());
+        std::vector<uint64_t> batch;
+        for (uint64_t b = 0; b < s.worker_batches(); ++b) {
+          s.Batch(2, b, &batch);
+          EXPECT_FALSE(batch.empty());
+          for (uint64_t i : batch) ++all[i];
+        }
+      }
+      EXPECT_EQ(all.size(), n);
+      for (const auto& [index, times] : all) EXPECT_EQ(times, 1) << index;
+      for (uint64_t b : batches_per_rank) EXPECT_EQ(b, batches_per_rank[0]);
+    }
+  }
+  EpochSampler s = Make(n, SamplerOptions());
+  EXPECT_EQ(s.SetEpochStart(n + 1).message(), "resuming after 1004 samples of an epoch of 1003");
+  ASSERT_TRUE(s.SetEpochStart(n).ok());
+  EXPECT_EQ(s.rank_batches(), 0u);
+}
+
 TEST(EpochSampler, RefusesImpossibleOptions) {
   EpochSampler s;
   SamplerOptions o;

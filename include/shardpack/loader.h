@@ -85,8 +85,13 @@ class Loader {
   // Batches per epoch for this rank and worker.
   uint64_t batches_per_epoch() const;
   // Starts (or restarts) epoch `epoch` at batch `first_batch`: the batches from there are exactly
-  // those an uninterrupted epoch produces.
-  Status StartEpoch(uint64_t epoch, uint64_t first_batch = 0);
+  // those an uninterrupted epoch produces. Elastic resume (other ranks or batch size than the run
+  // that stopped): `samples_done` from that run's SamplesConsumed, and the batches are made from
+  // the rest of the epoch (EpochSampler::SetEpochStart).
+  Status StartEpoch(uint64_t epoch, uint64_t first_batch = 0, uint64_t samples_done = 0);
+  // The epoch's samples taken once every rank has taken its first `rank_batches_done` batches of
+  // this epoch (counting those before a samples_done start): what an elastic resume passes on.
+  uint64_t SamplesConsumed(uint64_t rank_batches_done) const;
   // The next batch, valid until the following call to Next() or StartEpoch(); nullptr at the end
   // of the epoch.
   Status Next(const Batch** batch);

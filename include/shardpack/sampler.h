@@ -22,6 +22,15 @@
 // within the first p + shuffle_buffer samples of that stream, so reads move forward through a few
 // shards at a time. It is still a permutation of (seed, epoch): partitioning, equal batch counts and
 // exact resume hold as for the global shuffle. Weaker mixing: samples stay near their shard.
+//
+// Elastic resume (another number of ranks, or another batch size): after every rank has taken its
+// first k batches of an epoch, the samples taken are a prefix of the epoch's order, of length
+// SamplesConsumed(k) (the rounds hand out the order front to back). A run with any world size and
+// batch size that calls SetEpochStart(that length) partitions only the rest of the order, by the
+// same rules: every sample of the epoch is then taken exactly once over both runs. Keeping the
+// global batch (batch size x world size) keeps the number of optimizer steps as well; changing it
+// keeps exactly-once but changes the steps left. With drop_last the samples left out are the last
+// of the rest, so they may differ from an uninterrupted run's.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +63,14 @@ class EpochSampler {
                        const std::vector<uint64_t>& shard_sizes = {});
   EpochSampler() = default;
 
+  // Elastic resume: from now on the epoch's batches are made from order[samples_done, N) only, as if
+  // that were the dataset (0: the whole order, as after Create). InvalidArgument when samples_done
+  // exceeds the dataset, or the rest cannot give every rank the same number of non-empty batches.
+  Status SetEpochStart(uint64_t samples_done);
+  // The length of the prefix of the epoch's order taken once every rank has taken its first
+  // `rank_batches_done` batches (counting the samples before SetEpochStart's start).
+  uint64_t SamplesConsumed(uint64_t rank_batches_done) const;
+
   // Batches per epoch of this rank (equal for every rank), and of this worker within the rank.
   uint64_t rank_batches() const { return rank_batches_; }
   uint64_t worker_batches() const;
@@ -67,7 +84,11 @@ class EpochSampler {
   std::vector<uint64_t> ShardOrder(uint64_t epoch) const;
 
  private:
+  // The batch counts for `samples` samples of the order (rank_batches_, tail_rounds_).
+  Status Partition(uint64_t samples);
+
   uint64_t size_ = 0;
+  uint64_t start_ = 0;  // SetEpochStart: batches come from order[start_, size_)
   SamplerOptions options_;
   std::vector<uint64_t> shard_sizes_;  // never empty: {size_} when the dataset counts as one shard
   uint64_t rank_batches_ = 0;

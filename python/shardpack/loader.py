@@ -84,6 +84,7 @@ class Loader:
             raise ValueError(f"device must be 'cpu' or 'cuda[:N]', not {device!r}")
         self._epoch = 0
         self._start_batch = 0   # where the next iteration starts (load_state_dict)
+        self._samples_done = 0  # elastic resume: the epoch's samples an earlier run took
         self._done = 0          # batches handed out in the current epoch, counting from its start
 
     def __len__(self):
@@ -92,6 +93,7 @@ class Loader:
     def set_epoch(self, epoch):
         self._epoch = int(epoch)
         self._start_batch = 0
+        self._samples_done = 0
         self._done = 0
 
     def __iter__(self):
@@ -106,9 +108,12 @@ class Loader:
         """Like iterating, but yields the batch objects themselves: on the CPU, images(), labels(),
         keys() and indices() as numpy arrays (images() without a copy); with device="cuda", a
         DLPack-capable batch and its labels() and indices()."""
-        epoch, first = self._epoch, self._start_batch
+        epoch, first, samples_done = self._epoch, self._start_batch, self._samples_done
         self._start_batch = 0
-        self._impl.start_epoch(epoch, first)
+        if self._cuda:
+            self._impl.start_epoch(epoch, first)
+        else:
+            self._impl.start_epoch(epoch, first, samples_done)
         self._done = first
         while True:
             lease = self._impl.acquire()
@@ -119,18 +124,41 @@ class Loader:
 
     def state_dict(self):
         """Where this loader is: resuming from it gives exactly the batches an uninterrupted run
-        would have produced from here on."""
-        return dict(self._config, epoch=self._epoch, batch=self._done)
+        would have produced from here on. `epoch_samples_done` (the samples of the epoch that every
+        rank's batches so far took) lets a run with other ranks or another batch size continue."""
+        state = dict(self._config, epoch=self._epoch, batch=self._done, samples_done=self._samples_done)
+        if not self._cuda:
+            state["epoch_samples_done"] = self._impl.samples_consumed(self._done)
+        return state
 
     def load_state_dict(self, state):
-        for key in ("batch_size", "seed", "shuffle", "world_size", "rank", "drop_last", "shuffle_buffer",
-                    "num_workers", "worker"):
+        """Resume from state_dict(). With the same options: exactly the batches an uninterrupted
+        run gives. Elastic (another world_size, rank or batch_size; states taken at the same step on
+        every rank, one worker per rank): the rest of the epoch is shared by the new ranks, and every
+        sample of the epoch is seen exactly once over both runs. Keeping batch_size x world_size
+        keeps the steps left too; changing it keeps exactly-once but changes the steps left."""
+        fixed = ("seed", "shuffle", "drop_last", "shuffle_buffer")
+        for key in fixed:
             if state.get(key) != self._config[key]:
                 raise ValueError(f"state_dict has {key}={state.get(key)!r} but this loader has "
-                                 f"{self._config[key]!r}: resume with the same options")
+                                 f"{self._config[key]!r}: resume with the same {', '.join(fixed)}")
+        same = all(state.get(k) == self._config[k] for k in ("batch_size", "world_size", "rank", "num_workers",
+                                                                 "worker"))
         self._epoch = int(state["epoch"])
-        self._start_batch = int(state["batch"])
-        self._done = self._start_batch
+        if same:
+            self._start_batch = int(state["batch"])
+            self._samples_done = int(state.get("samples_done", 0))
+            self._done = self._start_batch
+            return
+        if self._cuda or "epoch_samples_done" not in state:
+            raise ValueError("resuming on other ranks or another batch size needs a state_dict of the CPU loader "
+                             "(with epoch_samples_done)")
+        if state.get("num_workers", 1) != 1 or self._config["num_workers"] != 1:
+            raise ValueError("resuming on other ranks or another batch size needs one worker per rank "
+                             "(num_workers=1) in both runs")
+        self._start_batch = 0
+        self._samples_done = int(state["epoch_samples_done"])
+        self._done = 0
 
     def stats(self):
         """What the loader measured this epoch: images/s, bytes/s, per-stage seconds, and how long

@@ -124,12 +124,13 @@ class PyLoader {
   }
 
   uint64_t batches_per_epoch() const { return loader_->batches_per_epoch(); }
+  uint64_t samples_consumed(uint64_t rank_batches_done) const { return loader_->SamplesConsumed(rank_batches_done); }
 
-  void StartEpoch(uint64_t epoch, uint64_t first_batch) {
+  void StartEpoch(uint64_t epoch, uint64_t first_batch, uint64_t samples_done) {
     Status s;
     {
       py::gil_scoped_release nogil;
-      s = loader_->StartEpoch(epoch, first_batch);
+      s = loader_->StartEpoch(epoch, first_batch, samples_done);
     }
     Raise(s);
   }
@@ -453,7 +454,9 @@ PYBIND11_MODULE(_shardpack, m) {
            py::arg("ratio"), py::arg("flip"), py::arg("nchw"), py::arg("threads"), py::arg("prefetch"),
            py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("allocate"))
       .def("batches_per_epoch", &PyLoader::batches_per_epoch)
-      .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0)
+      .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0,
+           py::arg("samples_done") = 0)
+      .def("samples_consumed", &PyLoader::samples_consumed, py::arg("rank_batches_done"))
       .def("acquire", &PyLoader::Acquire)
       .def("buffers", &PyLoader::Buffers, "Addresses of the batch buffers (for zero-copy checks)")
       .def("stats", &PyLoader::Stats);

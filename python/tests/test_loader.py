@@ -96,6 +96,36 @@ def test_two_ranks_cover_the_epoch_exactly_once(wds, tmp_path):
     assert sorted(indices) == list(range(60))
 
 
+def test_elastic_resume_on_other_ranks_sees_every_sample_once(wds):
+    # A run on 4 ranks (batch 3) stops after 2 steps; its state resumes on 2 ranks (batch 6, the same
+    # global batch) and on 8 ranks (batch 2, another): every sample of the epoch exactly once.
+    seen, states = [], []
+    for rank in range(4):
+        loader = shardpack.Loader(wds, batch_size=3, seed=9, size=16, rank=rank, world_size=4)
+        loader.set_epoch(1)
+        batches = loader.batches()
+        for _ in range(2):
+            seen.extend(next(batches).indices().tolist())
+        states.append(loader.state_dict())
+        batches.close()
+    assert {s["epoch_samples_done"] for s in states} == {24} and len(set(seen)) == 24
+    for world, batch in ((2, 6), (8, 2)):
+        rest, counts = [], []
+        for rank in range(world):
+            loader = shardpack.Loader(wds, batch_size=batch, seed=9, size=16, rank=rank, world_size=world)
+            loader.load_state_dict(states[rank % 4])
+            n = 0
+            for lease in loader.batches():
+                rest.extend(lease.indices().tolist())
+                n += 1
+            counts.append(n)
+        assert sorted(seen + rest) == list(range(60)), (world, batch)
+        assert len(set(counts)) == 1, counts
+    other = dict(states[0], num_workers=2, worker=0)
+    with pytest.raises(ValueError, match="needs one worker per rank"):
+        shardpack.Loader(wds, batch_size=6, seed=9, size=16, world_size=2).load_state_dict(other)
+
+
 def test_a_batch_held_by_python_is_never_overwritten(wds):
     loader = shardpack.Loader(wds, batch_size=4, size=16, prefetch=1, threads=2)
     it = iter(loader)
