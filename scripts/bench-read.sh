@@ -6,7 +6,8 @@
 #      DataLoader with PIL and torchvision doing the same with 2 workers;
 #  (c) the Python loader (shardpack.Loader, torch tensors) against the C++ loader (`shardpack bench`)
 #      with the same options as (b): the binding's overhead;
-# plus decode-only images/s per core as the ceiling. Every loader in (b) and (c) is timed the same
+# plus decode-only images/s per core as the ceiling, and (scripts/bench-remote.sh) the loader over
+# HTTP from nginx on loopback against local disk. Every loader in (b) and (c) is timed the same
 # way: from opening the dataset (shardpack's indexes; the DataLoader's folder listing and worker
 # processes) to the last batch of one epoch.
 #
@@ -87,3 +88,7 @@ awk -v rb="$(median "${raw_bps[@]}")" -v cb="$(median "${copy_bps[@]}")" -v wi="
 }'
 echo "ceiling, JPEG decode per core (500x375, ~110 KB):"
 $bin/bench/shardpack_micro_bench --benchmark_filter='AtScale/8/0' 2>/dev/null | grep BM_ || true
+# The same loader over HTTP (nginx on loopback) against local disk.
+if [[ -x /usr/sbin/nginx ]]; then
+  scripts/bench-remote.sh --work "$work" --runs "$runs" --bin "$bin"
+fi
