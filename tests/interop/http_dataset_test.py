@@ -18,17 +18,13 @@ import subprocess
 import sys
 import time
 
+from checks import Checks, fresh_folder
+
 shardpack, make_tree, dump_batches, work = sys.argv[1:5]
 python_dir = sys.argv[5] if len(sys.argv) > 5 and os.path.isdir(os.path.join(sys.argv[5], "shardpack")) else None
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
+fresh_folder(work)
+checks = Checks("http dataset test")
+check = checks.check
 
 
 def run(args, env=None):
@@ -156,5 +152,4 @@ finally:
     except subprocess.TimeoutExpired:
         nginx.kill()
 
-print(f"http dataset test: {len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(checks.finish())

@@ -11,23 +11,18 @@ usage: http_faults_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
 
 import http.server
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 
+from checks import Checks, fresh_folder
+
 shardpack, make_tree, work = sys.argv[1:4]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
+fresh_folder(work)
+checks = Checks("http faults test")
+check = checks.check
 
 
 serve = os.path.join(work, "serve")
@@ -197,5 +192,4 @@ finally:
     server.shutdown()
     server.server_close()
 
-print(f"http faults test: {len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(checks.finish())
