@@ -56,6 +56,9 @@ Status Download(Env* env, HttpClient* http, const std::string& url, const std::s
         });
   }
   if (s.ok() && file == nullptr) s = Status::IOError("cannot reopen " + part);
+  // Durable before it takes its name: after a machine crash the cache holds the checked bytes or
+  // no file, never a published name over lost pages (readers do not re-hash whole shards).
+  if (s.ok()) s = file->Sync();
   if (s.ok()) s = file->Close();
   if (s.ok() && ChecksumHex(hash.Digest()) != xxh64) {
     s = Status::DataLoss(url + " does not match the checksum its manifest lists");
