@@ -8,16 +8,13 @@ namespace shardpack {
 
 Status DatasetReader::Open(const std::string& location, Env* env, std::unique_ptr<DatasetReader>* reader) {
   if (env == nullptr) env = Env::Default();
-  if (IsRemoteLocation(location) && LooksLikeShardSpec(location)) {
-    return Status::Unsupported(location + ": shard lists of URLs are not supported yet; give the dataset folder's URL");
+  if (LooksLikeShardSpec(location)) {
+    std::vector<std::string> paths;
+    SHARDPACK_RETURN_IF_ERROR(ResolveShardList(location, env, &paths));
+    return OpenShards(paths, env, reader);
   }
   std::string dir;
   SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, env, &dir));
-  if (LooksLikeShardSpec(dir)) {
-    std::vector<std::string> paths;
-    SHARDPACK_RETURN_IF_ERROR(ExpandShardSpec(dir, &paths));
-    return OpenShards(paths, env, reader);
-  }
   Manifest manifest;
   SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
   // Readers trust the manifest's checksums of the side files, which they trust for offsets: the

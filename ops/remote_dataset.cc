@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
 #include "ground/checksum.h"
 #include "ground/manifest_json.h"
 #include "shardpack/manifest.h"
+#include "shardpack/shard_spec.h"
 
 namespace shardpack {
 namespace {
@@ -26,8 +28,8 @@ std::vector<SideFile> ListedFiles(const Manifest& m) {
   return files;
 }
 
-// Fetches url into `path` through a temporary file of this process, checked against `xxh64` before
-// it takes the name: nothing unchecked ever carries a published name.
+// Fetches url into `path` through a temporary file of this process, checked against `xxh64` (when
+// given) before it takes the name: nothing unchecked ever carries a published name.
 Status Download(Env* env, HttpClient* http, const std::string& url, const std::string& path, const std::string& xxh64) {
   const std::string part = path + ".part-" + std::to_string(::getpid());
   std::unique_ptr<WritableFile> file;
@@ -60,7 +62,7 @@ Status Download(Env* env, HttpClient* http, const std::string& url, const std::s
   // no file, never a published name over lost pages (readers do not re-hash whole shards).
   if (s.ok()) s = file->Sync();
   if (s.ok()) s = file->Close();
-  if (s.ok() && ChecksumHex(hash.Digest()) != xxh64) {
+  if (s.ok() && !xxh64.empty() && ChecksumHex(hash.Digest()) != xxh64) {
     s = Status::DataLoss(url + " does not match the checksum its manifest lists");
   }
   if (s.ok()) s = env->RenameFile(part, path);
@@ -162,18 +164,70 @@ Status CacheRemoteDataset(const std::string& url, const std::string& cache_root,
   return WriteFileAtomically(env, local_manifest, text);
 }
 
+Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string& cache_root, Env* env,
+                         HttpClient* http, std::vector<std::string>* local_paths) {
+  local_paths->clear();
+  std::string all;
+  for (const std::string& u : urls) all += u + "\n";
+  const std::string dir = JoinPath(cache_root, "shards-" + ChecksumHex(Xxh64(all)));
+  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(dir));
+  std::unique_ptr<FileLock> lock;  // one filler at a time, as for a dataset
+  const Status locked = env->LockFile(JoinPath(dir, "fill.lock"), &lock);
+  if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
+  for (const std::string& url : urls) {
+    const std::string name = BaseName(url);
+    const std::string path = JoinPath(dir, name);
+    if (!CheckDatasetFileName(name).ok() || name.find('/') != std::string::npos) {
+      return Status::InvalidArgument(url + ": not a shard URL");
+    }
+    if (std::find(local_paths->begin(), local_paths->end(), path) != local_paths->end()) {
+      return Status::InvalidArgument(url + ": two shards of the list share the name " + name);
+    }
+    // No manifest, so no checksum: libcurl holds the body to the length the server announced.
+    if (!env->FileExists(path)) SHARDPACK_RETURN_IF_ERROR(Download(env, http, url, path, ""));
+    local_paths->push_back(path);
+  }
+  return Status::OK();
+}
+
+namespace {
+
+// The cache folder from the environment, and the client, for a remote location.
+Status RemoteSetup(const std::string& location, std::string* cache, std::unique_ptr<HttpClient>* http) {
+  const char* dir = std::getenv(kCacheEnvVar);
+  if (dir == nullptr || *dir == '\0') {
+    return Status::InvalidArgument("reading " + location + " needs a local cache folder: set " + kCacheEnvVar +
+                                   "=DIR (a folder with room for the dataset)");
+  }
+  *cache = dir;
+  *http = NewCurlHttpClient(HttpOptionsFromEnvironment());
+  return Status::OK();
+}
+
+}  // namespace
+
 Status ResolveDatasetLocation(const std::string& location, Env* env, std::string* local_dir) {
   if (!IsRemoteLocation(location)) {
     *local_dir = location;
     return Status::OK();
   }
-  const char* cache = std::getenv(kCacheEnvVar);
-  if (cache == nullptr || *cache == '\0') {
-    return Status::InvalidArgument("reading " + location + " needs a local cache folder: set " + kCacheEnvVar +
-                                   "=DIR (a folder with room for the dataset)");
-  }
-  std::unique_ptr<HttpClient> http = NewCurlHttpClient(HttpOptionsFromEnvironment());
+  std::string cache;
+  std::unique_ptr<HttpClient> http;
+  SHARDPACK_RETURN_IF_ERROR(RemoteSetup(location, &cache, &http));
   return CacheRemoteDataset(location, cache, env ? env : Env::Default(), http.get(), local_dir);
+}
+
+Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::string>* local_paths) {
+  std::vector<std::string> paths;
+  SHARDPACK_RETURN_IF_ERROR(ExpandShardSpec(spec, &paths));
+  if (!IsRemoteLocation(spec)) {
+    *local_paths = std::move(paths);
+    return Status::OK();
+  }
+  std::string cache;
+  std::unique_ptr<HttpClient> http;
+  SHARDPACK_RETURN_IF_ERROR(RemoteSetup(spec, &cache, &http));
+  return CacheRemoteShards(paths, cache, env ? env : Env::Default(), http.get(), local_paths);
 }
 
 }  // namespace shardpack

@@ -4,12 +4,14 @@
 // manifest last, so that a cached copy that has a manifest is complete and checked; the readers,
 // verify and stat then read the local copy.
 //
-// Not yet here (docs/remote.md): s3://, pipe:, shard lists of URLs, downloads ahead of the epoch
-// instead of all before the first read, a cache size bound, one download per node across
-// processes, streaming without a cache.
+// Shard lists of URLs ("https://host/train-{000000..000009}.tar", as webdataset takes them) are
+// cached whole too, without a manifest's checksums. Not yet here (docs/remote.md): s3://, pipe:,
+// downloads ahead of the epoch instead of all before the first read, a cache size bound,
+// streaming without a cache.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ground/http_client.h"
 #include "shardpack/env.h"
@@ -32,6 +34,15 @@ Status CheckDatasetFileName(const std::string& name);
 // the server has now; a changed one is fetched again.
 Status CacheRemoteDataset(const std::string& url, const std::string& cache_root, Env* env, HttpClient* http,
                           std::string* local_dir);
+
+// Downloads the shards at `urls` (WebDataset tar shards of any tool) into one cache folder, each
+// under a temporary name until complete, and sets *local_paths to them in the same order.
+Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string& cache_root, Env* env,
+                         HttpClient* http, std::vector<std::string>* local_paths);
+
+// A shard list (shardpack/shard_spec.h) as a user gives it, expanded: local paths as they are,
+// URLs cached (CacheRemoteShards, $SHARDPACK_CACHE) and their local copies.
+Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::string>* local_paths);
 
 // A dataset location as a user gives it: a local path is returned as it is; a URL is cached
 // (CacheRemoteDataset, the cache folder from $SHARDPACK_CACHE) and its local copy returned.

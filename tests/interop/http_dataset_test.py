@@ -1,7 +1,7 @@
 """Datasets read over HTTP from a real web server (nginx, started here on 127.0.0.1 and always
 stopped): for each format, `stat` and `verify` of the URL print what they print for the local
 folder, and the C++ loader's batches from the URL equal those from the local folder byte for byte
-(2 ranks, and a resumed epoch). Also: a second read uses the cache without downloading again
+(2 ranks, and a resumed epoch), also from a shard list of URLs. Also: a second read uses the cache without downloading again
 (nginx's access log counts the requests), a missing dataset and a missing cache folder give clear
 errors, and a shard the server serves damaged is refused and never published in the cache.
 
@@ -124,6 +124,18 @@ try:
             r = run([sys.executable, "-c", script, local, url], dict(env, PYTHONPATH=python_dir))
             check(r.returncode == 0 and r.stdout.strip() == "14", f"{name}: shardpack.open over HTTP in Python: "
                   f"{r.stdout} {r.stderr}")
+
+    # A shard list of URLs, as webdataset takes them: the same batches as the local shard list.
+    shards = sorted(f for f in os.listdir(os.path.join(serve, "wds")) if f.endswith(".tar"))
+    spec = "shard-{000000..%06d}.tar" % (len(shards) - 1)
+    outputs = []
+    for source, tag in ((os.path.join(serve, "wds", spec), "local"), (f"{base}/wds/{spec}", "url")):
+        out = os.path.join(work, "shardlist-" + tag)
+        r = run([dump_batches, source, out, "4", "7", "16", "0", "0", "0", "1"], env)
+        check(r.returncode == 0, f"shard list {tag}: {r.stderr}")
+        outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
+    check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0 and len(shards) == 3,
+          "the loader's batches from a shard list of URLs differ from the local shard list's")
 
     # The cache serves a second read without downloading anything but the manifest.
     requests = len(open(os.path.join(work, "access.log")).read().splitlines())
