@@ -23,6 +23,13 @@ struct HttpOptions {
   // A transfer slower than low_speed_bytes per second for low_speed_seconds is a timeout.
   uint64_t low_speed_bytes = 1024;
   double low_speed_seconds = 30;
+  // AWS Signature V4 on every request (S3 and S3-compatible stores), done by libcurl; empty region:
+  // unsigned.
+  struct AwsSigning {
+    std::string region;  // e.g. "us-east-1"
+    std::string access_key_id, secret_access_key;
+    std::string session_token;  // temporary credentials only
+  } aws;
 };
 
 class HttpClient {

@@ -83,6 +83,14 @@ Status DownloadChecked(Env* env, HttpClient* http, const std::string& url, const
   return s.WithSuffix(", in " + std::to_string(kTries) + " downloads (the server holds a damaged or changed copy)");
 }
 
+// AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1 (as the AWS tools do).
+std::string AwsRegion() {
+  for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return v;
+  }
+  return "us-east-1";
+}
+
 // Attempts and timeout from the environment, for jobs whose network needs other values.
 HttpOptions HttpOptionsFromEnvironment() {
   HttpOptions o;
@@ -103,7 +111,31 @@ std::string BaseName(std::string path) {
 }  // namespace
 
 bool IsRemoteLocation(const std::string& location) {
-  return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0;
+  return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0 || location.rfind("s3://", 0) == 0;
+}
+
+Status S3ToHttpUrl(const std::string& s3_url, std::string* http_url) {
+  if (s3_url.rfind("s3://", 0) != 0) {
+    *http_url = s3_url;
+    return Status::OK();
+  }
+  const std::string rest = s3_url.substr(5);
+  const size_t slash = rest.find('/');
+  const std::string bucket = rest.substr(0, slash), key = slash == std::string::npos ? "" : rest.substr(slash);
+  if (bucket.empty()) return Status::InvalidArgument(s3_url + ": no bucket (s3://BUCKET/PREFIX)");
+  const char* endpoint = std::getenv("AWS_ENDPOINT_URL");
+  if (endpoint != nullptr && *endpoint != '\0') {  // S3-compatible stores: path-style addressing
+    std::string e = endpoint;
+    while (!e.empty() && e.back() == '/') e.pop_back();
+    *http_url = e + "/" + bucket + key;
+    return Status::OK();
+  }
+  const char* path_style = std::getenv("SHARDPACK_S3_PATH_STYLE");
+  const std::string region = AwsRegion();
+  *http_url = path_style != nullptr && std::string(path_style) == "1"
+                  ? "https://s3." + region + ".amazonaws.com/" + bucket + key
+                  : "https://" + bucket + ".s3." + region + ".amazonaws.com" + key;
+  return Status::OK();
 }
 
 Status CheckDatasetFileName(const std::string& name) {
@@ -192,7 +224,8 @@ Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string
 
 namespace {
 
-// The cache folder from the environment, and the client, for a remote location.
+// The cache folder from the environment, and the client, for a remote location: signing with the
+// standard AWS variables for s3://.
 Status RemoteSetup(const std::string& location, std::string* cache, std::unique_ptr<HttpClient>* http) {
   const char* dir = std::getenv(kCacheEnvVar);
   if (dir == nullptr || *dir == '\0') {
@@ -200,7 +233,22 @@ Status RemoteSetup(const std::string& location, std::string* cache, std::unique_
                                    "=DIR (a folder with room for the dataset)");
   }
   *cache = dir;
-  *http = NewCurlHttpClient(HttpOptionsFromEnvironment());
+  HttpOptions options = HttpOptionsFromEnvironment();
+  if (location.rfind("s3://", 0) == 0) {
+    const char* id = std::getenv("AWS_ACCESS_KEY_ID");
+    const char* secret = std::getenv("AWS_SECRET_ACCESS_KEY");
+    if (id == nullptr || *id == '\0' || secret == nullptr || *secret == '\0') {
+      return Status::InvalidArgument("reading " + location +
+                                     " needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and "
+                                     "AWS_SESSION_TOKEN for temporary ones; AWS_ENDPOINT_URL for a store other "
+                                     "than AWS)");
+    }
+    options.aws.region = AwsRegion();
+    options.aws.access_key_id = id;
+    options.aws.secret_access_key = secret;
+    if (const char* token = std::getenv("AWS_SESSION_TOKEN"); token != nullptr) options.aws.session_token = token;
+  }
+  *http = NewCurlHttpClient(options);
   return Status::OK();
 }
 
@@ -211,10 +259,11 @@ Status ResolveDatasetLocation(const std::string& location, Env* env, std::string
     *local_dir = location;
     return Status::OK();
   }
-  std::string cache;
+  std::string cache, url;
   std::unique_ptr<HttpClient> http;
   SHARDPACK_RETURN_IF_ERROR(RemoteSetup(location, &cache, &http));
-  return CacheRemoteDataset(location, cache, env ? env : Env::Default(), http.get(), local_dir);
+  SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(location, &url));
+  return CacheRemoteDataset(url, cache, env ? env : Env::Default(), http.get(), local_dir);
 }
 
 Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::string>* local_paths) {
@@ -227,6 +276,7 @@ Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::stri
   std::string cache;
   std::unique_ptr<HttpClient> http;
   SHARDPACK_RETURN_IF_ERROR(RemoteSetup(spec, &cache, &http));
+  for (std::string& p : paths) SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(p, &p));
   return CacheRemoteShards(paths, cache, env ? env : Env::Default(), http.get(), local_paths);
 }
 

@@ -1,11 +1,12 @@
-// Remote datasets (first part of issue 14): a packed dataset folder behind http:// or https://
+// Remote datasets (issue 14, in part): a packed dataset folder behind http://, https:// or s3://
 // is read through a local cache. Its files are downloaded once into the cache folder, each checked
 // against the manifest's XXH64 before it is published (a temporary name, then a rename), and the
 // manifest last, so that a cached copy that has a manifest is complete and checked; the readers,
 // verify and stat then read the local copy.
 //
-// Shard lists of URLs ("https://host/train-{000000..000009}.tar", as webdataset takes them) are
-// cached whole too, without a manifest's checksums. Not yet here (docs/remote.md): s3://, pipe:,
+// s3:// locations are read over the S3 API, signed (S3ToHttpUrl). Shard lists of URLs
+// ("https://host/train-{000000..000009}.tar", as webdataset takes them) are cached whole too,
+// without a manifest's checksums. Not yet here (docs/remote.md): pipe:,
 // downloads ahead of the epoch instead of all before the first read, a cache size bound,
 // streaming without a cache.
 #pragma once
@@ -22,8 +23,15 @@ namespace shardpack {
 // The environment variable that names the cache folder.
 inline constexpr char kCacheEnvVar[] = "SHARDPACK_CACHE";
 
-// http:// or https://.
+// http://, https:// or s3://.
 bool IsRemoteLocation(const std::string& location);
+
+// s3://BUCKET/KEY as the HTTP(S) URL that serves it: $AWS_ENDPOINT_URL/BUCKET/KEY for S3-compatible
+// stores (path-style), else https://BUCKET.s3.REGION.amazonaws.com/KEY (virtual-hosted; path-style
+// with SHARDPACK_S3_PATH_STYLE=1), REGION from $AWS_REGION or $AWS_DEFAULT_REGION (us-east-1).
+// Other URLs are returned as they are. Requests to it are signed (AWS Signature V4, by libcurl)
+// with $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY and $AWS_SESSION_TOKEN.
+Status S3ToHttpUrl(const std::string& s3_url, std::string* http_url);
 
 // `name` is a file name a manifest lists: relative, inside the dataset (no "..", no absolute path,
 // no URL, no backslash). Otherwise DataLoss naming it: a manifest must not send a reader elsewhere.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace shardpack {
 namespace {
 
@@ -21,12 +23,34 @@ TEST(RemoteDataset, ManifestNamesStayInsideTheDataset) {
   }
 }
 
-TEST(RemoteDataset, OnlyHttpAndHttpsUrlsAreRemote) {
+TEST(RemoteDataset, HttpHttpsAndS3UrlsAreRemote) {
   EXPECT_TRUE(IsRemoteLocation("http://host/ds"));
   EXPECT_TRUE(IsRemoteLocation("https://host/ds"));
   EXPECT_FALSE(IsRemoteLocation("/data/ds"));
   EXPECT_FALSE(IsRemoteLocation("ds/http://x"));
-  EXPECT_FALSE(IsRemoteLocation("s3://bucket/ds"));  // not yet: issue 14
+  EXPECT_TRUE(IsRemoteLocation("s3://bucket/ds"));
+}
+
+// s3:// URLs as the HTTP(S) URLs that serve them, from the AWS variables.
+TEST(RemoteDataset, S3UrlsBecomeTheirEndpointsUrls) {
+  for (const char* v : {"AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "SHARDPACK_S3_PATH_STYLE"}) unsetenv(v);
+  std::string url;
+  ASSERT_TRUE(S3ToHttpUrl("s3://bucket/train/ds", &url).ok());
+  EXPECT_EQ(url, "https://bucket.s3.us-east-1.amazonaws.com/train/ds");
+  setenv("AWS_DEFAULT_REGION", "eu-west-1", 1);
+  ASSERT_TRUE(S3ToHttpUrl("s3://bucket/ds", &url).ok());
+  EXPECT_EQ(url, "https://bucket.s3.eu-west-1.amazonaws.com/ds");
+  setenv("AWS_REGION", "ap-south-1", 1);  // AWS_REGION first, as the AWS tools take it
+  setenv("SHARDPACK_S3_PATH_STYLE", "1", 1);
+  ASSERT_TRUE(S3ToHttpUrl("s3://bucket/ds", &url).ok());
+  EXPECT_EQ(url, "https://s3.ap-south-1.amazonaws.com/bucket/ds");
+  setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000/", 1);
+  ASSERT_TRUE(S3ToHttpUrl("s3://bucket/a/b", &url).ok());
+  EXPECT_EQ(url, "http://127.0.0.1:9000/bucket/a/b");
+  ASSERT_TRUE(S3ToHttpUrl("https://host/x", &url).ok());
+  EXPECT_EQ(url, "https://host/x");
+  EXPECT_EQ(S3ToHttpUrl("s3:///x", &url).message(), "s3:///x: no bucket (s3://BUCKET/PREFIX)");
+  for (const char* v : {"AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "SHARDPACK_S3_PATH_STYLE"}) unsetenv(v);
 }
 
 }  // namespace
