@@ -1,8 +1,11 @@
 #include "ops/remote_dataset.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -111,7 +114,10 @@ std::string BaseName(std::string path) {
 }  // namespace
 
 bool IsRemoteLocation(const std::string& location) {
-  return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0 || location.rfind("s3://", 0) == 0;
+  for (const char* scheme : {"http://", "https://", "s3://", "pipe:"}) {
+    if (location.rfind(scheme, 0) == 0) return true;
+  }
+  return false;
 }
 
 Status S3ToHttpUrl(const std::string& s3_url, std::string* http_url) {
@@ -196,6 +202,39 @@ Status CacheRemoteDataset(const std::string& url, const std::string& cache_root,
   return WriteFileAtomically(env, local_manifest, text);
 }
 
+namespace {
+
+// Runs `command` (sh -c) and writes what it prints into `path` through a temporary file, published
+// only when the command exits with status 0.
+Status RunPipeToFile(Env* env, const std::string& command, const std::string& path) {
+  const std::string part = path + ".part-" + std::to_string(::getpid());
+  std::unique_ptr<WritableFile> file;
+  SHARDPACK_RETURN_IF_ERROR(env->NewWritableFile(part, &file));
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    (void)env->RemoveFile(part);
+    return Status::FromErrno("pipe:" + command + ": cannot start the command", errno);
+  }
+  Status s;
+  std::string buffer(1 << 20, '\0');
+  size_t n = 0;
+  while (s.ok() && (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) s = file->Append({buffer.data(), n});
+  if (s.ok() && std::ferror(pipe)) s = Status::IOError("pipe:" + command + ": cannot read its output");
+  const int status = ::pclose(pipe);  // after a failed write too: never leave the command behind
+  if (s.ok() && status != 0) {
+    s = Status::IOError(
+        "pipe:" + command + ": the command " +
+        (WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status)) : std::string("was killed")));
+  }
+  if (s.ok()) s = file->Sync();
+  if (s.ok()) s = file->Close();
+  if (s.ok()) s = env->RenameFile(part, path);
+  if (!s.ok()) (void)env->RemoveFile(part);
+  return s;
+}
+
+}  // namespace
+
 Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string& cache_root, Env* env,
                          HttpClient* http, std::vector<std::string>* local_paths) {
   local_paths->clear();
@@ -215,8 +254,13 @@ Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string
     if (std::find(local_paths->begin(), local_paths->end(), path) != local_paths->end()) {
       return Status::InvalidArgument(url + ": two shards of the list share the name " + name);
     }
-    // No manifest, so no checksum: libcurl holds the body to the length the server announced.
-    if (!env->FileExists(path)) SHARDPACK_RETURN_IF_ERROR(Download(env, http, url, path, ""));
+    // No manifest, so no checksum: libcurl holds the body to the length the server announced, a
+    // pipe: command to its exit status.
+    if (!env->FileExists(path) && url.rfind("pipe:", 0) == 0) {
+      SHARDPACK_RETURN_IF_ERROR(RunPipeToFile(env, url.substr(5), path));
+    } else if (!env->FileExists(path)) {
+      SHARDPACK_RETURN_IF_ERROR(Download(env, http, url, path, ""));
+    }
     local_paths->push_back(path);
   }
   return Status::OK();
@@ -258,6 +302,10 @@ Status ResolveDatasetLocation(const std::string& location, Env* env, std::string
   if (!IsRemoteLocation(location)) {
     *local_dir = location;
     return Status::OK();
+  }
+  if (location.rfind("pipe:", 0) == 0) {
+    return Status::InvalidArgument(location + ": a pipe: command gives WebDataset shards, not a dataset folder; " +
+                                   "open it as a shard list (e.g. \"pipe:cat train-{000000..000009}.tar\")");
   }
   std::string cache, url;
   std::unique_ptr<HttpClient> http;

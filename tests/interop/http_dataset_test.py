@@ -1,7 +1,7 @@
 """Datasets read over HTTP from a real web server (nginx, started here on 127.0.0.1 and always
 stopped): for each format, `stat` and `verify` of the URL print what they print for the local
 folder, and the C++ loader's batches from the URL equal those from the local folder byte for byte
-(2 ranks, and a resumed epoch), also from a shard list of URLs. Also: a second read uses the cache without downloading again
+(2 ranks, and a resumed epoch), also from a shard list of URLs and of pipe: commands. Also: a second read uses the cache without downloading again
 (nginx's access log counts the requests), a missing dataset and a missing cache folder give clear
 errors, and a shard the server serves damaged is refused and never published in the cache.
 
@@ -136,6 +136,14 @@ try:
         outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
     check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0 and len(shards) == 3,
           "the loader's batches from a shard list of URLs differ from the local shard list's")
+    # pipe: commands that print shards (webdataset's convention), brace-expanded like URLs.
+    out = os.path.join(work, "shardlist-pipe")
+    r = run([dump_batches, f"pipe:cat {serve}/wds/{spec}", out, "4", "7", "16", "0", "0", "0", "1"], env)
+    check(r.returncode == 0 and (open(out + ".bin", "rb").read(), open(out + ".txt").read()) == outputs[0],
+          f"the loader's batches from pipe:cat differ from the local shard list's: {r.stderr}")
+    r = run([dump_batches, "pipe:exit 3; true x.tar", out, "4", "7", "16", "0", "0", "0", "1"], env)
+    check(r.returncode != 0 and "pipe:exit 3; true x.tar: the command exited with status 3" in r.stderr,
+          f"a failing pipe: command: {r.stderr!r}")
 
     # The cache serves a second read without downloading anything but the manifest.
     requests = len(open(os.path.join(work, "access.log")).read().splitlines())
