@@ -7,9 +7,8 @@
 // s3:// locations are read over the S3 API, signed (S3ToHttpUrl). Shard lists of URLs
 // ("https://host/train-{000000..000009}.tar", as webdataset takes them) are cached whole too,
 // without a manifest's checksums, and so is the output of pipe:COMMAND entries. Not yet here
-// (docs/remote.md):
-// downloads ahead of the epoch instead of all before the first read, a cache size bound,
-// streaming without a cache.
+// (docs/remote.md): downloads ahead of the epoch instead of all before the first read, a cache
+// size bound, streaming without a cache.
 #pragma once
 
 #include <string>
