@@ -1,6 +1,7 @@
 #include "shardpack/dataset_reader.h"
 
 #include "formats/registry/registry.h"
+#include "ops/opened_dataset.h"
 #include "ops/remote_dataset.h"
 #include "shardpack/shard_spec.h"
 
@@ -13,16 +14,12 @@ Status DatasetReader::Open(const std::string& location, Env* env, std::unique_pt
     SHARDPACK_RETURN_IF_ERROR(ResolveShardList(location, env, &paths));
     return OpenShards(paths, env, reader);
   }
-  std::string dir;
-  SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, env, &dir));
-  Manifest manifest;
-  SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
+  OpenedDataset dataset;
+  SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, env, &dataset));
   // Readers trust the manifest's checksums of the side files, which they trust for offsets: the
   // manifest must be the one pack wrote.
-  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(env, dir));
-  const Format* format = nullptr;
-  SHARDPACK_RETURN_IF_ERROR(FindFormatOf(dir, manifest, &format));
-  return format->OpenReader(env, dir, std::move(manifest), reader);
+  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(env, dataset.dir));
+  return dataset.format->OpenReader(env, dataset.dir, std::move(dataset.manifest), reader);
 }
 
 Status DatasetReader::OpenShards(const std::vector<std::string>& paths, Env* env,

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "formats/registry/registry.h"
 #include "ground/sample_table.h"
-#include "ops/remote_dataset.h"
+#include "ops/opened_dataset.h"
 #include "shardpack/manifest.h"
 
 namespace shardpack {
@@ -35,12 +34,11 @@ DatasetStats::Percentiles Summarise(std::vector<uint64_t>* values) {
 Status Stat(const std::string& location, Env* env, DatasetStats* stats) {
   *stats = DatasetStats();
   if (env == nullptr) env = Env::Default();
-  std::string dir;
-  SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, env, &dir));
-  Manifest manifest;
-  SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
-  const Format* format = nullptr;
-  SHARDPACK_RETURN_IF_ERROR(FindFormatOf(dir, manifest, &format));
+  OpenedDataset dataset;
+  SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, env, &dataset));
+  const std::string& dir = dataset.dir;
+  const Manifest& manifest = dataset.manifest;
+  const Format* format = dataset.format;
   stats->name = manifest.name;
   stats->format = manifest.format;
   stats->samples = manifest.samples;

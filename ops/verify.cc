@@ -7,9 +7,8 @@
 #include <set>
 #include <thread>
 
-#include "formats/registry/registry.h"
 #include "ground/tsan_annotations.h"
-#include "ops/remote_dataset.h"
+#include "ops/opened_dataset.h"
 #include "ops/worker_threads.h"
 #include "shardpack/manifest.h"
 
@@ -18,12 +17,11 @@ namespace shardpack {
 Status Verify(const std::string& location, const VerifyOptions& options, VerifyReport* report) {
   *report = VerifyReport();
   Env* env = options.env ? options.env : Env::Default();
-  std::string dir;
-  SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, env, &dir));
-  Manifest manifest;
-  SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dir, &manifest));
-  const Format* format = nullptr;
-  SHARDPACK_RETURN_IF_ERROR(FindFormatOf(dir, manifest, &format));
+  OpenedDataset dataset;
+  SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, env, &dataset));
+  const std::string& dir = dataset.dir;
+  const Manifest& manifest = dataset.manifest;
+  const Format* format = dataset.format;
   report->format = manifest.format;
   report->shards = manifest.shards.size();
   // A changed manifest (a class name, an option) could otherwise pass every structural check.

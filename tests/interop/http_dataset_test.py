@@ -13,12 +13,10 @@ usage: http_dataset_test.py SHARDPACK MAKE_IMAGE_TREE DUMP_BATCHES WORKDIR [PYTH
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 
-from checks import Checks, fresh_folder
+from checks import Checks, free_port, fresh_folder, wait_for_port
 
 shardpack, make_tree, dump_batches, work = sys.argv[1:5]
 python_dir = sys.argv[5] if len(sys.argv) > 5 and os.path.isdir(os.path.join(sys.argv[5], "shardpack")) else None
@@ -52,12 +50,6 @@ for root, dirs, files in os.walk(work):  # nginx's workers may run as another us
         os.chmod(os.path.join(root, f), 0o644)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 port = free_port()
 conf = os.path.join(work, "nginx.conf")
 open(conf, "w").write(f"""
@@ -82,13 +74,7 @@ http {{
 nginx = subprocess.Popen(["/usr/sbin/nginx", "-c", conf, "-p", work], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
 try:
-    for _ in range(100):  # bounded: at most 10 s for nginx to listen
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
+    if not wait_for_port(port):
         raise SystemExit("nginx did not start: " + open(os.path.join(work, "error.log")).read())
     base = f"http://127.0.0.1:{port}"
     cache = os.path.join(work, "cache")

@@ -17,15 +17,13 @@ import http.server
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 
-from checks import Checks, fresh_folder
+from checks import Checks, free_port, fresh_folder, wait_for_port
 
 shardpack, make_tree, dump_batches, work, s3rver = sys.argv[1:6]
 try:
@@ -43,22 +41,6 @@ fresh_folder(work)
 checks = Checks("s3 dataset test")
 check = checks.check
 KEY_ID, SECRET, BUCKET = "SHARDPACKTESTKEY", "shardpack-test-secret/0123456789", "datasets"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(port):
-    for _ in range(100):  # bounded: 10 s
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"nothing listens on 127.0.0.1:{port}")
 
 
 serve = os.path.join(work, "serve")
@@ -146,7 +128,8 @@ store = subprocess.Popen([s3rver, "-d", os.path.join(work, "store"), "-a", "127.
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 proxy = None
 try:
-    wait_for(s3_port)
+    if not wait_for_port(s3_port):
+        raise SystemExit(f"s3rver does not listen on 127.0.0.1:{s3_port}")
     VerifyingProxy.upstream = f"http://127.0.0.1:{s3_port}"
     proxy = QuietServer(("127.0.0.1", 0), VerifyingProxy)
     proxy.daemon_threads = True
