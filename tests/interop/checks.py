@@ -1,10 +1,11 @@
 """What the interop tests share: a fresh work folder, checks that record a failure and go on (so
 that one run reports every failure; finish() prints the count and gives the exit status), and
-ports for the test servers."""
+ports for the test servers, and the datasets of every format that the remote tests serve."""
 
 import os
 import shutil
 import socket
+import subprocess
 import time
 
 
@@ -45,3 +46,16 @@ def wait_for_port(port, seconds=10):
         except OSError:
             time.sleep(0.1)
     return False
+
+
+def pack_every_format(shardpack, make_tree, work, serve):
+    """14 small images in 3 classes (WORK/src) packed into SERVE/wds (shards of 5), SERVE/lmdb and
+    SERVE/raw (16x16, shards of 6); returns {name: pack flags}."""
+    subprocess.run([make_tree, os.path.join(work, "src"), "--classes", "3", "--images", "14", "--small"],
+                   check=True, stdout=subprocess.DEVNULL)
+    packs = {"wds": ["--samples-per-shard", "5"], "lmdb": ["--format", "lmdb"],
+             "raw": ["--format", "raw", "--crop", "16", "--samples-per-shard", "6"]}
+    for name, flags in packs.items():
+        subprocess.run([shardpack, "pack", os.path.join(work, "src"), os.path.join(serve, name), "--quiet",
+                        "--no-sync"] + flags, check=True, stdout=subprocess.DEVNULL)
+    return packs

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 
-from checks import Checks, free_port, fresh_folder, wait_for_port
+from checks import Checks, free_port, fresh_folder, pack_every_format, wait_for_port
 
 shardpack, make_tree, dump_batches, work = sys.argv[1:5]
 python_dir = sys.argv[5] if len(sys.argv) > 5 and os.path.isdir(os.path.join(sys.argv[5], "shardpack")) else None
@@ -30,13 +30,7 @@ def run(args, env=None):
 
 
 serve = os.path.join(work, "serve")
-subprocess.run([make_tree, os.path.join(work, "src"), "--classes", "3", "--images", "14", "--small"], check=True,
-               stdout=subprocess.DEVNULL)
-packs = {"wds": ["--samples-per-shard", "5"], "lmdb": ["--format", "lmdb"],
-         "raw": ["--format", "raw", "--crop", "16", "--samples-per-shard", "6"]}
-for name, flags in packs.items():
-    subprocess.run([shardpack, "pack", os.path.join(work, "src"), os.path.join(serve, name), "--quiet", "--no-sync"]
-                   + flags, check=True, stdout=subprocess.DEVNULL)
+packs = pack_every_format(shardpack, make_tree, work, serve)
 # A copy of the wds dataset whose second shard the server holds damaged (one byte flipped).
 shutil.copytree(os.path.join(serve, "wds"), os.path.join(serve, "damaged"))
 with open(os.path.join(serve, "damaged", "shard-000001.tar"), "r+b") as f:

@@ -23,7 +23,7 @@ import threading
 import urllib.error
 import urllib.request
 
-from checks import Checks, free_port, fresh_folder, wait_for_port
+from checks import Checks, free_port, fresh_folder, pack_every_format, wait_for_port
 
 shardpack, make_tree, dump_batches, work, s3rver = sys.argv[1:6]
 try:
@@ -44,13 +44,7 @@ KEY_ID, SECRET, BUCKET = "SHARDPACKTESTKEY", "shardpack-test-secret/0123456789",
 
 
 serve = os.path.join(work, "serve")
-subprocess.run([make_tree, os.path.join(work, "src"), "--classes", "3", "--images", "14", "--small"], check=True,
-               stdout=subprocess.DEVNULL)
-packs = {"wds": ["--samples-per-shard", "5"], "lmdb": ["--format", "lmdb"],
-         "raw": ["--format", "raw", "--crop", "16", "--samples-per-shard", "6"]}
-for name, flags in packs.items():
-    subprocess.run([shardpack, "pack", os.path.join(work, "src"), os.path.join(serve, name), "--quiet", "--no-sync"]
-                   + flags, check=True, stdout=subprocess.DEVNULL)
+packs = pack_every_format(shardpack, make_tree, work, serve)
 
 verified = {"good": 0, "bad": []}  # requests whose signature matched; reasons of those refused
 lock = threading.Lock()
