@@ -3,17 +3,21 @@
 #include "formats/registry/registry.h"
 #include "ops/opened_dataset.h"
 #include "ops/remote_dataset.h"
+#include "ops/remote_dataset_reader.h"
 #include "shardpack/shard_spec.h"
 
 namespace shardpack {
 
-Status DatasetReader::Open(const std::string& location, Env* env, std::unique_ptr<DatasetReader>* reader) {
+Status DatasetReader::Open(const std::string& location, Env* env, std::unique_ptr<DatasetReader>* reader,
+                           const RemoteOptions& remote) {
   if (env == nullptr) env = Env::Default();
   if (LooksLikeShardSpec(location)) {
     std::vector<std::string> paths;
     SHARDPACK_RETURN_IF_ERROR(ResolveShardList(location, env, &paths));
     return OpenShards(paths, env, reader);
   }
+  if (IsRemoteLocation(location) && location.rfind("pipe:", 0) != 0)
+    return OpenRemoteDatasetReader(location, env, remote, reader);
   OpenedDataset dataset;
   SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, env, &dataset));
   // Readers trust the manifest's checksums of the side files, which they trust for offsets: the

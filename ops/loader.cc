@@ -8,6 +8,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -107,7 +108,8 @@ struct Slot {
 struct Loader::Impl {
   LoaderOptions options;
   std::unique_ptr<DatasetReader> reader;
-  EpochSampler sampler;  // used by the producer thread only
+  EpochSampler sampler;                   // used by the producer thread only
+  std::vector<uint64_t> batch_positions;  // the producer's: PlanShardReads' position of each batch
   std::unique_ptr<tbb::task_arena> arena;
   size_t batch_bytes = 0;
   std::vector<Slot> slots;
@@ -218,14 +220,50 @@ struct Loader::Impl {
         ++images;
         continue;
       }
-      if (!options.skip_corrupt) return Status(errors[i]);
+      const Status::Code code = errors[i].code();
+      const bool damaged = code == Status::Code::kCorrupt || code == Status::Code::kDataLoss;
+      if (!options.skip_corrupt || !damaged) return Status(errors[i]);
       ++corrupt;
       batch.labels[i] = -1;
     }
     return Status::OK();
   }
 
+  // Tells a reader that wants it (a remote dataset) which shards this epoch reads from first_batch
+  // on, each with the first and last sample position (counted from there) that reads it: it
+  // downloads ahead in that order. Keeps where each batch starts, for ReachedPosition.
+  void PlanShardReads(uint64_t epoch, uint64_t first_batch) {
+    batch_positions.clear();
+    if (!reader->wants_read_plan()) return;
+    const std::vector<ShardEntry>& shards = reader->manifest().shards;
+    std::vector<uint64_t> ends;  // the end of each shard in dataset order
+    for (const ShardEntry& shard : shards) ends.push_back((ends.empty() ? 0 : ends.back()) + shard.samples);
+    std::vector<ShardUse> uses(shards.size());
+    std::vector<bool> used(shards.size(), false);
+    std::vector<uint64_t> indices;
+    uint64_t position = 0;
+    for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
+      batch_positions.push_back(position);
+      sampler.Batch(epoch, b, &indices);
+      for (const uint64_t index : indices) {
+        const size_t shard = size_t(std::upper_bound(ends.begin(), ends.end(), index) - ends.begin());
+        if (shard < shards.size()) {
+          if (!used[shard]) used[shard] = true, uses[shard].first = position;
+          uses[shard].last = position;
+        }
+        ++position;
+      }
+    }
+    std::vector<ShardUse> plan;
+    for (size_t i = 0; i < shards.size(); ++i) {
+      if (used[i]) plan.push_back({uint32_t(i), uses[i].first, uses[i].last});
+    }
+    std::sort(plan.begin(), plan.end(), [](const ShardUse& a, const ShardUse& b) { return a.first < b.first; });
+    reader->PlanReads(std::move(plan));
+  }
+
   void Produce(uint64_t epoch, uint64_t first_batch) {
+    PlanShardReads(epoch, first_batch);
     for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
       size_t slot;
       {
@@ -239,6 +277,7 @@ struct Loader::Impl {
         free.pop_front();
       }
       const auto t0 = Clock::now();
+      if (!batch_positions.empty()) reader->ReachedPosition(batch_positions[b - first_batch]);
       Status s = FillBatch(epoch, b, &slots[slot]);
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -268,7 +307,10 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
     return Status::InvalidArgument("image height and width must be above zero");
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &impl->reader));
+  RemoteOptions remote = options.remote;
+  // Reads that go through the shards front to back can stream them without a cache folder.
+  remote.sequential = !options.sampler.shuffle || options.sampler.shuffle_buffer > 0;
+  SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &impl->reader, remote));
   std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
   for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));

@@ -11,6 +11,7 @@
 
 #include "ground/checksum.h"
 #include "ground/manifest_json.h"
+#include "ops/shard_download.h"
 #include "shardpack/manifest.h"
 #include "shardpack/shard_spec.h"
 
@@ -19,71 +20,20 @@ namespace {
 
 constexpr uint64_t kMaxManifestBytes = uint64_t(1) << 30;
 
-// The files of a dataset, as its manifest lists them, each with its checksum.
-std::vector<SideFile> ListedFiles(const Manifest& m) {
+std::vector<SideFile> ShardFiles(const Manifest& m) {
+  std::vector<SideFile> files;
+  for (const ShardEntry& s : m.shards) files.push_back({s.file, s.xxh64});
+  return files;
+}
+
+std::vector<SideFile> SmallFiles(const Manifest& m) {
   std::vector<SideFile> files;
   for (const ShardEntry& s : m.shards) {
-    files.push_back({s.file, s.xxh64});
     if (!s.index.file.empty()) files.push_back(s.index);
     if (!s.sample_table.file.empty()) files.push_back(s.sample_table);
     for (const SideFile& f : s.side_files) files.push_back(f);
   }
   return files;
-}
-
-// Fetches url into `path` through a temporary file of this process, checked against `xxh64` (when
-// given) before it takes the name: nothing unchecked ever carries a published name.
-Status Download(Env* env, HttpClient* http, const std::string& url, const std::string& path, const std::string& xxh64) {
-  const std::string part = path + ".part-" + std::to_string(::getpid());
-  std::unique_ptr<WritableFile> file;
-  StreamingXxh64 hash;
-  uint64_t received = 0;
-  Status s = env->NewWritableFile(part, &file);
-  if (s.ok()) {
-    s = http->Get(
-        url,
-        [&](std::string_view data) {
-          if (file == nullptr) return Status::IOError("cannot reopen " + part);
-          hash.Update(data);
-          received += data.size();
-          return file->Append(data);
-        },
-        [&](bool from_start) -> uint64_t {
-          // A retried attempt continues after the bytes kept (they are in the hash already), or,
-          // when the server serves no ranges, starts the file over.
-          if (from_start) {
-            hash.Reset();
-            received = 0;
-            file.reset();
-            if (!env->NewWritableFile(part, &file).ok()) file.reset();
-          }
-          return received;
-        });
-  }
-  if (s.ok() && file == nullptr) s = Status::IOError("cannot reopen " + part);
-  // Durable before it takes its name: after a machine crash the cache holds the checked bytes or
-  // no file, never a published name over lost pages (readers do not re-hash whole shards).
-  if (s.ok()) s = file->Sync();
-  if (s.ok()) s = file->Close();
-  if (s.ok() && !xxh64.empty() && ChecksumHex(hash.Digest()) != xxh64) {
-    s = Status::DataLoss(url + " does not match the checksum its manifest lists");
-  }
-  if (s.ok()) s = env->RenameFile(part, path);
-  if (!s.ok()) (void)env->RemoveFile(part);
-  return s;
-}
-
-// Download, again when the bytes that arrived do not match their checksum (a proxy or a network
-// that damaged them); a copy that keeps failing is damaged on the server.
-Status DownloadChecked(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                       const std::string& xxh64) {
-  constexpr int kTries = 3;
-  Status s;
-  for (int i = 0; i < kTries; ++i) {
-    s = Download(env, http, url, path, xxh64);
-    if (s.code() != Status::Code::kDataLoss) return s;
-  }
-  return s.WithSuffix(", in " + std::to_string(kTries) + " downloads (the server holds a damaged or changed copy)");
 }
 
 // AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1 (as the AWS tools do).
@@ -156,50 +106,74 @@ Status CheckDatasetFileName(const std::string& name) {
   return Status::OK();
 }
 
-Status CacheRemoteDataset(const std::string& url, const std::string& cache_root, Env* env, HttpClient* http,
-                          std::string* local_dir) {
-  std::string base = url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  const std::string manifest_url = base + "/" + kManifestFileName;
-  std::string text;
-  SHARDPACK_RETURN_IF_ERROR(HttpGetToString(http, manifest_url, kMaxManifestBytes, &text));
-  SHARDPACK_RETURN_IF_ERROR(CheckManifestText(text, manifest_url));
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  Manifest manifest;
-  Status s = ManifestFromJson(j, &manifest);
+Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManifest* remote) {
+  remote->base = url;
+  while (!remote->base.empty() && remote->base.back() == '/') remote->base.pop_back();
+  const std::string manifest_url = remote->base + "/" + kManifestFileName;
+  SHARDPACK_RETURN_IF_ERROR(HttpGetToString(http, manifest_url, kMaxManifestBytes, &remote->text));
+  SHARDPACK_RETURN_IF_ERROR(CheckManifestText(remote->text, manifest_url));
+  const nlohmann::json j = nlohmann::json::parse(remote->text, nullptr, /*allow_exceptions=*/false);
+  Status s = ManifestFromJson(j, &remote->manifest);
   if (s.code() == Status::Code::kUnsupported) return Status::Unsupported(manifest_url + ": " + s.message());
   if (!s.ok()) return Status::DataLoss(manifest_url + ": " + s.message());
-  const std::vector<SideFile> files = ListedFiles(manifest);
-  for (const SideFile& f : files) SHARDPACK_RETURN_IF_ERROR(CheckDatasetFileName(f.file));
+  for (const std::vector<SideFile>& files : {ShardFiles(remote->manifest), SmallFiles(remote->manifest)}) {
+    for (const SideFile& f : files) SHARDPACK_RETURN_IF_ERROR(CheckDatasetFileName(f.file));
+  }
+  return Status::OK();
+}
 
-  const std::string dir = JoinPath(cache_root, BaseName(base) + "-" + ChecksumHex(Xxh64(base)));
+std::vector<SideFile> RemoteManifest::shard_files() const { return ShardFiles(manifest); }
+std::vector<SideFile> RemoteManifest::small_files() const { return SmallFiles(manifest); }
+
+Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, bool with_shards, Env* env,
+                          HttpClient* http, std::string* local_dir) {
+  const std::string dir = JoinPath(cache_root, BaseName(remote.base) + "-" + ChecksumHex(Xxh64(remote.base)));
   *local_dir = dir;
   const std::string local_manifest = JoinPath(dir, kManifestFileName);
-  const auto complete = [&] {  // the manifest is written after every file was checked
+  // The manifest is written after every small file was checked, and when it is the server's, the
+  // shards there belong to this version too.
+  const auto current = [&] {
     std::string cached;
     return env->FileExists(local_manifest) && env->ReadFile(local_manifest, kMaxManifestBytes, &cached).ok() &&
-           cached == text;
+           cached == remote.text;
   };
-  if (complete()) return Status::OK();
-  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(dir));
-  // One filler at a time per cached dataset on this machine: processes sharing the cache (ranks,
-  // loader workers) wait here, and the ones after the first find the copy complete, so each file
-  // is downloaded once.
-  std::unique_ptr<FileLock> lock;
-  const Status locked = env->LockFile(JoinPath(dir, "fill.lock"), &lock);
-  if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
-  if (complete()) return Status::OK();
-  // Another version of the dataset: without its manifest the copy no longer looks complete.
-  if (env->FileExists(local_manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(local_manifest));
-  for (const SideFile& f : files) {
+  if (!current()) {
+    SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(dir));
+    // One filler at a time per cached dataset on this machine: processes sharing the cache (ranks,
+    // loader workers) wait here, and the ones after the first find the copy current.
+    std::unique_ptr<FileLock> lock;
+    const Status locked = env->LockFile(JoinPath(dir, "fill.lock"), &lock);
+    if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
+    if (!current()) {
+      // Another version of the dataset: without its manifest the copy is no longer current, and a
+      // file of the old version that differs from the new one is removed.
+      if (env->FileExists(local_manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(local_manifest));
+      for (const std::vector<SideFile>& files : {remote.shard_files(), remote.small_files()}) {
+        for (const SideFile& f : files) {
+          const std::string path = JoinPath(dir, f.file);
+          uint64_t have = 0, size = 0;
+          if (env->FileExists(path) && !(ChecksumFile(env, path, &have, &size).ok() && ChecksumHex(have) == f.xxh64)) {
+            SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(path));
+          }
+        }
+      }
+      for (const SideFile& f : remote.small_files()) {
+        const std::string path = JoinPath(dir, f.file);
+        SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(path.substr(0, path.find_last_of('/'))));
+        if (!env->FileExists(path)) {  // fill.lock serialises these: no lock of their own
+          SHARDPACK_RETURN_IF_ERROR(DownloadToFile(env, http, remote.base + "/" + f.file, path, f.xxh64));
+        }
+      }
+      SHARDPACK_RETURN_IF_ERROR(WriteFileAtomically(env, local_manifest, remote.text));
+    }
+  }
+  if (!with_shards) return Status::OK();
+  for (const SideFile& f : remote.shard_files()) {
     const std::string path = JoinPath(dir, f.file);
     SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(path.substr(0, path.find_last_of('/'))));
-    uint64_t have = 0, size = 0;
-    // A published name was checked when it was taken; a file of the earlier version is checked again.
-    if (env->FileExists(path) && ChecksumFile(env, path, &have, &size).ok() && ChecksumHex(have) == f.xxh64) continue;
-    SHARDPACK_RETURN_IF_ERROR(DownloadChecked(env, http, base + "/" + f.file, path, f.xxh64));
+    SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env, http, remote.base + "/" + f.file, path, f.xxh64));
   }
-  return WriteFileAtomically(env, local_manifest, text);
+  return Status::OK();
 }
 
 namespace {
@@ -259,25 +233,20 @@ Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string
     if (!env->FileExists(path) && url.rfind("pipe:", 0) == 0) {
       SHARDPACK_RETURN_IF_ERROR(RunPipeToFile(env, url.substr(5), path));
     } else if (!env->FileExists(path)) {
-      SHARDPACK_RETURN_IF_ERROR(Download(env, http, url, path, ""));
+      SHARDPACK_RETURN_IF_ERROR(DownloadToFile(env, http, url, path, ""));
     }
     local_paths->push_back(path);
   }
   return Status::OK();
 }
 
-namespace {
-
-// The cache folder from the environment, and the client, for a remote location: signing with the
-// standard AWS variables for s3://.
-Status RemoteSetup(const std::string& location, std::string* cache, std::unique_ptr<HttpClient>* http) {
-  const char* dir = std::getenv(kCacheEnvVar);
-  if (dir == nullptr || *dir == '\0') {
-    return Status::InvalidArgument("reading " + location + " needs a local cache folder: set " + kCacheEnvVar +
-                                   "=DIR (a folder with room for the dataset)");
+Status PrepareRemoteAccess(const std::string& location, const std::string& cache_dir, RemoteAccess* access) {
+  access->cache_dir = cache_dir;
+  if (access->cache_dir.empty()) {
+    const char* dir = std::getenv(kCacheEnvVar);
+    if (dir != nullptr) access->cache_dir = dir;
   }
-  *cache = dir;
-  HttpOptions options = HttpOptionsFromEnvironment();
+  access->http = HttpOptionsFromEnvironment();
   if (location.rfind("s3://", 0) == 0) {
     const char* id = std::getenv("AWS_ACCESS_KEY_ID");
     const char* secret = std::getenv("AWS_SECRET_ACCESS_KEY");
@@ -287,12 +256,24 @@ Status RemoteSetup(const std::string& location, std::string* cache, std::unique_
                                      "AWS_SESSION_TOKEN for temporary ones; AWS_ENDPOINT_URL for a store other "
                                      "than AWS)");
     }
-    options.aws.region = AwsRegion();
-    options.aws.access_key_id = id;
-    options.aws.secret_access_key = secret;
-    if (const char* token = std::getenv("AWS_SESSION_TOKEN"); token != nullptr) options.aws.session_token = token;
+    access->http.aws.region = AwsRegion();
+    access->http.aws.access_key_id = id;
+    access->http.aws.secret_access_key = secret;
+    if (const char* token = std::getenv("AWS_SESSION_TOKEN"); token != nullptr) access->http.aws.session_token = token;
   }
-  *http = NewCurlHttpClient(options);
+  return S3ToHttpUrl(location, &access->url);
+}
+
+namespace {
+
+// What reading `location` whole needs: a cache folder, and a client.
+Status RemoteSetup(const std::string& location, RemoteAccess* access, std::unique_ptr<HttpClient>* http) {
+  SHARDPACK_RETURN_IF_ERROR(PrepareRemoteAccess(location, "", access));
+  if (access->cache_dir.empty()) {
+    return Status::InvalidArgument("reading " + location + " needs a local cache folder: set " + kCacheEnvVar +
+                                   "=DIR (a folder with room for the dataset)");
+  }
+  *http = NewCurlHttpClient(access->http);
   return Status::OK();
 }
 
@@ -307,11 +288,13 @@ Status ResolveDatasetLocation(const std::string& location, Env* env, std::string
     return Status::InvalidArgument(location + ": a pipe: command gives WebDataset shards, not a dataset folder; " +
                                    "open it as a shard list (e.g. \"pipe:cat train-{000000..000009}.tar\")");
   }
-  std::string cache, url;
+  RemoteAccess access;
   std::unique_ptr<HttpClient> http;
-  SHARDPACK_RETURN_IF_ERROR(RemoteSetup(location, &cache, &http));
-  SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(location, &url));
-  return CacheRemoteDataset(url, cache, env ? env : Env::Default(), http.get(), local_dir);
+  SHARDPACK_RETURN_IF_ERROR(RemoteSetup(location, &access, &http));
+  RemoteManifest remote;
+  SHARDPACK_RETURN_IF_ERROR(FetchRemoteManifest(access.url, http.get(), &remote));
+  return CacheRemoteDataset(remote, access.cache_dir, /*with_shards=*/true, env ? env : Env::Default(), http.get(),
+                            local_dir);
 }
 
 Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::string>* local_paths) {
@@ -321,11 +304,11 @@ Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::stri
     *local_paths = std::move(paths);
     return Status::OK();
   }
-  std::string cache;
+  RemoteAccess access;
   std::unique_ptr<HttpClient> http;
-  SHARDPACK_RETURN_IF_ERROR(RemoteSetup(spec, &cache, &http));
+  SHARDPACK_RETURN_IF_ERROR(RemoteSetup(spec, &access, &http));
   for (std::string& p : paths) SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(p, &p));
-  return CacheRemoteShards(paths, cache, env ? env : Env::Default(), http.get(), local_paths);
+  return CacheRemoteShards(paths, access.cache_dir, env ? env : Env::Default(), http.get(), local_paths);
 }
 
 }  // namespace shardpack

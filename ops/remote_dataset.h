@@ -1,14 +1,13 @@
-// Remote datasets (issue 14, in part): a packed dataset folder behind http://, https:// or s3://
-// is read through a local cache. Its files are downloaded once into the cache folder, each checked
-// against the manifest's XXH64 before it is published (a temporary name, then a rename), and the
-// manifest last, so that a cached copy that has a manifest is complete and checked; the readers,
-// verify and stat then read the local copy.
+// Remote datasets: a packed dataset folder behind http://, https:// or s3://. Its files are
+// downloaded into a local cache folder, each checked against the manifest's XXH64 before it is
+// published (a temporary name, then a rename), the small files (indexes, sample tables) before the
+// manifest, so that a cached copy with the server's manifest holds them all, checked. verify, stat
+// and convert download the shards too, before they start (ResolveDatasetLocation); the reader and
+// the loader fetch shards as they go (ops/remote_dataset_reader.h).
 //
 // s3:// locations are read over the S3 API, signed (S3ToHttpUrl). Shard lists of URLs
-// ("https://host/train-{000000..000009}.tar", as webdataset takes them) are cached whole too,
-// without a manifest's checksums, and so is the output of pipe:COMMAND entries. Not yet here
-// (docs/remote.md): downloads ahead of the epoch instead of all before the first read, a cache
-// size bound, streaming without a cache.
+// ("https://host/train-{000000..000009}.tar", as webdataset takes them) are cached whole, without
+// a manifest's checksums, and so is the output of pipe:COMMAND entries.
 #pragma once
 
 #include <string>
@@ -16,6 +15,7 @@
 
 #include "ground/http_client.h"
 #include "shardpack/env.h"
+#include "shardpack/manifest.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
@@ -37,11 +37,35 @@ Status S3ToHttpUrl(const std::string& s3_url, std::string* http_url);
 // no URL, no backslash). Otherwise DataLoss naming it: a manifest must not send a reader elsewhere.
 Status CheckDatasetFileName(const std::string& name);
 
-// Downloads what the cache lacks of the dataset at `url` into cache_root/<name>-<hash of url>/ and
-// sets *local_dir to that folder. A dataset cached before is reused when its manifest is the one
-// the server has now; a changed one is fetched again.
-Status CacheRemoteDataset(const std::string& url, const std::string& cache_root, Env* env, HttpClient* http,
-                          std::string* local_dir);
+// Where and how to read a location: its HTTP(S) URL, the cache folder (`cache_dir`, else
+// $SHARDPACK_CACHE; may end up empty) and the client's options: attempts and timeout from
+// $SHARDPACK_HTTP_ATTEMPTS (default 4) and $SHARDPACK_HTTP_TIMEOUT (seconds to connect, and the
+// longest stall of a transfer; default 10 and 30), signing for s3:// (InvalidArgument without
+// credentials).
+struct RemoteAccess {
+  std::string url;
+  std::string cache_dir;
+  HttpOptions http;
+};
+Status PrepareRemoteAccess(const std::string& location, const std::string& cache_dir, RemoteAccess* access);
+
+// A dataset's manifest as the server has it: checked (its self-checksum, and that every file it
+// lists lies inside the dataset, CheckDatasetFileName), with the URL its files lie under.
+struct RemoteManifest {
+  std::string base;  // the dataset's URL, without a trailing slash
+  std::string text;
+  Manifest manifest;
+  std::vector<SideFile> shard_files() const;
+  std::vector<SideFile> small_files() const;  // indexes, sample tables, other side files
+};
+Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManifest* remote);
+
+// Downloads what the cache lacks of the dataset's small files (and, with_shards, of its shards)
+// into cache_root/<name>-<hash of url>/, sets *local_dir to that folder, and writes the manifest
+// there. A copy of another version of the dataset is brought up to date: its files that differ
+// are removed.
+Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, bool with_shards, Env* env,
+                          HttpClient* http, std::string* local_dir);
 
 // Downloads the shards at `urls` (WebDataset tar shards of any tool) into one cache folder, each
 // under a temporary name until complete, and sets *local_paths to them in the same order.
@@ -52,10 +76,8 @@ Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string
 // URLs cached (CacheRemoteShards, $SHARDPACK_CACHE) and their local copies.
 Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::string>* local_paths);
 
-// A dataset location as a user gives it: a local path is returned as it is; a URL is cached
+// A dataset location as a user gives it: a local path is returned as it is; a URL is cached whole
 // (CacheRemoteDataset, the cache folder from $SHARDPACK_CACHE) and its local copy returned.
-// $SHARDPACK_HTTP_ATTEMPTS (default 4) and $SHARDPACK_HTTP_TIMEOUT (seconds to connect, and the
-// longest stall of a transfer; default 10 and 30) tune the HTTP client.
 Status ResolveDatasetLocation(const std::string& location, Env* env, std::string* local_dir);
 
 }  // namespace shardpack

@@ -71,6 +71,10 @@ class Format {
   virtual Status OpenShardList(Env* env, const std::vector<std::string>& paths,
                                std::unique_ptr<DatasetReader>* reader) const;
   virtual bool reads_shard_lists() const { return false; }
+  // Whether OpenReader's reader opens every shard through `env` (and reads it only when a sample
+  // of it is wanted), so that a remote dataset's shards can arrive while it reads. A format whose
+  // library opens its files itself (LMDB) says no: its shards are downloaded before it opens.
+  virtual bool reads_shards_through_env() const { return true; }
 
   // --- verify and stat ---
 

@@ -10,9 +10,17 @@
 #include "shardpack/env.h"
 #include "shardpack/image.h"
 #include "shardpack/manifest.h"
+#include "shardpack/remote_options.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
+
+// The samples of one shard that a reader will read, as positions in its own order of reads (the
+// loader: its batch numbers).
+struct ShardUse {
+  uint32_t shard = 0;  // in the manifest's order
+  uint64_t first = 0, last = 0;
+};
 
 struct ReadSample {
   std::string key;
@@ -28,7 +36,9 @@ class DatasetReader {
   // as "train-{000000..000127}.tar" (see shardpack/shard_spec.h), those WebDataset shards as
   // OpenShards does. env: nullptr for Env::Default(). Reads the indexes (sample tables, DALI
   // indexes) into memory: about 100 bytes a sample.
-  static Status Open(const std::string& dir, Env* env, std::unique_ptr<DatasetReader>* reader);
+  // A URL (http://, https://, s3://; docs/remote.md) is read as `remote` says.
+  static Status Open(const std::string& dir, Env* env, std::unique_ptr<DatasetReader>* reader,
+                     const RemoteOptions& remote = RemoteOptions());
   // Opens WebDataset tar shards written by any tool, in the order given. A shard with a DALI index
   // beside it ("<name>.idx") is located through it; any other is indexed on open by reading its tar
   // headers. Labels come from ".cls" fields (-1 without). Compressed (.tar.gz) shards cannot be read
@@ -47,6 +57,14 @@ class DatasetReader {
     json->clear();
     return CheckIndex(index);
   }
+
+  // Hints for readers whose shards arrive over a network (a URL opened without a full download).
+  // PlanReads: the shards in the order of their first use (`first` ascending), which they download
+  // ahead in and evict by; ReachedPosition: how far the reads have got. Readers of local files
+  // ignore both, and say so with wants_read_plan(), so that nobody computes a plan for nothing.
+  virtual bool wants_read_plan() const { return false; }
+  virtual void PlanReads(std::vector<ShardUse> uses) { (void)uses; }
+  virtual void ReachedPosition(uint64_t position) { (void)position; }
 
  protected:
   explicit DatasetReader(Manifest manifest) : manifest_(std::move(manifest)) {}

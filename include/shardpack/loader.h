@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "shardpack/env.h"
+#include "shardpack/remote_options.h"
 #include "shardpack/sampler.h"
 #include "shardpack/status.h"
 
@@ -41,14 +42,20 @@ struct LoaderOptions {
   // Training JPEG decode with libjpeg-turbo's fast IDCT and upsampling: faster per image
   // (docs/performance.md), values within a level or two. Evaluation always decodes accurately.
   bool fast_decode = true;
-  bool nchw = false;         // channel-first output instead of NHWC
-  int threads = 0;           // decode threads; 0 = all cores
-  uint32_t prefetch = 2;     // batches prepared ahead
-  bool skip_corrupt = true;  // a sample that cannot be read or decoded: skipped and counted
-                             // (its slot is zeroed, label -1), else Next() returns the error
+  bool nchw = false;      // channel-first output instead of NHWC
+  int threads = 0;        // decode threads; 0 = all cores
+  uint32_t prefetch = 2;  // batches prepared ahead
+  // A sample whose stored bytes are damaged (DataLoss) or cannot be decoded (Corrupt): skipped and
+  // counted (its slot is zeroed, label -1), else Next() returns the error. Any other failure (a
+  // read the system refuses, a download that keeps failing) always stops the epoch with its error.
+  bool skip_corrupt = true;
   uint64_t max_pixels = 178'956'970;
   BatchAllocator allocator;  // empty: new[] / delete[]
   Env* env = nullptr;
+  // A dataset URL: cache folder, cache bound, shards downloaded ahead (docs/remote.md). The loader
+  // sets remote.sequential itself (streaming shuffle or no shuffle), and tells the reader its
+  // epoch's order of shards, so that downloads run ahead of the decoders.
+  RemoteOptions remote;
 };
 
 struct Batch {

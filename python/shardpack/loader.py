@@ -11,7 +11,13 @@ _TRANSFORMS = ("train", "eval")
 class Loader:
     """Batches of decoded, cropped images as torch tensors, from a packed dataset.
 
-    path: a dataset folder (any format), or WebDataset shards such as "train-{000000..000127}.tar".
+    path: a dataset folder (any format), or WebDataset shards such as "train-{000000..000127}.tar",
+        or either at a URL (http://, https://, s3://; docs/remote.md).
+    cache_dir, cache_limit, prefetch_shards, downloads: for a URL. cache_dir (default
+        $SHARDPACK_CACHE) is where whole shards are kept, checked, shared by the processes of a node;
+        cache_limit (bytes, 0 = no bound) bounds it. Without a cache folder, shards are streamed
+        into memory, which needs shuffle_buffer > 0 or shuffle=False. prefetch_shards (0 = twice
+        `downloads`) shards are downloaded ahead in the epoch's order, `downloads` at once.
     transform: "train" (random-resized-crop to `size` with `scale` and `ratio`, then a horizontal
         flip with probability `flip`) or "eval" (resize the shorter side to `resize`, default
         size * 256 / 224, then centre-crop `size`). Raw shards already of the output size are
@@ -41,7 +47,7 @@ class Loader:
                  prefetch=2, skip_corrupt=True, shuffle_buffer=0, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3),
                  flip=0.5, fast_decode=True, worker=0, num_workers=1, device="cpu", dtype="float32",
                  mean=(0.485 * 255, 0.456 * 255, 0.406 * 255), std=(0.229 * 255, 0.224 * 255, 0.225 * 255),
-                 depth=3):
+                 depth=3, cache_dir=None, cache_limit=0, prefetch_shards=0, downloads=4):
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
         if layout not in ("NHWC", "NCHW"):
@@ -67,7 +73,9 @@ class Loader:
             worker=int(worker), num_workers=int(num_workers), height=height, width=width,
             eval=transform == "eval", eval_resize=int(resize) if resize else max(height, width) * 256 // 224,
             scale=tuple(scale), ratio=tuple(ratio), flip=float(flip), nchw=layout == "NCHW", threads=int(threads),
-            prefetch=int(prefetch), skip_corrupt=bool(skip_corrupt), fast_decode=bool(fast_decode))
+            prefetch=int(prefetch), skip_corrupt=bool(skip_corrupt), fast_decode=bool(fast_decode),
+            remote=dict(cache_dir=None if cache_dir is None else str(cache_dir), cache_limit=int(cache_limit),
+                        prefetch_shards=int(prefetch_shards), downloads=int(downloads)))
         device = str(device)
         self._cuda = device.startswith("cuda")
         if self._cuda:

@@ -371,8 +371,23 @@ LoaderOptions MakeLoaderOptions(uint64_t batch_size, bool shuffle, uint64_t seed
                                 bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker,
                                 uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
                                 std::pair<double, double> scale, std::pair<double, double> ratio, double flip,
-                                bool nchw, int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode) {
+                                bool nchw, int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode,
+                                const py::dict& remote) {
   LoaderOptions o;
+  // A dataset URL (docs/remote.md): keys as RemoteOptions names them.
+  for (const auto& item : remote) {
+    const std::string key = py::str(item.first);
+    if (key == "cache_dir")
+      o.remote.cache_dir = item.second.is_none() ? "" : py::str(item.second).cast<std::string>();
+    else if (key == "cache_limit")
+      o.remote.cache_limit = item.second.cast<uint64_t>();
+    else if (key == "prefetch_shards")
+      o.remote.prefetch_shards = item.second.cast<uint32_t>();
+    else if (key == "downloads")
+      o.remote.downloads = item.second.cast<uint32_t>();
+    else
+      throw py::value_error("unknown remote option '" + key + "'");
+  }
   o.sampler.batch_size = batch_size;
   o.sampler.shuffle = shuffle;
   o.sampler.seed = seed;
@@ -440,19 +455,20 @@ PYBIND11_MODULE(_shardpack, m) {
                        uint64_t shuffle_buffer, bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker,
                        uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
                        std::pair<double, double> scale, std::pair<double, double> ratio, double flip, bool nchw,
-                       int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode, py::object allocate) {
+                       int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode, py::object allocate,
+                       const py::dict& remote) {
              return std::make_unique<PyLoader>(
                  path,
                  MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size, worker,
                                    num_workers, height, width, eval, eval_resize, scale, ratio, flip, nchw, threads,
-                                   prefetch, skip_corrupt, fast_decode),
+                                   prefetch, skip_corrupt, fast_decode, remote),
                  allocate);
            }),
            py::arg("path"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("shuffle_buffer"),
            py::arg("drop_last"), py::arg("rank"), py::arg("world_size"), py::arg("worker"), py::arg("num_workers"),
            py::arg("height"), py::arg("width"), py::arg("eval"), py::arg("eval_resize"), py::arg("scale"),
            py::arg("ratio"), py::arg("flip"), py::arg("nchw"), py::arg("threads"), py::arg("prefetch"),
-           py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("allocate"))
+           py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("allocate"), py::arg("remote") = py::dict())
       .def("batches_per_epoch", &PyLoader::batches_per_epoch)
       .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("samples_done") = 0)
@@ -489,12 +505,13 @@ PYBIND11_MODULE(_shardpack, m) {
                        uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
                        std::pair<double, double> scale, std::pair<double, double> ratio, double flip, bool nchw,
                        int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode, int device, int depth,
-                       const std::string& dtype, std::vector<float> mean, std::vector<float> std) {
+                       const std::string& dtype, std::vector<float> mean, std::vector<float> std,
+                       const py::dict& remote) {
              return std::make_unique<PyCudaFeed>(
                  path,
                  MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size, worker,
                                    num_workers, height, width, eval, eval_resize, scale, ratio, flip, nchw, threads,
-                                   prefetch, skip_corrupt, fast_decode),
+                                   prefetch, skip_corrupt, fast_decode, remote),
                  device, depth, dtype, std::move(mean), std::move(std));
            }),
            py::arg("path"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("shuffle_buffer"),
@@ -502,7 +519,7 @@ PYBIND11_MODULE(_shardpack, m) {
            py::arg("height"), py::arg("width"), py::arg("eval"), py::arg("eval_resize"), py::arg("scale"),
            py::arg("ratio"), py::arg("flip"), py::arg("nchw"), py::arg("threads"), py::arg("prefetch"),
            py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("device"), py::arg("depth"), py::arg("dtype"),
-           py::arg("mean"), py::arg("std"))
+           py::arg("mean"), py::arg("std"), py::arg("remote") = py::dict())
       .def("batches_per_epoch", &PyCudaFeed::batches_per_epoch)
       .def("start_epoch", &PyCudaFeed::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0)
       .def("acquire", &PyCudaFeed::Acquire)

@@ -38,6 +38,9 @@ with open(os.path.join(serve, "damaged", "shard-000001.tar"), "r+b") as f:
     byte = f.read(1)
     f.seek(700)
     f.write(bytes([byte[0] ^ 0xFF]))
+# 7 shards of 2 samples, for the modes that fetch shards as the epoch goes.
+subprocess.run([shardpack, "pack", os.path.join(work, "src"), os.path.join(serve, "many"), "--quiet", "--no-sync",
+                "--samples-per-shard", "2"], check=True, stdout=subprocess.DEVNULL)
 for root, dirs, files in os.walk(work):  # nginx's workers may run as another user
     os.chmod(root, 0o755)
     for f in files:
@@ -125,6 +128,83 @@ try:
     check(r.returncode != 0 and "pipe:exit 3; true x.tar: the command exited with status 3" in r.stderr,
           f"a failing pipe: command: {r.stderr!r}")
 
+    # Shards fetched as the epoch goes: the batches equal the local ones, each shard is requested
+    # once, in the epoch's order of first use, and a bounded cache stays within its bound.
+    many = os.path.join(serve, "many")
+    shard_bytes = {f: os.path.getsize(os.path.join(many, f)) for f in os.listdir(many) if f.endswith(".tar")}
+    no_cache = {k: v for k, v in os.environ.items() if k != "SHARDPACK_CACHE"}
+    log_path = os.path.join(work, "access.log")
+
+    def shard_requests(since):
+        lines = open(log_path).read().splitlines()[since:]
+        return [line.split('"GET /many/')[1].split(" ")[0] for line in lines if '"GET /many/shard-' in line
+                and '.tar ' in line]
+
+    def streamed(tag, extra_env, args=("0", "0", "0", "1")):
+        """dump_batches of the URL and of the folder with extra_env; (equal, shard requests, first-use order)."""
+        since = len(open(log_path).read().splitlines())
+        outputs = []
+        for source, env_of in ((many, dict(os.environ)), (f"{base}/many", extra_env)):
+            out = os.path.join(work, f"many-{tag}-{source == many}")
+            r = run([dump_batches, source, out, "2", "5", "16"] + list(args), dict(env_of, DUMP_SHUFFLE_BUFFER="3"))
+            check(r.returncode == 0, f"{tag}: dump_batches {source}: {r.stderr}")
+            outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
+        order = []  # shards in the order the epoch first reads them (2 samples a shard)
+        for line in outputs[0][1].splitlines():
+            name = "shard-%06d.tar" % (int(line.split()[0]) // 2)
+            if name not in order:
+                order.append(name)
+        return outputs[0] == outputs[1] and len(outputs[0][0]) > 0, shard_requests(since), order
+
+    equal, requests, order = streamed("streaming", no_cache)
+    check(equal, "streaming mode: the loader's batches over HTTP differ from the local ones")
+    check(sorted(requests) == sorted(shard_bytes) and len(order) == 7,
+          f"streaming mode: shard requests {requests} (each of the 7 shards once)")
+    equal, requests, _ = streamed("streaming-resume", no_cache, ("1", "1", "1", "2"))
+    check(equal and len(requests) == len(set(requests)) > 0,
+          f"streaming mode, rank 1 of 2 resumed at batch 1: equal {equal}, shard requests {requests}")
+    cache_limit = 4 * max(shard_bytes.values())
+    bounded = dict(env, SHARDPACK_CACHE=os.path.join(work, "bounded-cache"), DUMP_CACHE_LIMIT=str(cache_limit),
+                   DUMP_DOWNLOADS="1", DUMP_PREFETCH_SHARDS="1")
+    equal, requests, order = streamed("bounded", bounded)
+    kept = [f for d, _, fs in os.walk(bounded["SHARDPACK_CACHE"]) for f in fs if f.endswith(".tar")]
+    check(equal, "bounded cache: the loader's batches over HTTP differ from the local ones")
+    check(requests == order, f"bounded cache, one download at a time: shards requested {requests}, the epoch "
+          f"reads them first in the order {order}")
+    check(0 < sum(shard_bytes[f] for f in kept) <= cache_limit < sum(shard_bytes.values()),
+          f"bounded cache: keeps {sorted(kept)}, over the bound of {cache_limit} bytes")
+    r = run([dump_batches, f"{base}/many", os.path.join(work, "many-random"), "2", "5", "16", "0", "0", "0", "1"],
+            no_cache)
+    check(r.returncode == 1 and r.stderr == f"dump_batches: invalid argument: reading {base}/many at random needs a "
+          "local cache folder: set SHARDPACK_CACHE=DIR (or the loader's cache_dir; cache_limit bounds it), or stream "
+          "it without one with the streaming shuffle (shuffle_buffer=N) or without shuffling\n",
+          f"a global shuffle without a cache: {r.stderr!r}")
+    r = run([dump_batches, f"{base}/lmdb", os.path.join(work, "lmdb-stream"), "2", "5", "16", "0", "0", "0", "1"],
+            dict(no_cache, DUMP_SHUFFLE_BUFFER="3"))
+    check(r.returncode == 1 and r.stderr == f"dump_batches: invalid argument: reading {base}/lmdb needs a local "
+          "cache folder (the lmdb format is one file, read at random): set SHARDPACK_CACHE=DIR (or the loader's "
+          "cache_dir) with room for the dataset\n", f"lmdb without a cache: {r.stderr!r}")
+    if python_dir:  # the Python Loader: streamed without a cache, and through a bounded cache folder
+        script = ("import shardpack, sys\n"
+                  "def epoch(path, **kw):\n"
+                  "    loader = shardpack.Loader(path, batch_size=2, seed=5, size=16, shuffle_buffer=3, threads=1, **kw)\n"
+                  "    return [(images.numpy().tobytes(), labels.tolist()) for images, labels in loader]\n"
+                  "local = epoch(sys.argv[1])\n"
+                  "assert len(local) == 7, len(local)\n"
+                  "assert epoch(sys.argv[2]) == local, 'streamed'\n"
+                  "assert epoch(sys.argv[2], cache_dir=sys.argv[3], cache_limit=int(sys.argv[4])) == local, 'cached'\n"
+                  "print('ok')\n")
+        r = run([sys.executable, "-c", script, many, f"{base}/many", os.path.join(work, "py-cache"), str(cache_limit)],
+                dict(no_cache, PYTHONPATH=python_dir))
+        check(r.returncode == 0 and r.stdout == "ok\n", f"Python Loader over HTTP: {r.stdout} {r.stderr}")
+
+    # A second epoch from a full cache downloads nothing but the manifest.
+    since = len(open(log_path).read().splitlines())
+    r = run([dump_batches, f"{base}/wds", os.path.join(work, "wds-again"), "4", "7", "16", "1", "0", "0", "1"], env)
+    log = open(log_path).read().splitlines()[since:]
+    check(r.returncode == 0 and len(log) == 1 and "/wds/manifest.json" in log[0],
+          f"the loader over a full cache made requests {log}: {r.stderr}")
+
     # The cache serves a second read without downloading anything but the manifest.
     requests = len(open(os.path.join(work, "access.log")).read().splitlines())
     check(run([shardpack, "stat", f"{base}/wds"], env).returncode == 0, "second stat of the URL")
@@ -143,7 +223,7 @@ try:
     check(r.returncode == 1 and r.stderr == f"verify failed: {base}/damaged/shard-000001.tar does not match the "
           "checksum its manifest lists, in 3 downloads (the server holds a damaged or changed copy)\n", f"damaged: {r.stderr!r}")
     cached = [f for d, _, fs in os.walk(cache) if os.path.basename(d).startswith("damaged-") for f in fs]
-    check("shard-000001.tar" not in cached and "manifest.json" not in cached and
+    check("shard-000001.tar" not in cached and
           not any(".part" in f for f in cached), f"the cache kept a damaged or partial file: {sorted(cached)}")
 finally:
     nginx.terminate()

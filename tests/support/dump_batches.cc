@@ -1,6 +1,8 @@
 // dump_batches DATASET OUT BATCH SEED SIZE EPOCH FIRST_BATCH RANK WORLD: one epoch of the C++ Loader
 // (training transform, NHWC) written out for python/tests to compare the Python loader against:
 // OUT.bin holds every batch's image bytes in order, OUT.txt a line "index label" per sample.
+// Optional, from the environment: DUMP_SHUFFLE_BUFFER (the streaming shuffle), and for URLs
+// DUMP_CACHE_LIMIT, DUMP_DOWNLOADS and DUMP_PREFETCH_SHARDS (LoaderOptions::remote).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +20,14 @@ int main(int argc, char** argv) {
   o.height = o.width = static_cast<uint32_t>(std::strtoul(argv[5], nullptr, 10));
   o.sampler.rank = static_cast<uint32_t>(std::strtoul(argv[8], nullptr, 10));
   o.sampler.world_size = static_cast<uint32_t>(std::strtoul(argv[9], nullptr, 10));
+  const auto from_env = [](const char* name, uint64_t fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
+  };
+  o.sampler.shuffle_buffer = from_env("DUMP_SHUFFLE_BUFFER", 0);
+  o.remote.cache_limit = from_env("DUMP_CACHE_LIMIT", 0);
+  o.remote.downloads = static_cast<uint32_t>(from_env("DUMP_DOWNLOADS", o.remote.downloads));
+  o.remote.prefetch_shards = static_cast<uint32_t>(from_env("DUMP_PREFETCH_SHARDS", 0));
   std::unique_ptr<shardpack::Loader> loader;
   shardpack::Status s = shardpack::Loader::Open(argv[1], o, &loader);
   if (s.ok()) s = loader->StartEpoch(std::strtoull(argv[6], nullptr, 10), std::strtoull(argv[7], nullptr, 10));

@@ -1,0 +1,26 @@
+// Reading a dataset at a URL at the reader's pace: the small files (manifest, indexes, sample
+// tables) are fetched when it opens, each shard when it is first read or, with a plan
+// (DatasetReader::PlanReads, which the loader gives), ahead of that (RemoteShardStore).
+//
+// Cached mode (a cache folder from RemoteOptions or $SHARDPACK_CACHE) keeps the files in the
+// folder; streaming mode (no folder, and a reader that goes front to back: RemoteOptions::
+// sequential) keeps them in memory. A format whose reader cannot open shards through an Env
+// (LMDB) is downloaded whole into the cache first, and needs one.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "shardpack/dataset_reader.h"
+#include "shardpack/env.h"
+#include "shardpack/remote_options.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+// InvalidArgument naming the fixes when there is no cache folder and the reads are random (or the
+// format needs its files on disk); the errors of FetchRemoteManifest otherwise.
+Status OpenRemoteDatasetReader(const std::string& location, Env* env, const RemoteOptions& options,
+                               std::unique_ptr<DatasetReader>* reader);
+
+}  // namespace shardpack

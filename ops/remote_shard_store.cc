@@ -1,0 +1,227 @@
+#include "ops/remote_shard_store.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ground/memory_file.h"
+#include "ops/shard_download.h"
+
+namespace shardpack {
+
+RemoteShardStore::RemoteShardStore(Env* env, std::vector<RemoteShard> shards, const ShardStoreOptions& options,
+                                   NewClient new_client)
+    : env_(env),
+      shards_(std::move(shards)),
+      options_(options),
+      in_memory_(!shards_.empty() && shards_.front().path.empty()),
+      slots_(shards_.size()) {
+  // Shards an earlier run left in the cache folder count against the bound. A published name was
+  // checked when it was taken (one of another size belongs to another version: fetched again).
+  for (size_t i = 0; i < shards_.size() && !in_memory_; ++i) {
+    uint64_t size = 0;
+    if (env_->FileExists(shards_[i].path) && env_->GetFileSize(shards_[i].path, &size).ok() &&
+        size == shards_[i].bytes) {
+      slots_[i].state = State::kOnDisk;
+      held_bytes_ += size;
+    }
+  }
+  counts_.peak_bytes = held_bytes_;
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, options_.downloads); ++i) {
+    std::shared_ptr<HttpClient> http(new_client());  // one per thread: a curl handle is not shared
+    downloaders_.emplace_back([this, http] { DownloadLoop(http.get()); });
+  }
+}
+
+RemoteShardStore::~RemoteShardStore() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (std::thread& t : downloaders_) t.join();
+}
+
+Status RemoteShardStore::Pin(size_t shard, std::shared_ptr<const RandomAccessFile>* file) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Slot& s = slots_[shard];
+  for (;;) {
+    switch (s.state) {
+      case State::kOpen:
+        *file = s.file;
+        return Status::OK();
+      case State::kFailed:
+        return s.error;
+      case State::kOnDisk: {
+        std::unique_ptr<RandomAccessFile> opened;
+        if (env_->NewRandomAccessFile(shards_[shard].path, &opened).ok()) {
+          s.file = std::move(opened);
+          s.state = State::kOpen;
+        } else {  // another process sharing the cache evicted it
+          s.state = State::kAbsent;
+          held_bytes_ -= shards_[shard].bytes;
+        }
+        continue;
+      }
+      case State::kAbsent:
+        waited_for_.push_back(shard);
+        work_cv_.notify_one();
+        done_cv_.wait(lock);
+        continue;
+      case State::kFetching:
+        done_cv_.wait(lock);
+        continue;
+    }
+  }
+}
+
+void RemoteShardStore::Plan(const std::vector<ShardUse>& uses) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Slot& s : slots_) {
+      s.planned = false;
+      if (s.state == State::kFailed) s.state = State::kAbsent, s.error = Status::OK();
+    }
+    plan_.clear();
+    for (const ShardUse& u : uses) {
+      if (u.shard >= slots_.size()) continue;
+      Slot& s = slots_[u.shard];
+      s.planned = true;
+      s.first = u.first;
+      s.last = u.last;
+      plan_.push_back(u.shard);
+    }
+    std::stable_sort(plan_.begin(), plan_.end(), [&](uint32_t a, uint32_t b) { return slots_[a].first < slots_[b].first; });
+    position_ = plan_.empty() ? 0 : slots_[plan_.front()].first;
+  }
+  work_cv_.notify_all();
+}
+
+void RemoteShardStore::Reached(uint64_t position) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    position_ = std::max(position_, position);
+    // Streaming: a shard the epoch is done with leaves memory at once.
+    for (size_t i = 0; i < slots_.size() && in_memory_; ++i) {
+      const Slot& s = slots_[i];
+      if (s.state == State::kOpen && s.planned && s.last < position_ && !Held(s)) Evict(i);
+    }
+  }
+  work_cv_.notify_all();
+}
+
+ShardStoreCounts RemoteShardStore::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counts_;
+}
+
+void RemoteShardStore::DownloadLoop(HttpClient* http) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    size_t shard = 0;
+    if (!TakeJob(&shard)) {
+      work_cv_.wait(lock);
+      continue;
+    }
+    slots_[shard].state = State::kFetching;
+    held_bytes_ += shards_[shard].bytes;
+    counts_.peak_bytes = std::max(counts_.peak_bytes, held_bytes_);
+    lock.unlock();
+    std::shared_ptr<const RandomAccessFile> file;
+    const Status s = Fetch(shard, http, &file);
+    lock.lock();
+    Slot& slot = slots_[shard];
+    if (s.ok()) {
+      slot.state = State::kOpen;
+      slot.file = std::move(file);
+      ++counts_.fetched;
+    } else {
+      slot.state = State::kFailed;
+      // A shard that keeps arriving damaged is a failed download, not damaged samples for the
+      // loader to skip one by one (it skips DataLoss).
+      slot.error = s.code() == Status::Code::kDataLoss ? Status::IOError(s.message()) : s;
+      held_bytes_ -= shards_[shard].bytes;
+    }
+    done_cv_.notify_all();
+  }
+}
+
+bool RemoteShardStore::TakeJob(size_t* shard) {
+  // A shard a reader waits for comes first, even past the bound: waiting for room that only that
+  // reader could free would never end.
+  while (!waited_for_.empty()) {
+    *shard = waited_for_.front();
+    waited_for_.pop_front();
+    if (slots_[*shard].state != State::kAbsent) continue;
+    MakeRoom(shards_[*shard].bytes);
+    return true;
+  }
+  const uint64_t window_end = WindowEnd();
+  for (const uint32_t i : plan_) {
+    const Slot& s = slots_[i];
+    if (s.first > window_end) break;
+    if (s.last < position_ || s.state != State::kAbsent) continue;
+    if (!MakeRoom(shards_[i].bytes)) return false;
+    *shard = i;
+    return true;
+  }
+  return false;
+}
+
+uint64_t RemoteShardStore::WindowEnd() const {
+  const uint32_t ahead = options_.prefetch_shards;
+  uint32_t seen = 0;
+  for (const uint32_t i : plan_) {
+    if (slots_[i].first <= position_) continue;
+    if (++seen > ahead) return slots_[i].first - 1;
+  }
+  return std::numeric_limits<uint64_t>::max();
+}
+
+bool RemoteShardStore::MakeRoom(uint64_t bytes) {
+  if (in_memory_ || options_.cache_limit == 0) return true;
+  const uint64_t window_end = WindowEnd();
+  while (held_bytes_ + bytes > options_.cache_limit) {
+    // The shard needed latest: one the epoch is done with, or that it does not read, before one
+    // it reads later; never one a reader holds, one the reads are in, or one in the window.
+    size_t victim = slots_.size();
+    uint64_t victim_next = 0;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& s = slots_[i];
+      if ((s.state != State::kOnDisk && s.state != State::kOpen) || Held(s)) continue;
+      const bool needed = s.planned && s.last >= position_;
+      if (needed && s.first <= window_end) continue;
+      const uint64_t next = needed ? s.first : std::numeric_limits<uint64_t>::max();
+      if (victim == slots_.size() || next > victim_next) victim = i, victim_next = next;
+    }
+    if (victim == slots_.size()) return false;
+    Evict(victim);
+  }
+  return true;
+}
+
+void RemoteShardStore::Evict(size_t shard) {
+  Slot& s = slots_[shard];
+  s.file.reset();
+  s.state = State::kAbsent;
+  held_bytes_ -= shards_[shard].bytes;
+  ++counts_.evicted;
+  // A process that has the file open keeps reading it: POSIX frees the blocks at its last close.
+  if (!in_memory_) (void)env_->RemoveFile(shards_[shard].path);
+}
+
+Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<const RandomAccessFile>* file) {
+  const RemoteShard& r = shards_[shard];
+  if (in_memory_) {
+    std::string bytes;
+    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http, r.url, r.xxh64, r.bytes, &bytes));
+    *file = NewMemoryFile(std::move(bytes), r.url);
+    return Status::OK();
+  }
+  SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64));
+  std::unique_ptr<RandomAccessFile> opened;
+  SHARDPACK_RETURN_IF_ERROR(env_->NewRandomAccessFile(r.path, &opened));
+  *file = std::move(opened);
+  return Status::OK();
+}
+
+}  // namespace shardpack

@@ -1,0 +1,31 @@
+// Downloading one file of a remote dataset, checked against the XXH64 its manifest lists, so that
+// nothing damaged is ever read or published: into the cache folder (a temporary name, then a
+// rename), or into memory (streaming mode).
+#pragma once
+
+#include <string>
+
+#include "ground/http_client.h"
+#include "shardpack/env.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+// Fetches url into `path` through a temporary file of this process, synced and checked against
+// `xxh64` (when not empty) before it takes the name. A download whose bytes do not match is
+// repeated (a proxy or a network that damaged them); DataLoss naming the URL when they keep
+// failing (the server holds a damaged copy).
+Status DownloadToFile(Env* env, HttpClient* http, const std::string& url, const std::string& path,
+                      const std::string& xxh64);
+
+// As DownloadToFile, into *bytes (`size` bytes expected, reserved up front).
+Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, uint64_t size,
+                        std::string* bytes);
+
+// `path` in a cache folder that several processes share: downloaded (DownloadToFile) unless it
+// exists. A lock beside it (`path`.lock) makes the processes that want it at once wait for the
+// one that downloads it, so that each file is downloaded once per machine.
+Status FetchIntoCache(Env* env, HttpClient* http, const std::string& url, const std::string& path,
+                      const std::string& xxh64);
+
+}  // namespace shardpack
