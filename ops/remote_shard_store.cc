@@ -90,7 +90,8 @@ void RemoteShardStore::Plan(const std::vector<ShardUse>& uses) {
       s.last = u.last;
       plan_.push_back(u.shard);
     }
-    std::stable_sort(plan_.begin(), plan_.end(), [&](uint32_t a, uint32_t b) { return slots_[a].first < slots_[b].first; });
+    std::stable_sort(plan_.begin(), plan_.end(),
+                     [&](uint32_t a, uint32_t b) { return slots_[a].first < slots_[b].first; });
     position_ = plan_.empty() ? 0 : slots_[plan_.front()].first;
   }
   work_cv_.notify_all();

@@ -231,10 +231,11 @@ Status RunDeviceBench(const std::string& dataset, const BenchOptions& o, const s
 }
 
 int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool json, const std::string& device,
-             const std::string& dtype) {
+             const std::string& dtype, const std::string& cache_limit) {
   o.loader.height = o.loader.width = crop;
   BenchResult r;
-  Status s = RunDeviceBench(dataset, o, device, dtype, &r);
+  Status s = cache_limit.empty() ? Status::OK() : ParseByteSize(cache_limit, &o.loader.remote.cache_limit);
+  if (s.ok()) s = RunDeviceBench(dataset, o, device, dtype, &r);
   if (!s.ok()) return Fail("bench", s);
   if (json) {
     std::cout << BenchResultToJson(r).dump(2) << "\n";
@@ -314,7 +315,8 @@ int RunCommandLine(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "Run the training loader over a dataset and measure it.");
   bench
       ->add_option("DATASET", bench_dir,
-                   "Dataset folder (holding manifest.json), or WebDataset shards such as 'train-{000000..000127}.tar'")
+                   "Dataset folder (holding manifest.json), or WebDataset shards such as 'train-{000000..000127}.tar', "
+                   "or either at a URL (http://, https://, s3://)")
       ->required();
   bench->add_option("--threads", bo.loader.threads, "Decode threads (0 = all cores)")
       ->check(CLI::Range(0, 1024))
@@ -333,6 +335,19 @@ int RunCommandLine(int argc, char** argv) {
                    "Streaming shuffle: shards in random order through a buffer of N samples (0: global shuffle)")
       ->capture_default_str();
   bench->add_flag("--json", bench_json, "Print the figures as JSON (images/s under images_per_s)");
+  std::string bench_cache_limit;
+  bench->add_option("--cache-dir", bo.loader.remote.cache_dir,
+                    "A dataset URL: the cache folder for its shards (default $SHARDPACK_CACHE; without one, "
+                    "shards stream through memory, which needs --shuffle-buffer)");
+  bench->add_option("--cache-limit", bench_cache_limit,
+                    "A dataset URL: bytes the cache may hold (e.g. 20G; default: no bound)");
+  bench
+      ->add_option("--prefetch-shards", bo.loader.remote.prefetch_shards,
+                   "A dataset URL: shards downloaded ahead in the epoch's order (0: twice --downloads)")
+      ->capture_default_str();
+  bench->add_option("--downloads", bo.loader.remote.downloads, "A dataset URL: downloads at once")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   std::string bench_device = "cpu", bench_dtype = "float32";
   bench->add_option("--device", bench_device, "cpu, or cuda: batches into GPU memory through the CUDA feed")
       ->check(CLI::IsMember({"cpu", "cuda"}))
@@ -352,7 +367,7 @@ int RunCommandLine(int argc, char** argv) {
   if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top);
   if (bench->parsed()) {
     if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);
-    return RunBench(bench_dir, bo, bench_crop, bench_json, bench_device, bench_dtype);
+    return RunBench(bench_dir, bo, bench_crop, bench_json, bench_device, bench_dtype, bench_cache_limit);
   }
   return 2;
 }

@@ -10,6 +10,7 @@ usage: http_faults_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
 """
 
 import http.server
+import json
 import os
 import signal
 import subprocess
@@ -103,7 +104,22 @@ def published(cache):
             for d, _, fs in os.walk(cache) for f in fs if ".part-" not in f and not f.endswith(".lock")}
 
 
-def case(name, faults, expect_ok, expect_counts, expect_error=None, env_extra=None, cache=None):
+# The loader over the URL: one epoch of `shardpack bench` (the streaming shuffle, so that it may also
+# stream without a cache), which must see all 14 images, none skipped.
+LOADER = ["bench", "--epochs", "1", "--threads", "1", "--batch", "2", "--crop", "16", "--shuffle-buffer", "4",
+          "--json"]
+
+
+def loader_saw_every_image(stdout):
+    try:
+        figures = json.loads(stdout)
+    except ValueError:
+        return False
+    return figures.get("images") == 14 and figures.get("corrupt") == 0
+
+
+def case(name, faults, expect_ok, expect_counts, expect_error=None, env_extra=None, cache=None, command="verify",
+         streaming=False):
     cache = cache or os.path.join(work, "cache-" + name)
     with lock:
         plan.clear()
@@ -111,10 +127,15 @@ def case(name, faults, expect_ok, expect_counts, expect_error=None, env_extra=No
         requests.clear()
         ranges.clear()
     env = dict(os.environ, SHARDPACK_CACHE=cache, **(env_extra or {}))
-    r = subprocess.run([shardpack, "verify", url], capture_output=True, text=True, env=env, timeout=120)
+    if streaming:
+        del env["SHARDPACK_CACHE"]
+    args = [shardpack, "verify", url] if command == "verify" else [shardpack] + LOADER[:1] + [url] + LOADER[1:]
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
     check((r.returncode == 0) == expect_ok, f"{name}: exit {r.returncode}, stderr {r.stderr!r}")
-    if expect_ok:
+    if expect_ok and command == "verify":
         check(r.stdout == local_verify, f"{name}: verify printed {r.stdout!r}, the local folder {local_verify!r}")
+    if expect_ok and command == "loader":
+        check(loader_saw_every_image(r.stdout), f"{name}: the loader printed {r.stdout!r}")
     if expect_error is not None:
         check(r.stderr == expect_error, f"{name}: stderr {r.stderr!r}, expected {expect_error!r}")
     for path, count in expect_counts.items():
@@ -150,6 +171,21 @@ try:
          "holds a damaged or changed copy)\n")
     case("404", {shard: ["404"]}, False, {shard: 1}, f"verify failed: {url}/{shard} does not exist (HTTP 404)\n")
 
+    # The same faults met by the loader, which fetches shards as it goes: streamed without a cache,
+    # or into one. A download that keeps failing stops the epoch with its error; no sample is
+    # skipped for it.
+    case("loader-503-twice", {shard: ["503", "503"]}, True, {shard: 3}, command="loader", streaming=True)
+    case("loader-dropped", {shard: ["drop"]}, True, {shard: 2}, command="loader", streaming=True)
+    check(ranges.get("/ds/" + shard) == [None, f"bytes={size // 2}-"],
+          f"loader-dropped: the retry did not resume after {size // 2} bytes: {ranges.get('/ds/' + shard)}")
+    case("loader-flipped-once", {shard: ["flip"]}, True, {shard: 2}, command="loader")
+    cache, _ = case("loader-flipped-always", {shard: ["flip"] * 3}, False, {shard: 3},
+                    f"bench failed: {url}/{shard} does not match the checksum its manifest lists, in 3 downloads (the "
+                    "server holds a damaged or changed copy)\n", command="loader")
+    check(shard not in {os.path.basename(p) for p in published(cache)}, "loader-flipped-always: the shard in the cache")
+    case("loader-404", {shard: ["404"]}, False, {shard: 1}, f"bench failed: {url}/{shard} does not exist (HTTP 404)\n",
+         command="loader", streaming=True)
+
     # Three processes sharing one cache, at once: each file is downloaded once.
     cache = os.path.join(work, "cache-shared")
     shards = sorted(f for f in os.listdir(os.path.join(serve, "ds")) if f.endswith(".tar"))
@@ -165,6 +201,21 @@ try:
           f"shared cache: {[(r.returncode, e) for r, (_, e) in zip(readers, results)]}")
     check(all(requests.get("/ds/" + s) == 1 for s in shards) and requests.get("/ds/manifest.json") == 3,
           f"shared cache: requests {sorted(requests.items())}")
+
+    # Three loaders sharing one cache, at once: each shard is downloaded once (a lock per shard).
+    cache = os.path.join(work, "cache-shared-loaders")
+    with lock:
+        plan.clear()
+        plan.update({"/ds/" + s: ["slow"] for s in shards})
+        requests.clear()
+    env = dict(os.environ, SHARDPACK_CACHE=cache)
+    loaders = [subprocess.Popen([shardpack] + LOADER[:1] + [url] + LOADER[1:], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [p.communicate(timeout=120) for p in loaders]
+    check(all(p.returncode == 0 for p in loaders) and all(loader_saw_every_image(out) for out, _ in results),
+          f"shared cache, loaders: {[(p.returncode, e) for p, (_, e) in zip(loaders, results)]}")
+    check(all(requests.get("/ds/" + s) == 1 for s in shards) and requests.get("/ds/manifest.json") == 3,
+          f"shared cache, loaders: requests {sorted(requests.items())}")
 
     # SIGKILL while a shard is downloading: nothing published that a later run would trust, and
     # the next run completes the cache.
