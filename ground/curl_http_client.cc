@@ -88,6 +88,9 @@ class CurlHttpClient final : public HttpClient {
     curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, long(options_.low_speed_bytes));
     curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, long(options_.low_speed_seconds));
     curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
+    // Shards are large: fewer, larger reads from the socket and calls into the sink (the default
+    // is 16 KiB) take a fast link's bytes at a fraction of the CPU.
+    curl_easy_setopt(curl_, CURLOPT_BUFFERSIZE, 512L * 1024);
     if (!options_.aws.region.empty()) {
       // libcurl computes the signature (and sends x-amz-date, x-amz-content-sha256) itself.
       const std::string provider = "aws:amz:" + options_.aws.region + ":s3";

@@ -27,11 +27,14 @@ namespace {
 // write is reported by the next call (Append, WriteAt, Sync or Close) and sticks.
 class PosixWritableFile final : public WritableFile {
  public:
-  PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  // unbuffered: every Append is written before it returns (Env::NewUnbufferedWritableFile).
+  PosixWritableFile(std::string path, int fd, bool unbuffered = false)
+      : path_(std::move(path)), fd_(fd), unbuffered_(unbuffered) {}
   ~PosixWritableFile() override { (void)Close(); }
 
   Status Append(std::string_view data) override {
     SHARDPACK_RETURN_IF_ERROR(error_);
+    if (unbuffered_) return error_ = WriteAll(data.data(), data.size());
     while (!data.empty()) {
       const size_t n = std::min(data.size(), kChunkSize - buffer_.size());
       buffer_.append(data.data(), n);
@@ -127,6 +130,7 @@ class PosixWritableFile final : public WritableFile {
 
   std::string path_;
   int fd_;
+  const bool unbuffered_ = false;
   std::string buffer_;             // the chunk being filled
   std::string writing_;            // the chunk in flight
   std::future<Status> in_flight_;  // its write; valid while it is in flight
@@ -201,6 +205,13 @@ class PosixEnv final : public Env {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return Status::FromErrno("cannot create " + path, errno);
     *file = std::make_unique<PosixWritableFile>(path, fd);
+    return Status::OK();
+  }
+
+  Status NewUnbufferedWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::FromErrno("cannot create " + path, errno);
+    *file = std::make_unique<PosixWritableFile>(path, fd, /*unbuffered=*/true);
     return Status::OK();
   }
 

@@ -1,15 +1,18 @@
 // A RandomAccessFile over bytes in memory: a shard streamed over the network (streaming mode of
-// remote datasets), read as a file is.
+// remote datasets), or a small file fetched with it, read as a file is.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "ground/shard_buffer.h"
 #include "shardpack/env.h"
 
 namespace shardpack {
 
-// `name` is what errors call the file (its URL).
+// `name` is what errors call the file (its URL). The file shares `bytes`, so that their owner can
+// take the buffer back for another file once the file is gone (use_count() == 1).
+std::unique_ptr<RandomAccessFile> NewMemoryFile(std::shared_ptr<const ShardBuffer> bytes, std::string name);
 std::unique_ptr<RandomAccessFile> NewMemoryFile(std::string bytes, std::string name);
 
 }  // namespace shardpack

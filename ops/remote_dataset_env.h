@@ -31,6 +31,9 @@ class RemoteDatasetEnv final : public Env {
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
     return base_->NewWritableFile(path, file);
   }
+  Status NewUnbufferedWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
+    return base_->NewUnbufferedWritableFile(path, file);
+  }
   Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) override {
     return base_->NewSequentialFile(path, file);
   }

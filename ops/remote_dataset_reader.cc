@@ -62,9 +62,9 @@ Status OpenRemoteDatasetReader(const std::string& location, Env* env, const Remo
   if (streaming) {
     memory_files[JoinPath(dir, kManifestFileName)] = remote.text;
     for (const SideFile& f : remote.small_files()) {
-      std::string bytes;
+      ShardBuffer bytes;
       SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), remote.base + "/" + f.file, f.xxh64, 0, &bytes));
-      memory_files[JoinPath(dir, f.file)] = std::move(bytes);
+      memory_files[JoinPath(dir, f.file)] = std::string(bytes.view());
     }
   } else {
     const bool with_shards = !format->reads_shards_through_env();

@@ -126,14 +126,24 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
     slots_[shard].state = State::kFetching;
     held_bytes_ += shards_[shard].bytes;
     counts_.peak_bytes = std::max(counts_.peak_bytes, held_bytes_);
+    std::shared_ptr<ShardBuffer> buffer;
+    if (in_memory_) {
+      if (spare_buffers_.empty()) {
+        buffer = std::make_shared<ShardBuffer>();
+      } else {
+        buffer = std::move(spare_buffers_.back());
+        spare_buffers_.pop_back();
+      }
+    }
     lock.unlock();
     std::shared_ptr<const RandomAccessFile> file;
-    const Status s = Fetch(shard, http, &file);
+    const Status s = Fetch(shard, http, &buffer, &file);
     lock.lock();
     Slot& slot = slots_[shard];
     if (s.ok()) {
       slot.state = State::kOpen;
       slot.file = std::move(file);
+      slot.buffer = std::move(buffer);
       ++counts_.fetched;
     } else {
       slot.state = State::kFailed;
@@ -203,6 +213,12 @@ bool RemoteShardStore::MakeRoom(uint64_t bytes) {
 void RemoteShardStore::Evict(size_t shard) {
   Slot& s = slots_[shard];
   s.file.reset();
+  // The file was the buffer's only other owner (Evict takes no held shard): it can be reused.
+  constexpr size_t kMaxSpareBuffers = 4;
+  if (s.buffer != nullptr && s.buffer.use_count() == 1 && spare_buffers_.size() < kMaxSpareBuffers) {
+    spare_buffers_.push_back(std::move(s.buffer));
+  }
+  s.buffer.reset();
   s.state = State::kAbsent;
   held_bytes_ -= shards_[shard].bytes;
   ++counts_.evicted;
@@ -210,12 +226,12 @@ void RemoteShardStore::Evict(size_t shard) {
   if (!in_memory_) (void)env_->RemoveFile(shards_[shard].path);
 }
 
-Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<const RandomAccessFile>* file) {
+Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<ShardBuffer>* buffer,
+                               std::shared_ptr<const RandomAccessFile>* file) {
   const RemoteShard& r = shards_[shard];
   if (in_memory_) {
-    std::string bytes;
-    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http, r.url, r.xxh64, r.bytes, &bytes));
-    *file = NewMemoryFile(std::move(bytes), r.url);
+    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http, r.url, r.xxh64, r.bytes, buffer->get()));
+    *file = NewMemoryFile(std::shared_ptr<const ShardBuffer>(*buffer), r.url);
     return Status::OK();
   }
   SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64));

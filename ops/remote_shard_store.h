@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ground/http_client.h"
+#include "ground/shard_buffer.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
@@ -71,6 +72,7 @@ class RemoteShardStore {
   struct Slot {
     State state = State::kAbsent;
     std::shared_ptr<const RandomAccessFile> file;  // kOpen
+    std::shared_ptr<ShardBuffer> buffer;           // streaming: the bytes `file` reads
     Status error;                                  // kFailed
     bool planned = false;
     uint64_t first = 0, last = 0;  // of the plan
@@ -80,7 +82,9 @@ class RemoteShardStore {
   // The next shard to download (a waited-for one first, then the window in plan order); false when
   // there is none, or no room for one. Called under mu_.
   bool TakeJob(size_t* shard);
-  Status Fetch(size_t shard, HttpClient* http, std::shared_ptr<const RandomAccessFile>* file);
+  // Downloads the shard; streaming: into *buffer (reused when it has room).
+  Status Fetch(size_t shard, HttpClient* http, std::shared_ptr<ShardBuffer>* buffer,
+               std::shared_ptr<const RandomAccessFile>* file);
   // Frees room for `bytes` under cache_limit by evicting the shards needed latest outside the
   // window; false when that is not enough. Called under mu_.
   bool MakeRoom(uint64_t bytes);
@@ -101,7 +105,10 @@ class RemoteShardStore {
   std::vector<uint32_t> plan_;  // shards by first use
   uint64_t position_ = 0;
   std::deque<size_t> waited_for_;  // shards a Pin waits for
-  uint64_t held_bytes_ = 0;        // shards on disk or in memory, and being downloaded
+  // Streaming: buffers of evicted shards, reused for the next downloads. Fresh memory costs a page
+  // fault per 4 KiB on first touch, which on some machines is more CPU than the download itself.
+  std::vector<std::shared_ptr<ShardBuffer>> spare_buffers_;
+  uint64_t held_bytes_ = 0;  // shards on disk or in memory, and being downloaded
   ShardStoreCounts counts_;
   bool stop_ = false;
   std::vector<std::thread> downloaders_;

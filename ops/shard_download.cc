@@ -31,7 +31,7 @@ Status DownloadOnce(Env* env, HttpClient* http, const std::string& url, const st
   std::unique_ptr<WritableFile> file;
   StreamingXxh64 hash;
   uint64_t received = 0;
-  Status s = env->NewWritableFile(part, &file);
+  Status s = env->NewUnbufferedWritableFile(part, &file);
   if (s.ok()) {
     s = http->Get(
         url,
@@ -48,7 +48,7 @@ Status DownloadOnce(Env* env, HttpClient* http, const std::string& url, const st
             hash.Reset();
             received = 0;
             file.reset();
-            if (!env->NewWritableFile(part, &file).ok()) file.reset();
+            if (!env->NewUnbufferedWritableFile(part, &file).ok()) file.reset();
           }
           return received;
         });
@@ -72,22 +72,19 @@ Status DownloadToFile(Env* env, HttpClient* http, const std::string& url, const 
 }
 
 Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, uint64_t size,
-                        std::string* bytes) {
+                        ShardBuffer* bytes) {
   return RepeatOnDataLoss([&] {
-    bytes->clear();
-    bytes->reserve(size);
-    Status s = http->Get(
-        url,
-        [&](std::string_view data) {
-          bytes->append(data);
-          return Status::OK();
-        },
-        [&](bool from_start) -> uint64_t {
-          if (from_start) bytes->clear();
-          return bytes->size();
-        });
-    if (s.ok() && !xxh64.empty() && ChecksumHex(Xxh64(*bytes)) != xxh64) s = ChecksumMismatch(url);
-    if (!s.ok()) bytes->clear();
+    Status s = bytes->Reset(size);
+    if (s.ok()) {
+      s = http->Get(
+          url, [&](std::string_view data) { return bytes->Append(data); },
+          [&](bool from_start) -> uint64_t {
+            if (from_start) bytes->Truncate(0);
+            return bytes->size();
+          });
+    }
+    if (s.ok() && !xxh64.empty() && ChecksumHex(Xxh64(bytes->view())) != xxh64) s = ChecksumMismatch(url);
+    if (!s.ok()) bytes->Truncate(0);
     return s;
   });
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ground/http_client.h"
+#include "ground/shard_buffer.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 
@@ -18,9 +19,9 @@ namespace shardpack {
 Status DownloadToFile(Env* env, HttpClient* http, const std::string& url, const std::string& path,
                       const std::string& xxh64);
 
-// As DownloadToFile, into *bytes (`size` bytes expected, reserved up front).
+// As DownloadToFile, into *bytes (`size` bytes expected, room made up front).
 Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, uint64_t size,
-                        std::string* bytes);
+                        ShardBuffer* bytes);
 
 // `path` in a cache folder that several processes share: downloaded (DownloadToFile) unless it
 // exists. A lock beside it (`path`.lock) makes the processes that want it at once wait for the

@@ -90,5 +90,5 @@ echo "ceiling, JPEG decode per core (500x375, ~110 KB):"
 $bin/bench/shardpack_micro_bench --benchmark_filter='AtScale/8/0' 2>/dev/null | grep BM_ || true
 # The same loader over HTTP (nginx on loopback) against local disk.
 if [[ -x /usr/sbin/nginx ]]; then
-  scripts/bench-remote.sh --work "$work" --runs "$runs" --bin "$bin"
+  scripts/bench-remote.sh --src "$src" --work "$work" --runs "$runs" --bin "$bin"
 fi

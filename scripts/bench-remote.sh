@@ -1,27 +1,33 @@
 #!/usr/bin/env bash
 # The training loader over HTTP against the same datasets on local disk, measured in the same run:
-# nginx on 127.0.0.1 (loopback) serves the datasets that scripts/bench-read.sh packed (it runs this
-# at its end). JPEG WebDataset with random-resized-crop 224 on 2 threads: images/s from a cold
-# cache (the download is part of opening) and from a warm one, against local; raw shards (no
-# decode): MB/s the same way. Every figure includes opening the dataset; medians of R runs; peak
-# RSS of each.
+# nginx on 127.0.0.1 (loopback) serves datasets packed from the tree scripts/bench-read.sh made (it
+# runs this at its end) in shards of 32 MB, as a dataset of many shards is. JPEG WebDataset with
+# random-resized-crop 224 on 2 threads: images/s with a global shuffle from a cold cache (shards
+# downloaded as the epoch goes) and from a warm one, against local; with the streaming shuffle
+# (--shuffle-buffer 1000) streamed without a cache, against local with the same shuffle. Raw
+# shards (no decode): MB/s the same ways. Every figure includes opening the dataset; medians of R
+# runs; peak RSS of each.
 #
-#   scripts/bench-remote.sh [--work DIR] [--runs R] [--bin DIR]
+#   scripts/bench-remote.sh --src TREE [--work DIR] [--runs R] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-work=build/bench runs=3 bin=build/release
+work=build/bench runs=3 bin=build/release src=
 while (($#)); do
   case $1 in
+    --src) src=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
-    *) echo "usage: $0 [--work DIR] [--runs R] [--bin DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 --src TREE [--work DIR] [--runs R] [--bin DIR]" >&2; exit 2 ;;
   esac
 done
+[[ -d $src ]] || { echo "$0: --src TREE: an image tree (scripts/bench-read.sh makes one)" >&2; exit 2; }
+mkdir -p "$work"
 work=$(realpath "$work")
-for d in read-wds read-raw; do
-  [[ -f $work/$d/manifest.json ]] || { echo "no $work/$d: run scripts/bench-read.sh first" >&2; exit 1; }
-done
+rm -rf "$work/remote-wds" "$work/remote-raw"
+$bin/shardpack pack "$src" "$work/remote-wds" --shuffle --shard-size 32MB --quiet --no-sync >/dev/null
+$bin/shardpack pack "$src" "$work/remote-raw" --format raw --resize 256 --crop 224 --shard-size 32MB --quiet \
+  --no-sync >/dev/null
 
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 nginx_dir=$(mktemp -d /tmp/shardpack-nginx.XXXXXX)
@@ -54,36 +60,54 @@ done
 url=http://127.0.0.1:$port
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # `shardpack bench` under /usr/bin/time: prints "<rate including the open> <peak RSS in KB>", the rate
-# being images/s or bytes/s (FIELD images or bytes).
+# being images/s or bytes/s (FIELD images or bytes). CACHE: the cache folder, or - for none.
 bench() {
-  local field=$1
-  shift
-  SHARDPACK_CACHE=$work/remote-cache /usr/bin/time -f "%M" -o "$nginx_dir/rss" "$bin/shardpack" bench "$@" --json |
+  local field=$1 cache=$2
+  shift 2
+  [[ $cache == - ]] && cache=
+  SHARDPACK_CACHE=$cache /usr/bin/time -f "%M" -o "$nginx_dir/rss" "$bin/shardpack" bench "$@" --json |
     /usr/bin/python3 -c "import json,sys; r=json.load(sys.stdin); n = r['images'] if '$field' == 'images' else r['bytes_per_s'] * r['seconds']; print(n / (r['seconds'] + r['open_seconds']))" |
     tr '\n' ' '
   cat "$nginx_dir/rss"
 }
 declare -A rate rss
+cache=$work/remote-cache
 for kind in wds raw; do
   if [[ $kind == wds ]]; then args=(--crop 224 --batch 64 --threads 2) field=images; else
     args=(--eval --crop 224 --batch 64 --threads 2) field=bytes; fi
-  local_r=() cold_r=() warm_r=() local_m=() cold_m=() warm_m=()
+  stream=(--shuffle-buffer 1000)
+  declare -A runs_of=()
   for ((r = 1; r <= runs; r++)); do
-    read -r v m < <(bench $field "$work/read-$kind" "${args[@]}"); local_r+=("$v") local_m+=("$m")
-    rm -rf "$work/remote-cache"
-    read -r v m < <(bench $field "$url/read-$kind" "${args[@]}"); cold_r+=("$v") cold_m+=("$m")
-    read -r v m < <(bench $field "$url/read-$kind" "${args[@]}"); warm_r+=("$v") warm_m+=("$m")
-    echo "run $r ($kind): local ${local_r[-1]}, cold cache ${cold_r[-1]}, warm cache ${warm_r[-1]}"
+    rm -rf "$cache"
+    line="run $r ($kind):"
+    for mode in local cold warm local-stream stream; do
+      case $mode in
+        local) read -r v m < <(bench $field - "$work/remote-$kind" "${args[@]}") ;;
+        cold | warm) read -r v m < <(bench $field "$cache" "$url/remote-$kind" "${args[@]}") ;;
+        local-stream) read -r v m < <(bench $field - "$work/remote-$kind" "${args[@]}" "${stream[@]}") ;;
+        stream) read -r v m < <(bench $field - "$url/remote-$kind" "${args[@]}" "${stream[@]}") ;;
+      esac
+      runs_of[$mode]+="$v " runs_of[$mode-rss]+="$m "
+      line+=" $mode $v"
+    done
+    echo "$line"
   done
-  rate[$kind-local]=$(median "${local_r[@]}") rate[$kind-cold]=$(median "${cold_r[@]}")
-  rate[$kind-warm]=$(median "${warm_r[@]}")
-  rss[$kind-local]=$(median "${local_m[@]}") rss[$kind-cold]=$(median "${cold_m[@]}") rss[$kind-warm]=$(median "${warm_m[@]}")
+  for mode in local cold warm local-stream stream; do
+    # shellcheck disable=SC2086
+    rate[$kind-$mode]=$(median ${runs_of[$mode]}) rss[$kind-$mode]=$(median ${runs_of[$mode-rss]})
+  done
+  unset runs_of
 done
-awk -v wl="${rate[wds-local]}" -v wc="${rate[wds-cold]}" -v ww="${rate[wds-warm]}" \
-    -v rl="${rate[raw-local]}" -v rc="${rate[raw-cold]}" -v rw="${rate[raw-warm]}" \
-    -v ml="${rss[wds-local]}" -v mc="${rss[wds-cold]}" -v mw="${rss[wds-warm]}" \
-    -v nl="${rss[raw-local]}" -v nc="${rss[raw-cold]}" -v nw="${rss[raw-warm]}" 'BEGIN {
-  printf "wds + random-resized-crop 224, 2 threads: local %.0f images/s; over HTTP, cold cache %.0f (%.2fx), warm cache %.0f (%.2fx)\n", wl, wc, wc / wl, ww, ww / wl
-  printf "raw shards into batches: local %.0f MB/s; over HTTP, cold cache %.0f MB/s (%.2fx), warm cache %.0f MB/s (%.2fx)\n", rl / 1e6, rc / 1e6, rc / rl, rw / 1e6, rw / rl
-  printf "peak RSS (MB): wds local %.0f, cold %.0f, warm %.0f; raw local %.0f, cold %.0f, warm %.0f\n", ml / 1024, mc / 1024, mw / 1024, nl / 1024, nc / 1024, nw / 1024
-}'
+rm -rf "$cache"
+for kind in wds raw; do
+  if [[ $kind == wds ]]; then unit=images/s scale=1; else unit=MB/s scale=1e6; fi
+  awk -v k=$kind -v u=$unit -v s=$scale -v l="${rate[$kind-local]}" -v c="${rate[$kind-cold]}" -v w="${rate[$kind-warm]}" \
+      -v ls="${rate[$kind-local-stream]}" -v st="${rate[$kind-stream]}" \
+      -v ml="${rss[$kind-local]}" -v mc="${rss[$kind-cold]}" -v mw="${rss[$kind-warm]}" \
+      -v mls="${rss[$kind-local-stream]}" -v ms="${rss[$kind-stream]}" 'BEGIN {
+    what = k == "wds" ? "wds + random-resized-crop 224, 2 threads" : "raw shards into batches"
+    printf "%s, global shuffle: local %.0f %s; over HTTP, cold cache %.0f (%.2fx), warm cache %.0f (%.2fx)\n", what, l / s, u, c / s, c / l, w / s, w / l
+    printf "%s, streaming shuffle: local %.0f %s; over HTTP streamed without a cache %.0f (%.2fx)\n", what, ls / s, u, st / s, st / ls
+    printf "  peak RSS (MB): local %.0f, cold %.0f, warm %.0f, local streaming %.0f, streamed %.0f\n", ml / 1024, mc / 1024, mw / 1024, mls / 1024, ms / 1024
+  }'
+done

@@ -1,6 +1,6 @@
 // The POSIX Env's writable file: appends gathered into chunks that a background thread writes
-// (ground/env_posix.cc). What arrives on disk must be exactly what was appended, in order, whatever
-// the sizes of the appends and wherever WriteAt and Sync fall; and an error of a background write
+// (ground/env_posix.cc), or, unbuffered, written as they come. What arrives on disk must be exactly what was appended,
+// in order, whatever the sizes of the appends and wherever WriteAt and Sync fall; and an error of a background write
 // must reach the caller.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -26,11 +26,13 @@ std::string Pattern(size_t n, uint64_t salt) {
   return s;
 }
 
-TEST(PosixWritableFile, AppendsOfEverySizeArriveInOrder) {
+void AppendsOfEverySizeArriveInOrder(bool unbuffered) {
   TempDir dir;
   const std::string path = dir.Sub("f");
   std::unique_ptr<WritableFile> file;
-  ASSERT_TRUE(Env::Default()->NewWritableFile(path, &file).ok());
+  ASSERT_TRUE((unbuffered ? Env::Default()->NewUnbufferedWritableFile(path, &file)
+                          : Env::Default()->NewWritableFile(path, &file))
+                  .ok());
   std::string expected;
   auto append = [&](size_t n) {
     const std::string piece = Pattern(n, expected.size());
@@ -70,6 +72,35 @@ TEST(PosixWritableFile, AppendsOfEverySizeArriveInOrder) {
   EXPECT_TRUE(written == expected) << "first difference at byte "
                                    << std::mismatch(written.begin(), written.end(), expected.begin()).first -
                                           written.begin();
+}
+
+TEST(PosixWritableFile, AppendsOfEverySizeArriveInOrder) { AppendsOfEverySizeArriveInOrder(false); }
+TEST(PosixWritableFile, UnbufferedAppendsOfEverySizeArriveInOrder) { AppendsOfEverySizeArriveInOrder(true); }
+
+// Unbuffered, the append that crosses the 6 MiB limit fails itself, and so does every call after.
+TEST(PosixWritableFile, AnUnbufferedWriteErrorIsReportedByItsAppendAndSticks) {
+  TempDir dir;
+  const std::string path = dir.Sub("f");
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(Env::Default()->NewUnbufferedWritableFile(path, &file).ok());
+  rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  const rlimit limit{6 << 20, old.rlim_max};
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const std::string chunk = Pattern(4 << 20, 0);
+  const Status first = file->Append(chunk);
+  const Status second = file->Append(chunk);
+  const Status sync = file->Sync();
+  const Status close = file->Close();
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(first.ok()) << first.ToString();
+  const std::string message = "cannot write " + path + ": File too large";
+  EXPECT_EQ(second.message(), message);
+  EXPECT_EQ(sync.message(), message);
+  EXPECT_EQ(close.message(), message);
+  EXPECT_EQ(ReadFile(path).size(), size_t(6 << 20));  // the part that fit, nothing else
 }
 
 // Files may not grow past 6 MiB in this process (RLIMIT_FSIZE): the second chunk's write fails in

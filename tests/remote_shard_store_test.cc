@@ -53,7 +53,8 @@ class RemoteShardStoreTest : public ::testing::Test {
       const std::string name = "shard-" + std::to_string(i) + ".tar";
       const std::string bytes(1000, char('a' + i));
       std::ofstream(root_ / "server" / name, std::ios::binary) << bytes;
-      shards_.push_back({"http://test/" + name, (root_ / "cache" / name).string(), bytes.size(), ChecksumHex(Xxh64(bytes))});
+      shards_.push_back(
+          {"http://test/" + name, (root_ / "cache" / name).string(), bytes.size(), ChecksumHex(Xxh64(bytes))});
     }
   }
   void TearDown() override { fs::remove_all(root_); }

@@ -74,6 +74,11 @@ class Env {
   static Env* Default();
 
   virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) = 0;
+  // For a writer that already appends in large pieces (a download): each Append reaches the kernel
+  // before it returns, without the copy into NewWritableFile's chunks and their writer threads.
+  virtual Status NewUnbufferedWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) {
+    return NewWritableFile(path, file);
+  }
   virtual Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) = 0;
   virtual Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) = 0;
   // Reads a whole file; fails with InvalidArgument when it holds more than max_bytes.
