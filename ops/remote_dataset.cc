@@ -131,11 +131,18 @@ Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache
   *local_dir = dir;
   const std::string local_manifest = JoinPath(dir, kManifestFileName);
   // The manifest is written after every small file was checked, and when it is the server's, the
-  // shards there belong to this version too.
+  // files there belong to this version too.
   const auto current = [&] {
     std::string cached;
-    return env->FileExists(local_manifest) && env->ReadFile(local_manifest, kMaxManifestBytes, &cached).ok() &&
-           cached == remote.text;
+    if (!env->FileExists(local_manifest) || !env->ReadFile(local_manifest, kMaxManifestBytes, &cached).ok() ||
+        cached != remote.text) {
+      return false;
+    }
+    // A small file deleted from the cache since (by hand, or a cleaner) is fetched again.
+    for (const SideFile& f : remote.small_files()) {
+      if (!env->FileExists(JoinPath(dir, f.file))) return false;
+    }
+    return true;
   };
   if (!current()) {
     SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(dir));

@@ -212,6 +212,15 @@ try:
     check(len(log) == requests + 1 and "/wds/manifest.json" in log[-1],
           f"a cached dataset made {len(log) - requests} requests: {log[requests:]}")
 
+    # A small file deleted from the cache is fetched again, not reported missing.
+    cached_wds = [os.path.join(cache, d) for d in os.listdir(cache) if d.startswith("wds-")][0]
+    os.remove(os.path.join(cached_wds, "shard-000001.idx"))
+    since = len(open(log_path).read().splitlines())
+    want, got = run([shardpack, "verify", os.path.join(serve, "wds")]), run([shardpack, "verify", f"{base}/wds"], env)
+    log = open(log_path).read().splitlines()[since:]
+    check(got.returncode == 0 and got.stdout == want.stdout and sum("/wds/shard-000001.idx" in l for l in log) == 1,
+          f"a deleted cached index: {got.stdout} {got.stderr} {log}")
+
     r = run([shardpack, "stat", f"{base}/missing"], env)
     check(r.returncode == 1 and r.stderr == f"stat failed: {base}/missing/manifest.json does not exist (HTTP 404)\n",
           f"missing dataset: {r.returncode} {r.stderr!r}")
