@@ -61,9 +61,15 @@ Status EpochSampler::Partition(uint64_t samples) {
       }
     }
     if (tail_rounds_ == 0 && samples > 0) {
-      return Status::InvalidArgument("a dataset of " + std::to_string(samples) + " samples cannot give each of " +
-                                     std::to_string(o.world_size) + " ranks the same number of batches of " +
-                                     std::to_string(o.batch_size) + "; use drop_last or another batch size");
+      // After an elastic resume only the rest of the epoch is shared out: say so, or the count
+      // would look like the dataset's.
+      const std::string what = start_ == 0
+                                   ? "a dataset of " + std::to_string(samples) + " samples"
+                                   : "the " + std::to_string(samples) + " samples left of the epoch (resumed after " +
+                                         std::to_string(start_) + ")";
+      return Status::InvalidArgument(what + " cannot give each of " + std::to_string(o.world_size) +
+                                     " ranks the same number of batches of " + std::to_string(o.batch_size) +
+                                     "; use drop_last or another batch size");
     }
   }
   return Status::OK();

@@ -263,6 +263,11 @@ TEST(EpochSampler, RefusesImpossibleOptions) {
   EXPECT_EQ(EpochSampler::Create(10, o, &s).message(),
             "a dataset of 10 samples cannot give each of 4 ranks the same number of batches of 1; use drop_last or "
             "another batch size");
+  // After an elastic resume the message counts what is left of the epoch, not the dataset.
+  ASSERT_TRUE(EpochSampler::Create(12, o, &s).ok());
+  EXPECT_EQ(s.SetEpochStart(2).message(),
+            "the 10 samples left of the epoch (resumed after 2) cannot give each of 4 ranks the same number of "
+            "batches of 1; use drop_last or another batch size");
 }
 
 }  // namespace
