@@ -74,6 +74,28 @@ void AppendsOfEverySizeArriveInOrder(bool unbuffered) {
                                           written.begin();
 }
 
+// While it lives, files may not grow past `bytes` in this process (RLIMIT_FSIZE), and a write past
+// it fails with EFBIG instead of killing the process with SIGXFSZ.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ok_ = getrlimit(RLIMIT_FSIZE, &old_) == 0;
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{bytes, old_.rlim_max};
+    ok_ = ok_ && setrlimit(RLIMIT_FSIZE, &limit) == 0;
+  }
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &old_);
+    std::signal(SIGXFSZ, old_handler_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  rlimit old_{};
+  void (*old_handler_)(int) = nullptr;
+  bool ok_ = false;
+};
+
 TEST(PosixWritableFile, AppendsOfEverySizeArriveInOrder) { AppendsOfEverySizeArriveInOrder(false); }
 TEST(PosixWritableFile, UnbufferedAppendsOfEverySizeArriveInOrder) { AppendsOfEverySizeArriveInOrder(true); }
 
@@ -83,18 +105,16 @@ TEST(PosixWritableFile, AnUnbufferedWriteErrorIsReportedByItsAppendAndSticks) {
   const std::string path = dir.Sub("f");
   std::unique_ptr<WritableFile> file;
   ASSERT_TRUE(Env::Default()->NewUnbufferedWritableFile(path, &file).ok());
-  rlimit old;
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
-  const rlimit limit{6 << 20, old.rlim_max};
-  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
   const std::string chunk = Pattern(4 << 20, 0);
-  const Status first = file->Append(chunk);
-  const Status second = file->Append(chunk);
-  const Status sync = file->Sync();
-  const Status close = file->Close();
-  setrlimit(RLIMIT_FSIZE, &old);
-  std::signal(SIGXFSZ, old_handler);
+  Status first, second, sync, close;
+  {
+    FileSizeLimit limit(6 << 20);
+    ASSERT_TRUE(limit.ok());
+    first = file->Append(chunk);
+    second = file->Append(chunk);
+    sync = file->Sync();
+    close = file->Close();
+  }
   EXPECT_TRUE(first.ok()) << first.ToString();
   const std::string message = "cannot write " + path + ": File too large";
   EXPECT_EQ(second.message(), message);
@@ -111,19 +131,17 @@ TEST(PosixWritableFile, ABackgroundWriteErrorIsReportedByTheNextCallAndSticks) {
   const std::string path = dir.Sub("f");
   std::unique_ptr<WritableFile> file;
   ASSERT_TRUE(Env::Default()->NewWritableFile(path, &file).ok());
-  rlimit old;
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
-  const rlimit limit{6 << 20, old.rlim_max};
-  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of death
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
   const std::string chunk = Pattern(4 << 20, 0);
-  const Status first = file->Append(chunk);   // chunk 1 goes to the background: fits
-  const Status second = file->Append(chunk);  // waits for chunk 1; chunk 2 goes: fails at 6 MiB
-  const Status sync = file->Sync();           // waits for chunk 2
-  const Status later = file->Append("x");
-  const Status close = file->Close();
-  setrlimit(RLIMIT_FSIZE, &old);
-  std::signal(SIGXFSZ, old_handler);
+  Status first, second, sync, later, close;
+  {
+    FileSizeLimit limit(6 << 20);
+    ASSERT_TRUE(limit.ok());
+    first = file->Append(chunk);   // chunk 1 goes to the background: fits
+    second = file->Append(chunk);  // waits for chunk 1; chunk 2 goes: fails at 6 MiB
+    sync = file->Sync();           // waits for chunk 2
+    later = file->Append("x");
+    close = file->Close();
+  }
   EXPECT_TRUE(first.ok()) << first.ToString();
   EXPECT_TRUE(second.ok()) << second.ToString();
   const std::string message = "cannot write " + path + ": File too large";
