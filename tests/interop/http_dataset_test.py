@@ -160,6 +160,14 @@ try:
     check(equal, "streaming mode: the loader's batches over HTTP differ from the local ones")
     check(sorted(requests) == sorted(shard_bytes) and len(order) == 7,
           f"streaming mode: shard requests {requests} (each of the 7 shards once)")
+    # Raw shards streamed (the other format that streams; LMDB needs a cache, checked below).
+    outputs = []
+    for source, env_of in ((os.path.join(serve, "raw"), dict(os.environ)), (f"{base}/raw", no_cache)):
+        out = os.path.join(work, f"raw-streamed-{source == f'{base}/raw'}")
+        r = run([dump_batches, source, out, "4", "7", "16", "0", "0", "0", "1"], dict(env_of, DUMP_SHUFFLE_BUFFER="3"))
+        check(r.returncode == 0, f"raw streamed: dump_batches {source}: {r.stderr}")
+        outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
+    check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0, "raw streamed: the batches differ from the local ones")
     equal, requests, _ = streamed("streaming-resume", no_cache, ("1", "1", "1", "2"))
     check(equal and len(requests) == len(set(requests)) > 0,
           f"streaming mode, rank 1 of 2 resumed at batch 1: equal {equal}, shard requests {requests}")

@@ -3,8 +3,11 @@
 connection dropped mid-body (retried), a flipped byte (downloaded again), a stalled transfer
 (timed out and retried), 404 (fails at once), failures that never stop (the attempt limit), and a
 reader killed with SIGKILL mid-download. A dropped transfer resumes with a Range request, or starts
-over when the server ignores ranges. Three processes sharing one cache download each file once. Each case checks the requests the server counted, the
-message, and that the cache never publishes a file that differs from the server's.
+over when the server ignores ranges. The loader (`shardpack bench`) meets the same faults while it
+fetches shards as the epoch goes, streamed and cached: a download that keeps failing stops it with
+its error. Three verifiers, and three loaders, sharing one cache download each file once. Each case
+checks the requests the server counted, the message, and that the cache never publishes a file
+that differs from the server's.
 
 usage: http_faults_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
 """

@@ -3,7 +3,8 @@ Debian's awscli, and shardpack reads s3://BUCKET/NAME through a proxy of this te
 request's AWS Signature V4 with an independent implementation (botocore's S3SigV4Auth, recomputed
 from the request and the secret key) before passing it on: s3rver does not check SigV4 itself.
 For each format, `stat` and `verify --decode` of the s3:// URL print what they print for the local
-folder and the loader's batches are byte-identical; every request shardpack signed passed the
+folder and the loader's batches are byte-identical (through an empty cache, shards arriving as the
+epoch goes; and streamed without a cache, except LMDB); every request shardpack signed passed the
 check; a wrong secret key gives a clear error (and the proxy saw the bad signature); missing
 credentials give a clear error before any request.
 
@@ -148,14 +149,22 @@ try:
             got = subprocess.run([shardpack] + command + [url], capture_output=True, text=True, env=env)
             check(got.returncode == want.returncode == 0, f"{name}: {command[0]} of {url}: {got.stderr}")
             check(got.stdout == want.stdout, f"{name}: {command[0]} of {url} printed\n{got.stdout}\nnot\n{want.stdout}")
-        outputs = []
-        for source, tag in ((local, "local"), (url, "s3")):
-            out = os.path.join(work, f"{name}-{tag}")
-            r = subprocess.run([dump_batches, source, out, "4", "7", "16", "0", "0", "1", "2"], capture_output=True,
-                               text=True, env=env)
-            check(r.returncode == 0, f"{name}: dump_batches {tag}: {r.stderr}")
-            outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
-        check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0, f"{name}: the loader's batches from S3 differ")
+        # The loader: through a cache of its own (empty, so shards arrive as the epoch goes), and,
+        # with the streaming shuffle, streamed without a cache (not LMDB: it needs one).
+        modes = [("cached", dict(env, SHARDPACK_CACHE=os.path.join(work, "cache-loader-" + name)))]
+        if name != "lmdb":
+            streaming = {k: v for k, v in env.items() if k != "SHARDPACK_CACHE"}
+            modes.append(("streamed", dict(streaming, DUMP_SHUFFLE_BUFFER="3")))
+        for mode, mode_env in modes:
+            outputs = []
+            for source, tag in ((local, "local"), (url, "s3")):
+                out = os.path.join(work, f"{name}-{mode}-{tag}")
+                r = subprocess.run([dump_batches, source, out, "4", "7", "16", "0", "0", "1", "2"],
+                                   capture_output=True, text=True, env=mode_env)
+                check(r.returncode == 0, f"{name}: dump_batches {mode} {tag}: {r.stderr}")
+                outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
+            check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0,
+                  f"{name}: the loader's batches from S3 ({mode}) differ")
     check(verified["good"] > 0 and not verified["bad"],
           f"signed requests: {verified['good']} passed the check, refused: {verified['bad'][:3]}")
 
