@@ -44,7 +44,7 @@ Status Convert(const std::string& location, const std::string& out, const PackOp
   SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
   std::unique_ptr<PackInput> input;
   SHARDPACK_RETURN_IF_ERROR(OpenInput(env, in, options, &input));
-  SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, in, out, options.force, options.resume));
+  SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, in, out, options.force, options.resume || options.partitions > 1));
   return RunPackPipeline(env, input.get(), in, out, options, result);
 }
 

@@ -9,8 +9,6 @@
 
 namespace shardpack {
 
-namespace {
-
 // The files a pack writes: the manifest, the journal, temporaries, and any format's own files.
 bool IsOurOutputFile(const std::string& name) {
   if (name == kManifestFileName || name == kPackJournalFileName || EndsWith(name, ".tmp")) return true;
@@ -19,6 +17,8 @@ bool IsOurOutputFile(const std::string& name) {
   }
   return false;
 }
+
+namespace {
 
 // `path` made absolute and free of symbolic links, though it need not exist yet: its longest
 // existing ancestor goes through realpath, the components below it are appended as written. (OUT is
@@ -43,24 +43,24 @@ std::string ResolvedPath(const std::string& path) {
 
 }  // namespace
 
-Status RemoveOurOutputFiles(Env* env, const std::string& out) {
+Status RemoveOurOutputFiles(Env* env, const std::string& out, const OwnsOutputFile& owns) {
   const std::string manifest = JoinPath(out, kManifestFileName);
-  if (env->FileExists(manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(manifest));
+  if (owns(kManifestFileName) && env->FileExists(manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(manifest));
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
   for (const DirEntry& e : entries) {
-    if (e.type == DirEntry::Type::kFile && IsOurOutputFile(e.name)) {
+    if (e.type == DirEntry::Type::kFile && owns(e.name)) {
       SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
     }
   }
   return Status::OK();
 }
 
-Status RemoveTemporaryFiles(Env* env, const std::string& out) {
+Status RemoveTemporaryFiles(Env* env, const std::string& out, const OwnsOutputFile& owns) {
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
   for (const DirEntry& e : entries) {
-    if (e.type == DirEntry::Type::kFile && e.name.size() > 4 && EndsWith(e.name, ".tmp")) {
+    if (e.type == DirEntry::Type::kFile && e.name.size() > 4 && EndsWith(e.name, ".tmp") && owns(e.name)) {
       SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(out, e.name)));
     }
   }

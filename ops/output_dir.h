@@ -3,6 +3,7 @@
 // LMDB's two files); anything else the user keeps in OUT is left alone.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "shardpack/env.h"
@@ -15,10 +16,16 @@ namespace shardpack {
 // force. With resume, OUT is only created: the pipeline decides what of its contents to keep.
 Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force, bool resume);
 
-// Removes the files a pack writes, the manifest first.
-Status RemoveOurOutputFiles(Env* env, const std::string& out);
+// Which files of OUT a run may remove: a whole pack, every file a pack writes (IsOurOutputFile);
+// one part of a partitioned pack, only its own (ops/pack_partition.h).
+using OwnsOutputFile = std::function<bool(const std::string& name)>;
+bool IsOurOutputFile(const std::string& name);
 
-// Removes the temporary files (*.tmp) a killed pack left: the shard it was writing.
-Status RemoveTemporaryFiles(Env* env, const std::string& out);
+// Removes the files a pack writes (those `owns` names), the manifest first.
+Status RemoveOurOutputFiles(Env* env, const std::string& out, const OwnsOutputFile& owns = IsOurOutputFile);
+
+// Removes the temporary files (*.tmp) a killed pack left, the shard it was writing (of those `owns`
+// names).
+Status RemoveTemporaryFiles(Env* env, const std::string& out, const OwnsOutputFile& owns = IsOurOutputFile);
 
 }  // namespace shardpack

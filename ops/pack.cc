@@ -11,7 +11,8 @@ Status Pack(const std::string& src, const std::string& out, const PackOptions& o
   Env* env = options.env ? options.env : Env::Default();
   SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
   if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
-  SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, src, out, options.force, options.resume));
+  // Parts share OUT: each finds its own files there (Packer), never the others'.
+  SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, src, out, options.force, options.resume || options.partitions > 1));
   std::unique_ptr<PackInput> input;
   SHARDPACK_RETURN_IF_ERROR(FileTreeInput::Open(env, src, options, &input));
   return RunPackPipeline(env, input.get(), src, out, options, result);

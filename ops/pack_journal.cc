@@ -5,17 +5,18 @@
 
 namespace shardpack {
 
-Status WritePackJournal(Env* env, const std::string& out, const PackJournal& journal, bool sync) {
+Status WritePackJournal(Env* env, const std::string& out, const PackJournal& journal, bool sync,
+                        const std::string& name) {
   nlohmann::json j = ManifestToJson(journal.progress);
   j["resume"] = {{"input_position", journal.input_position}, {"fingerprint", journal.fingerprint}};
-  const std::string path = JoinPath(out, kPackJournalFileName);
+  const std::string path = JoinPath(out, name);
   const std::string text = j.dump(1) + "\n";
   SHARDPACK_RETURN_IF_ERROR(WriteFileAtomically(env, path, text, sync));
   return sync ? env->SyncDir(out) : Status::OK();
 }
 
-Status ReadPackJournal(Env* env, const std::string& out, PackJournal* journal) {
-  const std::string path = JoinPath(out, kPackJournalFileName);
+Status ReadPackJournal(Env* env, const std::string& out, PackJournal* journal, const std::string& name) {
+  const std::string path = JoinPath(out, name);
   if (!env->FileExists(path)) return Status::NotFound(path + " does not exist");
   std::string text;
   SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 30, &text));

@@ -23,8 +23,11 @@ struct PackJournal {
   nlohmann::json fingerprint;   // must equal the resumed run's
 };
 
-Status WritePackJournal(Env* env, const std::string& out, const PackJournal& journal, bool sync);
+// `name`: the journal's file name in OUT (one part of a partitioned pack has its own).
+Status WritePackJournal(Env* env, const std::string& out, const PackJournal& journal, bool sync,
+                        const std::string& name = kPackJournalFileName);
 // NotFound when there is none; DataLoss naming the file when it cannot be parsed.
-Status ReadPackJournal(Env* env, const std::string& out, PackJournal* journal);
+Status ReadPackJournal(Env* env, const std::string& out, PackJournal* journal,
+                       const std::string& name = kPackJournalFileName);
 
 }  // namespace shardpack

@@ -18,6 +18,7 @@
 #include "ground/sample_keys.h"
 #include "ops/ordered_pipeline.h"
 #include "ops/pack_journal.h"
+#include "ops/pack_partition.h"
 #include "ops/pack_resume.h"
 #include "ops/pack_tally.h"
 #include "ops/worker_threads.h"
@@ -34,6 +35,16 @@ Status ValidatePackOptions(const PackOptions& o) {
   }
   if (o.shard_size_bytes < 4096) return Status::InvalidArgument("shard size must be at least 4096 bytes");
   if (o.samples_per_shard == 0) return Status::InvalidArgument("samples per shard must be at least 1");
+  if (o.partitions > 1 && o.force) {
+    return Status::InvalidArgument(
+        "--force cannot be used with --partition: it would remove the other parts' files; remove OUT before the "
+        "first part starts, or continue a part with --resume");
+  }
+  if (o.partitions == 0 || o.partition >= o.partitions) {
+    return Status::InvalidArgument("--partition " + std::to_string(o.partition) + "/" + std::to_string(o.partitions) +
+                                   ": the part must lie in 0.." +
+                                   std::to_string(o.partitions == 0 ? 0 : o.partitions - 1));
+  }
   return Status::OK();
 }
 
@@ -45,17 +56,33 @@ std::string BaseName(std::string path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// One pack: the pipeline's three stages filled in (ops/ordered_pipeline.h), the journal of the
-// shards it publishes, and the manifest at the end.
+// One part of a partitioned pack: its plan, and the whole pack's fingerprint, which every part
+// records in its part manifest for Merge to compare.
+struct PartOfPack {
+  PartPlan plan;
+  nlohmann::json source;
+};
+
+// One pack (or one part of one): the pipeline's three stages filled in (ops/ordered_pipeline.h),
+// the journal of the shards it publishes, and the manifest (or part manifest) at the end.
 class Packer {
  public:
   Packer(PackInput* input, const std::string& source, const std::string& out, const PackOptions& o, Env* env,
-         const Format& format)
-      : input_(input), source_(source), out_(out), options_(o), env_(env), format_(format), tally_(o, *input) {}
+         const Format& format, const PartOfPack* part)
+      : input_(input),
+        source_(source),
+        out_(out),
+        options_(o),
+        env_(env),
+        format_(format),
+        part_(part),
+        files_(part ? PartFiles(*part) : WholePackFiles(env, out)),
+        tally_(o, *input) {}
 
   Status Run(PackResult* result) {
     writer_ = format_.NewWriter(env_, out_, options_);
-    if (options_.resume) {
+    if (part_ != nullptr) SHARDPACK_RETURN_IF_ERROR(StartPart());
+    if (options_.resume || part_ != nullptr) {
       bool complete = false;
       SHARDPACK_RETURN_IF_ERROR(Resume(result, &complete));
       if (complete) return Status::OK();
@@ -77,15 +104,17 @@ class Packer {
       writer_->Abandon();
       return WithResumeHint(s);
     }
-    if (tally_.samples() == 0) {
+    // A part may be empty (more parts than shards) or hold only skips: Merge counts the whole.
+    if (tally_.samples() == 0 && part_ == nullptr) {
       return Status::InvalidArgument("no images to pack in " + source_ + " (" + std::to_string(m.skipped.size()) +
                                      " files skipped)");
     }
     m.shards = std::move(shards);
     for (const ShardEntry& e : m.shards) m.bytes += e.bytes;
-    SHARDPACK_RETURN_IF_ERROR(WriteManifest(env_, out_, m));
-    // The manifest is in place, so the dataset is complete: the journal has done its work.
-    const std::string journal = JoinPath(out_, kPackJournalFileName);
+    SHARDPACK_RETURN_IF_ERROR(part_ ? WritePartManifest(env_, out_, part_->plan, m, part_->source)
+                                    : WriteManifest(env_, out_, m));
+    // The manifest is in place, so the dataset (or part) is complete: the journal has done its work.
+    const std::string journal = JoinPath(out_, files_.journal);
     if (env_->FileExists(journal)) SHARDPACK_RETURN_IF_ERROR(env_->RemoveFile(journal));
     result->manifest = std::move(m);
     result->bytes_read = tally_.bytes_read();
@@ -110,11 +139,53 @@ class Packer {
     return m;
   }
 
-  // pack --resume (ops/pack_resume.h). *complete: OUT already holds this finished dataset.
+  // The state files of one part: its part manifest, its journal, its own shards.
+  PackStateFiles PartFiles(const PartOfPack& part) const {
+    PackStateFiles files;
+    files.finished = part.plan.manifest_file();
+    files.journal = part.plan.journal_file();
+    const std::string path = JoinPath(out_, files.finished);
+    Env* env = env_;
+    files.read_finished = [env, path](Manifest* m) {
+      PartPlan plan;
+      nlohmann::json source;
+      return ReadPartManifest(env, path, m, &plan, &source);
+    };
+    files.owns = [plan = part.plan, prefix = options_.prefix](const std::string& name) {
+      return name == plan.manifest_file() || name == plan.journal_file() || IsPartShardFile(name, prefix, plan);
+    };
+    return files;
+  }
+
+  // A part numbers its shards from its share; without --resume it must find none of its files.
+  Status StartPart() {
+    const PartPlan& plan = part_->plan;
+    const Status s = writer_->SetShardRange(plan.first_shard, plan.end_shard);
+    if (s.code() == Status::Code::kUnsupported) {
+      return Status::InvalidArgument("--partition: the " + std::string(format_.name()) +
+                                     " format writes one file, which cannot be packed in parts; pack wds or raw in "
+                                     "parts and convert the merged dataset");
+    }
+    SHARDPACK_RETURN_IF_ERROR(s);
+    if (options_.resume) return Status::OK();
+    const std::string what = "part " + std::to_string(plan.part) + " of " + std::to_string(plan.parts);
+    if (env_->FileExists(JoinPath(out_, files_.journal))) {
+      return Status::InvalidArgument(JoinPath(out_, files_.journal) + ": " + what +
+                                     " was interrupted here; pass --resume to continue it");
+    }
+    if (env_->FileExists(JoinPath(out_, files_.finished))) {
+      return Status::InvalidArgument(what + " is already finished in " + out_ + " (" + files_.finished +
+                                     "); --resume does nothing then, or remove that file to pack the part again");
+    }
+    return Status::OK();
+  }
+
+  // pack --resume (ops/pack_resume.h), and the start of every part. *complete: OUT already holds
+  // this finished dataset (or part).
   Status Resume(PackResult* result, bool* complete) {
     ResumePoint point;
-    SHARDPACK_RETURN_IF_ERROR(
-        FindResumePoint(env_, out_, ManifestSoFar(), PackFingerprint(source_, format_, options_, *input_), &point));
+    SHARDPACK_RETURN_IF_ERROR(FindResumePoint(env_, out_, files_, ManifestSoFar(),
+                                              PackFingerprint(source_, format_, options_, *input_), &point));
     if (point.complete) {
       result->manifest = std::move(point.finished);
       *complete = true;
@@ -139,7 +210,7 @@ class Packer {
     journal.input_position = position;
     journal.fingerprint = PackFingerprint(source_, format_, options_, *input_);
     journaled_shards_ = journal.progress.shards.size();
-    return WritePackJournal(env_, out_, journal, options_.sync);
+    return WritePackJournal(env_, out_, journal, options_.sync, files_.journal);
   }
 
   // An error after some shards were completed: say that they are kept and how to continue.
@@ -188,7 +259,9 @@ class Packer {
   Status Write(PackItem* item) {
     tally_.CountFile();
     if (!item->status.ok()) return tally_.Skip({item->relpath, item->status.message()});
-    const std::string key = item->key.empty() ? IndexKey(tally_.samples()) : item->key;
+    // A part's keys count from its first item, so that they are the whole pack's.
+    const uint64_t first_key = part_ ? part_->plan.begin : 0;
+    const std::string key = item->key.empty() ? IndexKey(first_key + tally_.samples()) : item->key;
     const std::vector<std::string>& classes = input_->class_names();
     Sample sample;
     sample.key = key;
@@ -229,6 +302,8 @@ class Packer {
   const PackOptions& options_;
   Env* env_;
   const Format& format_;
+  const PartOfPack* const part_;  // nullptr: the whole pack
+  const PackStateFiles files_;
   PackTally tally_;
   std::unique_ptr<DatasetWriter> writer_;
   uint64_t resume_position_ = 0;          // input items a resumed run skips
@@ -245,7 +320,19 @@ Status RunPackPipeline(Env* env, PackInput* input, const std::string& source, co
   *result = PackResult();
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
-  return Packer(input, source, out, options, env, *format).Run(result);
+  if (options.partitions <= 1) return Packer(input, source, out, options, env, *format, nullptr).Run(result);
+  if (input->expected() == 0) {
+    return Status::InvalidArgument(
+        "--partition needs an input whose size is known before packing (a folder, a "
+        "--list, or a shardpack dataset); " +
+        source + " has none, or is empty");
+  }
+  PartOfPack part;
+  part.source = PackFingerprint(source, *format, options, *input);
+  SHARDPACK_RETURN_IF_ERROR(
+      PlanPart(input->expected(), options.samples_per_shard, options.partition, options.partitions, &part.plan));
+  std::unique_ptr<PackInput> part_input = NewPartInput(input, part.plan);
+  return Packer(part_input.get(), source, out, options, env, *format, &part).Run(result);
 }
 
 }  // namespace shardpack

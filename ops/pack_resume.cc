@@ -34,12 +34,18 @@ nlohmann::json PackFingerprint(const std::string& source, const Format& format, 
           {"shardpack_version", SHARDPACK_VERSION}};
 }
 
-Status FindResumePoint(Env* env, const std::string& out, const Manifest& wanted, const nlohmann::json& fingerprint,
-                       ResumePoint* point) {
+PackStateFiles WholePackFiles(Env* env, const std::string& out) {
+  PackStateFiles files;
+  files.read_finished = [env, out](Manifest* m) { return ReadManifest(env, out, m); };
+  return files;
+}
+
+Status FindResumePoint(Env* env, const std::string& out, const PackStateFiles& files, const Manifest& wanted,
+                       const nlohmann::json& fingerprint, ResumePoint* point) {
   *point = ResumePoint();
-  const std::string journal_path = JoinPath(out, kPackJournalFileName);
-  if (env->FileExists(JoinPath(out, kManifestFileName))) {
-    SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, out, &point->finished));
+  const std::string journal_path = JoinPath(out, files.journal);
+  if (env->FileExists(JoinPath(out, files.finished))) {
+    SHARDPACK_RETURN_IF_ERROR(files.read_finished(&point->finished));
     const Manifest& existing = point->finished;
     if (existing.format != wanted.format || existing.options_json != wanted.options_json ||
         existing.classes != wanted.classes) {
@@ -52,11 +58,11 @@ Status FindResumePoint(Env* env, const std::string& out, const Manifest& wanted,
     point->complete = true;
     return Status::OK();
   }
-  Status s = ReadPackJournal(env, out, &point->journal);
+  Status s = ReadPackJournal(env, out, &point->journal, files.journal);
   if (s.code() == Status::Code::kNotFound) {
-    // No shard was completed: start afresh, clearing what the earlier run left (our files only).
+    // No shard was completed: start afresh, clearing what the earlier run left (its files only).
     point->journal = PackJournal();
-    return RemoveOurOutputFiles(env, out);
+    return RemoveOurOutputFiles(env, out, files.owns);
   }
   SHARDPACK_RETURN_IF_ERROR(s);
   if (point->journal.fingerprint != fingerprint) {
@@ -71,7 +77,7 @@ Status FindResumePoint(Env* env, const std::string& out, const Manifest& wanted,
                               std::to_string(shard.bytes) + " bytes); use --force to start over");
     }
   }
-  SHARDPACK_RETURN_IF_ERROR(RemoveTemporaryFiles(env, out));
+  SHARDPACK_RETURN_IF_ERROR(RemoveTemporaryFiles(env, out, files.owns));
   point->resumed = true;
   return Status::OK();
 }

@@ -7,11 +7,13 @@
 // the same pack means there is nothing to do.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "formats/common/format.h"
 #include "formats/common/pack_input.h"
+#include "ops/output_dir.h"
 #include "ops/pack_journal.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
@@ -33,11 +35,23 @@ struct ResumePoint {
   PackJournal journal;
 };
 
+// The files that hold a pack's state in OUT. A whole pack: manifest.json, pack-journal.json, and
+// every file a pack writes is its own. One part of a partitioned pack: its part manifest, its
+// journal, its own shards (ops/pack_partition.h).
+struct PackStateFiles {
+  std::string finished = kManifestFileName;  // written last, when the pack is complete
+  std::string journal = kPackJournalFileName;
+  // Reads `finished` (which exists).
+  std::function<Status(Manifest* manifest)> read_finished;
+  OwnsOutputFile owns = IsOurOutputFile;
+};
+PackStateFiles WholePackFiles(Env* env, const std::string& out);
+
 // Looks at OUT for pack `wanted` (its manifest so far: format, options, classes) with `fingerprint`.
-// Neither a manifest nor a journal: removes what an earlier run left (our files only) and returns
-// a point that starts afresh. InvalidArgument when OUT holds another pack, DataLoss when a shard
-// the journal lists is gone or has another size.
-Status FindResumePoint(Env* env, const std::string& out, const Manifest& wanted, const nlohmann::json& fingerprint,
-                       ResumePoint* point);
+// Neither a finished manifest nor a journal: removes what an earlier run left (its own files only)
+// and returns a point that starts afresh. InvalidArgument when OUT holds another pack, DataLoss
+// when a shard the journal lists is gone or has another size.
+Status FindResumePoint(Env* env, const std::string& out, const PackStateFiles& files, const Manifest& wanted,
+                       const nlohmann::json& fingerprint, ResumePoint* point);
 
 }  // namespace shardpack

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "ground/units.h"
+#include "ops/pack_partition.h"
 #include "ops/report_json.h"
 #include "shardpack/convert.h"
 #include "shardpack/loader_bench.h"
@@ -34,7 +35,8 @@ int Fail(const char* command, const Status& s) {
 
 struct PackFlags {
   std::string src, out, format = "wds", compress = "none", shard_size = "512MB", max_sample_bytes = "256MiB",
-                        keys = "index", check = "header", crop;
+                        keys = "index", check = "header", crop, partition;
+  uint32_t partitions = 0;
   bool quiet = false, json = false, no_sync = false;
   PackOptions options;
 };
@@ -59,6 +61,11 @@ Status ParseOutputFlags(PackFlags& f) {
   f.options.path_keys = f.keys == "path";
   f.options.decode_check = f.check == "decode";
   f.options.sync = !f.no_sync;
+  if (!f.partition.empty()) {
+    SHARDPACK_RETURN_IF_ERROR(ResolvePartition(
+        f.partition, f.partitions, [](const char* n) { return std::getenv(n); }, &f.options.partition,
+        &f.options.partitions));
+  }
   return Status::OK();
 }
 
@@ -94,10 +101,38 @@ int RunPack(PackFlags& f, bool convert) {
     std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
     return 0;
   }
+  if (f.options.partitions > 1) {
+    std::printf(
+        "packed part %u of %u: %s into %s (%s) in %s in %.2f s; skipped %s; once every part is done: "
+        "shardpack merge %s\n",
+        f.options.partition, f.options.partitions, Count(m.samples, "sample").c_str(),
+        Count(m.shards.size(), "shard").c_str(), FormatBytes(m.bytes).c_str(), f.out.c_str(), result.seconds,
+        Count(m.skipped.size(), "file").c_str(), f.out.c_str());
+    return 0;
+  }
   std::printf("%s %s into %s (%s) in %s in %.2f s (%.1f MB/s); skipped %s%s\n", convert ? "converted" : "packed",
               Count(m.samples, "sample").c_str(), Count(m.shards.size(), "shard").c_str(), FormatBytes(m.bytes).c_str(),
               f.out.c_str(), result.seconds, result.seconds > 0 ? result.bytes_read / 1e6 / result.seconds : 0.0,
               Count(m.skipped.size(), "file").c_str(), m.skipped.empty() ? "" : " (listed in manifest.json)");
+  return 0;
+}
+
+int RunMerge(const std::string& out, bool json) {
+  MergeResult result;
+  const Status s = Merge(out, nullptr, &result);
+  if (!s.ok()) return Fail("merge", s);
+  const Manifest& m = result.manifest;
+  if (json) {
+    std::cout << nlohmann::json{{"out", out},           {"parts", result.parts},
+                                {"samples", m.samples}, {"shards", m.shards.size()},
+                                {"bytes", m.bytes},     {"skipped", m.skipped.size()}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::printf("merged %s: %s in %s (%s), skipped %s; wrote %s\n", Count(result.parts, "part").c_str(),
+              Count(m.samples, "sample").c_str(), Count(m.shards.size(), "shard").c_str(), FormatBytes(m.bytes).c_str(),
+              Count(m.skipped.size(), "file").c_str(), JoinPath(out, kManifestFileName).c_str());
   return 0;
 }
 
@@ -209,6 +244,11 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
   app->add_flag("--resume", f.options.resume,
                 "Continue a killed or interrupted run in OUT (same source and options): keep its complete shards, "
                 "pack the rest");
+  app->add_option("--partition", f.partition,
+                  "Pack only part I of N (I/N, from 0) into OUT, where the other parts may be packing at once; "
+                  "'slurm' takes this Slurm array task's, 'k8s' a Kubernetes Indexed Job's (with --partitions). "
+                  "Then: shardpack merge OUT");
+  app->add_option("--partitions", f.partitions, "With --partition k8s: the number of parts (the Job's completions)");
   app->add_flag("--no-sync", f.no_sync, "Do not fsync files before publishing them (faster, not crash-safe)");
   app->add_flag("-q,--quiet", f.quiet, "No progress and no per-file skip lines; only the summary");
   app->add_flag("--json", f.json, "Print the summary as JSON on stdout");
@@ -300,6 +340,13 @@ int RunCommandLine(int argc, char** argv) {
       ->capture_default_str();
   verify->add_flag("--json", verify_json, "Print the report as JSON on stdout");
 
+  std::string merge_dir;
+  bool merge_json = false;
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Write the manifest of a dataset packed in parts (pack --partition), once every part is done.");
+  merge->add_option("OUT", merge_dir, "The folder the parts packed into")->required();
+  merge->add_flag("--json", merge_json, "Print the summary as JSON on stdout");
+
   std::string stat_dir;
   bool stat_json = false;
   size_t stat_top = 5;
@@ -364,6 +411,7 @@ int RunCommandLine(int argc, char** argv) {
   if (pack->parsed()) return RunPack(pf, false);
   if (convert->parsed()) return RunPack(cf, true);
   if (verify->parsed()) return RunVerify(verify_dir, vo, verify_json);
+  if (merge->parsed()) return RunMerge(merge_dir, merge_json);
   if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top);
   if (bench->parsed()) {
     if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);

@@ -63,6 +63,15 @@ class DatasetWriter {
   // Before the first Add(): continue after `shards`, published by an earlier run that stopped
   // (pack --resume). The next shard gets the next number. Unsupported for formats that cannot.
   virtual Status ResumeAfter(const std::vector<ShardEntry>& shards) = 0;
+  // Before the first Add() (and before ResumeAfter): number shards from `first` on, and fail
+  // (InvalidArgument) rather than number one `end` or above. One part of a partitioned pack
+  // (ops/pack_partition.h) writes the shard numbers of its share. Unsupported for formats without
+  // shards.
+  virtual Status SetShardRange(uint64_t first, uint64_t end) {
+    (void)first;
+    (void)end;
+    return Status::Unsupported("this format writes one file, not shards");
+  }
   virtual uint64_t samples_written() const = 0;
   virtual uint64_t bytes_written() const = 0;
 };

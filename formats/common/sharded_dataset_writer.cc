@@ -25,7 +25,15 @@ Status ShardedDatasetWriter::MakeRoomFor(uint64_t bytes) {
     if (!status_.ok()) return status_;
   }
   if (!open_) {
-    status_ = OpenShard(finished_.size());
+    if (shard_index() >= end_shard_) {
+      status_ = Status::InvalidArgument(
+          "this part needs more shards than its " + std::to_string(end_shard_ - first_shard_) +
+          " shard numbers (from " + std::to_string(first_shard_) +
+          "): a shard was cut by --shard-size before --samples-per-shard samples; a partitioned pack needs shards "
+          "cut by count: raise --shard-size or lower --samples-per-shard");
+      return status_;
+    }
+    status_ = OpenShard(shard_index());
     if (!status_.ok()) return status_;
     open_ = true;
     shard_samples_ = 0;
@@ -54,6 +62,13 @@ Status ShardedDatasetWriter::ResumeAfter(const std::vector<ShardEntry>& shards) 
     finished_bytes_ += e.bytes;
     samples_written_ += e.samples;
   }
+  return Status::OK();
+}
+
+Status ShardedDatasetWriter::SetShardRange(uint64_t first, uint64_t end) {
+  if (open_ || !finished_.empty()) return Status::InvalidArgument("SetShardRange must come before the first Add");
+  first_shard_ = first;
+  end_shard_ = end;
   return Status::OK();
 }
 

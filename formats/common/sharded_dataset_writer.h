@@ -28,6 +28,7 @@ class ShardedDatasetWriter : public DatasetWriter {
   Status status() const final { return status_; }
   const std::vector<ShardEntry>& published() const final { return finished_; }
   Status ResumeAfter(const std::vector<ShardEntry>& shards) final;
+  Status SetShardRange(uint64_t first, uint64_t end) final;
   uint64_t samples_written() const final { return samples_written_; }
   uint64_t bytes_written() const final { return finished_bytes_ + (open_ ? OpenShardBytes() : 0); }
 
@@ -48,7 +49,7 @@ class ShardedDatasetWriter : public DatasetWriter {
     if (status_.ok()) status_ = std::move(s);
     return status_;
   }
-  uint64_t shard_index() const { return finished_.size(); }  // the open shard's number
+  uint64_t shard_index() const { return first_shard_ + finished_.size(); }  // the open shard's number
 
   virtual Status OpenShard(uint64_t index) = 0;
   // Bytes the open shard will have once closed, so far.
@@ -72,6 +73,8 @@ class ShardedDatasetWriter : public DatasetWriter {
   uint64_t samples_written_ = 0;
   uint64_t finished_bytes_ = 0;
   std::vector<ShardEntry> finished_;
+  uint64_t first_shard_ = 0;  // SetShardRange: shard numbers lie in [first_shard_, end_shard_)
+  uint64_t end_shard_ = UINT64_MAX;
 };
 
 }  // namespace shardpack

@@ -51,7 +51,15 @@ struct PackOptions {
   // the options must be the same. Without a journal it starts afresh; with a finished dataset from
   // the same source and options it does nothing. LMDB packs always start over.
   bool resume = false;
-  bool sync = true;    // fsync files before publishing them
+  bool sync = true;  // fsync files before publishing them
+  // Distributed packing (docs/distributed.md): this run packs part `partition` of `partitions`
+  // (1: the whole input) into OUT, where the other parts may be packing at the same time. The input
+  // (sorted, then shuffled) is split into contiguous parts on multiples of samples_per_shard; each
+  // part writes the shards of its share with their global numbers, and a part manifest instead of
+  // manifest.json; Merge() then writes the dataset's manifest. Not with --force (it would remove
+  // the other parts' files); --resume continues this part only.
+  uint32_t partition = 0;
+  uint32_t partitions = 1;
   Env* env = nullptr;  // nullptr: Env::Default()
   // Called from one thread at a time, about every 100 ms and once at the end. May be empty.
   std::function<void(const PackProgress&)> on_progress;
@@ -73,5 +81,15 @@ struct PackResult {
 // with the journal that lets options.resume continue from them. Bad inputs are skipped and listed
 // (or fail the pack with strict); the Status names the file and the fix.
 Status Pack(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result);
+
+struct MergeResult {
+  Manifest manifest;  // as written to OUT/manifest.json
+  uint32_t parts = 0;
+};
+
+// Writes OUT/manifest.json from the part manifests of a partitioned pack in OUT, reading nothing
+// else. Every part 0..N-1 must be there and finished, with the same options, source and class
+// list; otherwise InvalidArgument (or NotFound) naming the part, and nothing is written.
+Status Merge(const std::string& out, Env* env, MergeResult* result);
 
 }  // namespace shardpack

@@ -1,0 +1,62 @@
+// pack --partition I/N: one part of a pack that several processes (Slurm array tasks, Kubernetes
+// indexed jobs) run at once into the same OUT (docs/distributed.md).
+//
+// The input, as the whole pack would order it (sorted, then shuffled with --seed), is cut into N
+// contiguous parts on multiples of samples_per_shard S: with B = ceil(inputs / S) blocks, part I
+// takes blocks [I*B/N, (I+1)*B/N), its items from the first block's start, and numbers its shards
+// from the first block's number. Keys (the sample index) count from the part's first item. So when
+// every shard is cut by count and no input is skipped, part I writes exactly the shards (names,
+// bytes, indexes) a one-node pack writes for those items. A part writes only files of its own
+// shard numbers, its journal and its part manifest, so parts never touch each other's files.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "formats/common/pack_input.h"
+#include "shardpack/env.h"
+#include "shardpack/manifest.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+struct PartPlan {
+  uint32_t part = 0, parts = 1;
+  uint64_t inputs = 0;               // items of the whole input
+  uint64_t begin = 0, end = 0;       // this part's items
+  uint64_t first_shard = 0, end_shard = 0;  // this part's shard numbers
+  std::string name;                  // "part-00003-of-00008"
+  std::string manifest_file() const { return name + ".json"; }
+  std::string journal_file() const { return name + ".journal.json"; }
+};
+
+// --partition as a user gives it: "I/N"; "slurm" (this Slurm array task: SLURM_ARRAY_TASK_ID less
+// SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT); "k8s" (a Kubernetes Indexed Job's
+// JOB_COMPLETION_INDEX, of `partitions`, from --partitions). `getenv` reads the environment (a seam
+// for tests). InvalidArgument naming what is missing or wrong.
+Status ResolvePartition(const std::string& spec, uint32_t partitions, const std::function<const char*(const char*)>& getenv,
+                        uint32_t* part, uint32_t* parts);
+
+// InvalidArgument when part >= parts or parts is 0.
+Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint32_t parts, PartPlan* plan);
+
+// The items [plan.begin, plan.end) of `input`, which must outlive it. Scan-time skips are part
+// 0's to report.
+std::unique_ptr<PackInput> NewPartInput(PackInput* input, const PartPlan& plan);
+
+// Whether `name` (a file in OUT) is one of this part's shards or their temporaries: "<prefix>-"
+// then the shard's number, within the part's range.
+bool IsPartShardFile(const std::string& name, const std::string& prefix, const PartPlan& plan);
+
+// A part manifest: the manifest of the part's shards (ManifestToJson) plus a "part" object with the
+// plan and `source` (the whole pack's fingerprint, which every part must share).
+Status WritePartManifest(Env* env, const std::string& out, const PartPlan& plan, const Manifest& manifest,
+                         const nlohmann::json& source);
+// DataLoss naming the file when it is not a part manifest.
+Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, PartPlan* plan,
+                        nlohmann::json* source);
+
+}  // namespace shardpack
