@@ -52,8 +52,9 @@ Status Merge(const std::string& out, Env* env, MergeResult* result) {
     uint32_t index = 0, of = 0;
     if (e.type != DirEntry::Type::kFile || !ParsePartManifestName(e.name, &index, &of)) continue;
     if (count != 0 && of != count) {
-      return Status::InvalidArgument(out + " holds parts of a pack in " + std::to_string(count) + " parts and of one in " +
-                                     std::to_string(of) + " (" + e.name + "); remove the ones that do not belong");
+      return Status::InvalidArgument(out + " holds parts of a pack in " + std::to_string(count) +
+                                     " parts and of one in " + std::to_string(of) + " (" + e.name +
+                                     "); remove the ones that do not belong");
     }
     count = of;
     Part& part = parts[index];
@@ -65,21 +66,22 @@ Status Merge(const std::string& out, Env* env, MergeResult* result) {
     }
   }
   if (parts.empty()) {
-    return Status::NotFound(out + " holds no part manifests (part-NNNNN-of-NNNNN.json): pack the parts first "
-                                  "(shardpack pack SRC OUT --partition I/N)");
+    return Status::NotFound(out +
+                            " holds no part manifests (part-NNNNN-of-NNNNN.json): pack the parts first "
+                            "(shardpack pack SRC OUT --partition I/N)");
   }
   for (uint32_t i = 0; i < count; ++i) {
     if (parts.count(i)) continue;
     char name[64];
     std::snprintf(name, sizeof(name), "part-%05u-of-%05u", i, count);
     const bool started = env->FileExists(JoinPath(out, std::string(name) + ".journal.json"));
-    return Status::InvalidArgument("part " + std::to_string(i) + " of " + std::to_string(count) +
-                                   (started ? " is unfinished (its journal " + std::string(name) +
-                                                  ".journal.json is there): rerun it with --resume"
-                                            : " is missing (no " + std::string(name) +
-                                                  ".json): run it with --partition " + std::to_string(i) + "/" +
-                                                  std::to_string(count)) +
-                                   "; nothing was written");
+    return Status::InvalidArgument(
+        "part " + std::to_string(i) + " of " + std::to_string(count) +
+        (started
+             ? " is unfinished (its journal " + std::string(name) + ".journal.json is there): rerun it with --resume"
+             : " is missing (no " + std::string(name) + ".json): run it with --partition " + std::to_string(i) + "/" +
+                   std::to_string(count)) +
+        "; nothing was written");
   }
   const Part& first = parts.begin()->second;
   Manifest merged = first.manifest;

@@ -49,15 +49,21 @@ bool ParseCount(const char* text, uint32_t* value) {
 
 }  // namespace
 
-Status ResolvePartition(const std::string& spec, uint32_t partitions, const std::function<const char*(const char*)>& getenv,
-                        uint32_t* part, uint32_t* parts) {
+Status ResolvePartition(const std::string& spec, uint32_t partitions,
+                        const std::function<const char*(const char*)>& getenv, uint32_t* part, uint32_t* parts) {
   const auto variable = [&](const char* name, uint32_t* value) {
     if (ParseCount(getenv(name), value)) return Status::OK();
     const char* v = getenv(name);
-    return Status::InvalidArgument("--partition " + spec + " needs $" + name + (v ? " to be a number, not '" + std::string(v) + "'" : std::string(", which is not set")) +
-                                   (spec == "slurm" ? " (run it as a task of a job array: sbatch --array)" : " (run it in an Indexed Job)"));
+    return Status::InvalidArgument(
+        "--partition " + spec + " needs $" + name +
+        (v ? " to be a number, not '" + std::string(v) + "'" : std::string(", which is not set")) +
+        (spec == "slurm" ? " (run it as a task of a job array: sbatch --array)" : " (run it in an Indexed Job)"));
   };
-  if (spec == "slurm") {
+  if (spec == "slurm" && partitions > 0) {
+    // The array's task ids are the part numbers: a single task resubmitted (--array=I) is part I.
+    SHARDPACK_RETURN_IF_ERROR(variable("SLURM_ARRAY_TASK_ID", part));
+    *parts = partitions;
+  } else if (spec == "slurm") {
     uint32_t id = 0, min = 0;
     SHARDPACK_RETURN_IF_ERROR(variable("SLURM_ARRAY_TASK_ID", &id));
     SHARDPACK_RETURN_IF_ERROR(variable("SLURM_ARRAY_TASK_COUNT", parts));
@@ -118,19 +124,13 @@ bool IsPartShardFile(const std::string& name, const std::string& prefix, const P
 Status WritePartManifest(Env* env, const std::string& out, const PartPlan& plan, const Manifest& manifest,
                          const nlohmann::json& source) {
   nlohmann::json j = ManifestToJson(manifest);
-  j["part"] = {{"index", plan.part},
-               {"count", plan.parts},
-               {"inputs", plan.inputs},
-               {"begin", plan.begin},
-               {"end", plan.end},
-               {"first_shard", plan.first_shard},
-               {"end_shard", plan.end_shard},
-               {"source", source}};
+  j["part"] = {{"index", plan.part},          {"count", plan.parts}, {"inputs", plan.inputs},
+               {"begin", plan.begin},         {"end", plan.end},     {"first_shard", plan.first_shard},
+               {"end_shard", plan.end_shard}, {"source", source}};
   return WriteFileAtomically(env, JoinPath(out, plan.manifest_file()), j.dump(1) + "\n");
 }
 
-Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, PartPlan* plan,
-                        nlohmann::json* source) {
+Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, PartPlan* plan, nlohmann::json* source) {
   std::string text;
   SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 30, &text));
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

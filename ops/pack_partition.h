@@ -25,20 +25,21 @@ namespace shardpack {
 
 struct PartPlan {
   uint32_t part = 0, parts = 1;
-  uint64_t inputs = 0;               // items of the whole input
-  uint64_t begin = 0, end = 0;       // this part's items
+  uint64_t inputs = 0;                      // items of the whole input
+  uint64_t begin = 0, end = 0;              // this part's items
   uint64_t first_shard = 0, end_shard = 0;  // this part's shard numbers
-  std::string name;                  // "part-00003-of-00008"
+  std::string name;                         // "part-00003-of-00008"
   std::string manifest_file() const { return name + ".json"; }
   std::string journal_file() const { return name + ".journal.json"; }
 };
 
 // --partition as a user gives it: "I/N"; "slurm" (this Slurm array task: SLURM_ARRAY_TASK_ID less
-// SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT); "k8s" (a Kubernetes Indexed Job's
-// JOB_COMPLETION_INDEX, of `partitions`, from --partitions). `getenv` reads the environment (a seam
+// SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT; or, with `partitions` (--partitions N),
+// SLURM_ARRAY_TASK_ID of N, so that a task resubmitted alone with --array=I is still part I); "k8s"
+// (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX, of `partitions`). `getenv` reads the environment (a seam
 // for tests). InvalidArgument naming what is missing or wrong.
-Status ResolvePartition(const std::string& spec, uint32_t partitions, const std::function<const char*(const char*)>& getenv,
-                        uint32_t* part, uint32_t* parts);
+Status ResolvePartition(const std::string& spec, uint32_t partitions,
+                        const std::function<const char*(const char*)>& getenv, uint32_t* part, uint32_t* parts);
 
 // InvalidArgument when part >= parts or parts is 0.
 Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint32_t parts, PartPlan* plan);
@@ -56,7 +57,6 @@ bool IsPartShardFile(const std::string& name, const std::string& prefix, const P
 Status WritePartManifest(Env* env, const std::string& out, const PartPlan& plan, const Manifest& manifest,
                          const nlohmann::json& source);
 // DataLoss naming the file when it is not a part manifest.
-Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, PartPlan* plan,
-                        nlohmann::json* source);
+Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, PartPlan* plan, nlohmann::json* source);
 
 }  // namespace shardpack

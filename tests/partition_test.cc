@@ -1,13 +1,12 @@
 // pack --partition I/N and merge (ops/pack_partition.h): the split computed by hand, the
 // environment of Slurm and Kubernetes, and packs in parts whose merged output is byte for byte the
 // one-node pack's, also after a part was killed and resumed; and what merge refuses.
-#include "ops/pack_partition.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
 
+#include "ops/pack_partition.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {
@@ -52,6 +51,11 @@ TEST(ResolvePartition, FromTheFlagSlurmAndKubernetes) {
   ASSERT_TRUE(ResolvePartition("slurm", 0, getenv, &part, &parts).ok());
   EXPECT_EQ(part, 2u);  // --array=3-6: task 5 is the third
   EXPECT_EQ(parts, 4u);
+  // With --partitions the task id is the part: task 2 resubmitted alone (--array=2) is part 2 of 4.
+  vars = {{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_MIN", "2"}, {"SLURM_ARRAY_TASK_COUNT", "1"}};
+  ASSERT_TRUE(ResolvePartition("slurm", 4, getenv, &part, &parts).ok());
+  EXPECT_EQ(part, 2u);
+  EXPECT_EQ(parts, 4u);
   vars = {{"JOB_COMPLETION_INDEX", "7"}};
   ASSERT_TRUE(ResolvePartition("k8s", 10, getenv, &part, &parts).ok());
   EXPECT_EQ(part, 7u);
@@ -73,8 +77,8 @@ TEST(IsPartShardFile, OnlyThePartsOwnShardNumbers) {
   ASSERT_TRUE(PlanPart(23, 4, 1, 3, &p).ok());  // shards 2 and 3
   for (const char* mine : {"shard-000002.tar", "shard-000003.idx", "shard-000002.tar.tmp", "shard-000003.labels.npy"})
     EXPECT_TRUE(IsPartShardFile(mine, "shard", p)) << mine;
-  for (const char* other : {"shard-000001.tar", "shard-000004.tar", "manifest.json", "shard-2.tar", "x-000002.tar",
-                            "shard-000002"})
+  for (const char* other :
+       {"shard-000001.tar", "shard-000004.tar", "manifest.json", "shard-2.tar", "x-000002.tar", "shard-000002"})
     EXPECT_FALSE(IsPartShardFile(other, "shard", p)) << other;
 }
 
@@ -138,7 +142,8 @@ TEST_P(PartitionedPack, AKilledPartResumesAndMergeWaitsForIt) {
   // Part 1 (2 shards), killed by its Env two thirds into its file operations (past its first shard).
   const std::string driver = std::string(KILL_DRIVER) + " '" + src() + "' '" + dir + "' " + GetParam() + " 4 ";
   std::string count_dir = Ds("count");
-  FILE* p = ::popen((std::string(KILL_DRIVER) + " '" + src() + "' '" + count_dir + "' " + GetParam() + " 4 0 1/3").c_str(), "r");
+  FILE* p = ::popen(
+      (std::string(KILL_DRIVER) + " '" + src() + "' '" + count_dir + "' " + GetParam() + " 4 0 1/3").c_str(), "r");
   ASSERT_NE(p, nullptr);
   unsigned long long ops = 0;
   ASSERT_EQ(std::fscanf(p, "operations %llu", &ops), 1);
@@ -183,8 +188,9 @@ TEST_F(MergeRefuses, AMissingPartOtherOptionsOrNoPartsAtAll) {
   MergeResult m;
   ASSERT_TRUE(fs::create_directories(out()));
   EXPECT_EQ(Merge(out(), nullptr, &m).message(),
-            out() + " holds no part manifests (part-NNNNN-of-NNNNN.json): pack the parts first (shardpack pack SRC "
-                    "OUT --partition I/N)");
+            out() +
+                " holds no part manifests (part-NNNNN-of-NNNNN.json): pack the parts first (shardpack pack SRC "
+                "OUT --partition I/N)");
   ASSERT_TRUE(PackPart(0, 2).ok());
   EXPECT_EQ(Merge(out(), nullptr, &m).message(),
             "part 1 of 2 is missing (no part-00001-of-00002.json): run it with --partition 1/2; nothing was written");

@@ -3,7 +3,10 @@
 // verify), 2 usage error.
 #include "tools/command_line.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -12,6 +15,7 @@
 #include "ground/units.h"
 #include "ops/pack_partition.h"
 #include "ops/report_json.h"
+#include "ops/slurm_script.h"
 #include "shardpack/convert.h"
 #include "shardpack/loader_bench.h"
 #include "shardpack/pack.h"
@@ -117,6 +121,41 @@ int RunPack(PackFlags& f, bool convert) {
   return 0;
 }
 
+void AddPackOptions(CLI::App* pack, PackFlags& pf);
+
+// slurm-script: the pack options are checked as pack would parse them, then passed through.
+int RunSlurmScript(SlurmScriptOptions o) {
+  for (const std::string& arg : o.pack) {
+    for (const char* own : {"--partition", "--partitions", "--resume", "--force", "--threads"}) {
+      if (arg == own || arg.rfind(std::string(own) + "=", 0) == 0) {
+        return Fail("slurm-script", Status::InvalidArgument(arg + " is the script's to set (each task packs its part "
+                                                                  "with --partition slurm --resume and "
+                                                                  "$SLURM_CPUS_PER_TASK threads)"));
+      }
+    }
+  }
+  CLI::App check("pack");
+  PackFlags f;
+  AddPackOptions(&check, f);
+  std::vector<std::string> args = {o.src, o.out};
+  args.insert(args.end(), o.pack.begin(), o.pack.end());
+  std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+  try {
+    check.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return Fail("slurm-script", Status::InvalidArgument(std::string("pack options: ") + e.what()));
+  }
+  const Status s = ParseOutputFlags(f);
+  if (!s.ok()) return Fail("slurm-script", s);
+  if (o.shardpack.empty()) {
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    o.shardpack = n > 0 ? std::string(self, size_t(n)) : "shardpack";
+  }
+  std::fputs(SlurmPackScript(o).c_str(), stdout);
+  return 0;
+}
+
 int RunMerge(const std::string& out, bool json) {
   MergeResult result;
   const Status s = Merge(out, nullptr, &result);
@@ -206,6 +245,24 @@ int RunStat(const std::string& dir, bool json, size_t top) {
   return 0;
 }
 
+void AddOutputOptions(CLI::App* app, PackFlags& f);
+
+// pack's own arguments and options, then the output options it shares with convert.
+void AddPackOptions(CLI::App* pack, PackFlags& pf) {
+  pack->add_option("SRC", pf.src, "Source folder: one sub-folder per class (ImageNet layout), or images directly")
+      ->required();
+  pack->add_option("OUT", pf.out, "Output folder (created; must be empty unless --force)")->required();
+  pack->add_option("--list", pf.options.list_file,
+                   "Pack the files listed in FILE (lines 'relative_path<TAB>label', label an integer or a class name) "
+                   "instead of scanning SRC");
+  pack->add_flag("--shuffle", pf.options.shuffle, "Shuffle sample order once at pack time (for streaming readers)");
+  pack->add_option("--seed", pf.options.seed, "Seed for --shuffle")->capture_default_str();
+  pack->add_option("--key", pf.keys, "Sample keys: index (zero-padded sample number) or path (from the relative path)")
+      ->check(CLI::IsMember({"index", "path"}))
+      ->capture_default_str();
+  AddOutputOptions(pack, pf);
+}
+
 void AddOutputOptions(CLI::App* app, PackFlags& f) {
   app->add_option("--format", f.format,
                   "Output format: wds (WebDataset tar shards), lmdb (one LMDB environment) or raw (decoded pixels in "
@@ -248,7 +305,10 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
                   "Pack only part I of N (I/N, from 0) into OUT, where the other parts may be packing at once; "
                   "'slurm' takes this Slurm array task's, 'k8s' a Kubernetes Indexed Job's (with --partitions). "
                   "Then: shardpack merge OUT");
-  app->add_option("--partitions", f.partitions, "With --partition k8s: the number of parts (the Job's completions)");
+  app->add_option("--partitions", f.partitions,
+                  "With --partition k8s: the number of parts (the Job's completions); with --partition slurm: the "
+                  "number of parts, the array's task ids being the part numbers (so a task resubmitted alone keeps "
+                  "its part)");
   app->add_flag("--no-sync", f.no_sync, "Do not fsync files before publishing them (faster, not crash-safe)");
   app->add_flag("-q,--quiet", f.quiet, "No progress and no per-file skip lines; only the summary");
   app->add_flag("--json", f.json, "Print the summary as JSON on stdout");
@@ -308,18 +368,7 @@ int RunCommandLine(int argc, char** argv) {
 
   PackFlags pf;
   CLI::App* pack = app.add_subcommand("pack", "Pack a directory tree of images (one folder per class) into shards.");
-  pack->add_option("SRC", pf.src, "Source folder: one sub-folder per class (ImageNet layout), or images directly")
-      ->required();
-  pack->add_option("OUT", pf.out, "Output folder (created; must be empty unless --force)")->required();
-  pack->add_option("--list", pf.options.list_file,
-                   "Pack the files listed in FILE (lines 'relative_path<TAB>label', label an integer or a class name) "
-                   "instead of scanning SRC");
-  pack->add_flag("--shuffle", pf.options.shuffle, "Shuffle sample order once at pack time (for streaming readers)");
-  pack->add_option("--seed", pf.options.seed, "Seed for --shuffle")->capture_default_str();
-  pack->add_option("--key", pf.keys, "Sample keys: index (zero-padded sample number) or path (from the relative path)")
-      ->check(CLI::IsMember({"index", "path"}))
-      ->capture_default_str();
-  AddOutputOptions(pack, pf);
+  AddPackOptions(pack, pf);
 
   PackFlags cf;
   CLI::App* convert = app.add_subcommand(
@@ -339,6 +388,24 @@ int RunCommandLine(int argc, char** argv) {
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   verify->add_flag("--json", verify_json, "Print the report as JSON on stdout");
+
+  SlurmScriptOptions so;
+  CLI::App* slurm = app.add_subcommand(
+      "slurm-script",
+      "Print a script that packs SRC into OUT as a Slurm job array (one part per task) and merges the parts "
+      "after it: shardpack slurm-script SRC OUT --array N [pack options] > submit.sh; bash submit.sh");
+  slurm->add_option("SRC", so.src, "Source folder, as for pack (a path every node sees)")->required();
+  slurm->add_option("OUT", so.out, "Output folder, as for pack (on a file system every node shares)")->required();
+  slurm->add_option("--array", so.tasks, "Array tasks: parts, packed at once on as many nodes as Slurm gives")
+      ->required()
+      ->check(CLI::Range(1, 100000));
+  slurm->add_option("--cpus-per-task", so.cpus_per_task, "#SBATCH --cpus-per-task: each task's reader threads")
+      ->capture_default_str();
+  slurm->add_option("--time", so.time, "#SBATCH --time of each task")->capture_default_str();
+  slurm->add_option("--mem-per-cpu", so.mem_per_cpu, "#SBATCH --mem-per-cpu")->capture_default_str();
+  slurm->add_option("--slurm-partition", so.partition, "#SBATCH --partition (default: a commented line to fill in)");
+  slurm->add_option("--shardpack", so.shardpack, "The shardpack binary the tasks run (default: this one)");
+  slurm->allow_extras();
 
   std::string merge_dir;
   bool merge_json = false;
@@ -412,6 +479,10 @@ int RunCommandLine(int argc, char** argv) {
   if (convert->parsed()) return RunPack(cf, true);
   if (verify->parsed()) return RunVerify(verify_dir, vo, verify_json);
   if (merge->parsed()) return RunMerge(merge_dir, merge_json);
+  if (slurm->parsed()) {
+    so.pack = slurm->remaining();
+    return RunSlurmScript(so);
+  }
   if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top);
   if (bench->parsed()) {
     if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);

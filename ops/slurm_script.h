@@ -1,0 +1,31 @@
+// shardpack slurm-script: the submit script of a pack as a Slurm job array (docs/distributed.md).
+// Text only: the CLI prints it, the user edits its #SBATCH lines and runs it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardpack {
+
+struct SlurmScriptOptions {
+  std::string shardpack;           // the binary the tasks run (an absolute path)
+  std::string src, out;            // as given to pack
+  std::vector<std::string> pack;   // further pack options, passed through
+  uint32_t tasks = 1;              // array tasks, one part each
+  uint32_t cpus_per_task = 16;
+  std::string time = "04:00:00";   // per task
+  std::string mem_per_cpu = "2G";
+  std::string partition;           // Slurm partition; empty: a commented line to fill in
+};
+
+// A bash script that writes OUT's sbatch files into the folder it runs in (shardpack-pack.sbatch,
+// the array; shardpack-merge.sbatch, the merge) and submits both, the merge with
+// --dependency=afterok on the array. Each task runs `pack SRC OUT --partition slurm --resume
+// --threads $SLURM_CPUS_PER_TASK`, so a requeued or resubmitted task continues its part.
+std::string SlurmPackScript(const SlurmScriptOptions& options);
+
+// `text` quoted for bash (single quotes).
+std::string ShellQuote(const std::string& text);
+
+}  // namespace shardpack
