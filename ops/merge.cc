@@ -36,6 +36,7 @@ Status CheckSamePack(const Part& first, const Part& part) {
   if (part.manifest.options_json != first.manifest.options_json) return differ("options");
   if (part.manifest.classes != first.manifest.classes) return differ("class list");
   if (part.manifest.tool_version != first.manifest.tool_version) return differ("shardpack version");
+  if (part.plan.by_count != first.plan.by_count) return differ("way of cutting shards (--samples-per-shard)");
   return Status::OK();
 }
 

@@ -88,22 +88,34 @@ Status ResolvePartition(const std::string& spec, uint32_t partitions,
   return Status::OK();
 }
 
-Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint32_t parts, PartPlan* plan) {
+Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint32_t parts, PartPlan* plan,
+                bool by_count, const std::string& prefix) {
   if (parts == 0 || part >= parts) {
     return Status::InvalidArgument("--partition " + std::to_string(part) + "/" + std::to_string(parts) +
                                    ": the part must lie in 0.." + std::to_string(parts == 0 ? 0 : parts - 1));
   }
-  const uint64_t s = samples_per_shard, blocks = (inputs + s - 1) / s;
+  *plan = PartPlan();
   plan->part = part;
   plan->parts = parts;
   plan->inputs = inputs;
+  plan->by_count = by_count;
+  char name[64];
+  std::snprintf(name, sizeof(name), "part-%05u-of-%05u", part, parts);
+  plan->name = name;
+  if (!by_count) {
+    plan->begin = inputs * part / parts;
+    plan->end = inputs * (uint64_t(part) + 1) / parts;
+    plan->first_shard = 0;
+    plan->end_shard = UINT64_MAX;
+    std::snprintf(name, sizeof(name), "-p%05u", part);
+    plan->shard_prefix = prefix + name;
+    return Status::OK();
+  }
+  const uint64_t s = samples_per_shard, blocks = (inputs + s - 1) / s;
   plan->first_shard = blocks * part / parts;
   plan->end_shard = blocks * (uint64_t(part) + 1) / parts;
   plan->begin = std::min(inputs, plan->first_shard * s);
   plan->end = std::min(inputs, plan->end_shard * s);
-  char name[64];
-  std::snprintf(name, sizeof(name), "part-%05u-of-%05u", part, parts);
-  plan->name = name;
   return Status::OK();
 }
 
@@ -112,8 +124,9 @@ std::unique_ptr<PackInput> NewPartInput(PackInput* input, const PartPlan& plan) 
 }
 
 bool IsPartShardFile(const std::string& name, const std::string& prefix, const PartPlan& plan) {
-  if (name.rfind(prefix + "-", 0) != 0) return false;
-  size_t i = prefix.size() + 1, digits = 0;
+  const std::string& own = plan.by_count ? prefix : plan.shard_prefix;
+  if (name.rfind(own + "-", 0) != 0) return false;
+  size_t i = own.size() + 1, digits = 0;
   uint64_t number = 0;
   for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && digits < 19; ++i, ++digits) {
     number = number * 10 + uint64_t(name[i] - '0');
@@ -124,9 +137,16 @@ bool IsPartShardFile(const std::string& name, const std::string& prefix, const P
 Status WritePartManifest(Env* env, const std::string& out, const PartPlan& plan, const Manifest& manifest,
                          const nlohmann::json& source) {
   nlohmann::json j = ManifestToJson(manifest);
-  j["part"] = {{"index", plan.part},          {"count", plan.parts}, {"inputs", plan.inputs},
-               {"begin", plan.begin},         {"end", plan.end},     {"first_shard", plan.first_shard},
-               {"end_shard", plan.end_shard}, {"source", source}};
+  j["part"] = {{"index", plan.part},
+               {"count", plan.parts},
+               {"inputs", plan.inputs},
+               {"begin", plan.begin},
+               {"end", plan.end},
+               {"first_shard", plan.first_shard},
+               {"end_shard", plan.end_shard},
+               {"by_count", plan.by_count},
+               {"shard_prefix", plan.shard_prefix},
+               {"source", source}};
   return WriteFileAtomically(env, JoinPath(out, plan.manifest_file()), j.dump(1) + "\n");
 }
 
@@ -151,6 +171,13 @@ Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, P
   plan->end = (*part)["end"].get<uint64_t>();
   plan->first_shard = (*part)["first_shard"].get<uint64_t>();
   plan->end_shard = (*part)["end_shard"].get<uint64_t>();
+  const auto by_count = part->find("by_count");
+  const auto shard_prefix = part->find("shard_prefix");
+  if (by_count == part->end() || !by_count->is_boolean() || shard_prefix == part->end() || !shard_prefix->is_string()) {
+    return bad("\"part\" has no valid \"by_count\" and \"shard_prefix\"");
+  }
+  plan->by_count = by_count->get<bool>();
+  plan->shard_prefix = shard_prefix->get<std::string>();
   *source = part->value("source", nlohmann::json());
   return Status::OK();
 }

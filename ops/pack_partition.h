@@ -28,6 +28,8 @@ struct PartPlan {
   uint64_t inputs = 0;                      // items of the whole input
   uint64_t begin = 0, end = 0;              // this part's items
   uint64_t first_shard = 0, end_shard = 0;  // this part's shard numbers
+  bool by_count = true;                     // PackOptions::partition_by_count
+  std::string shard_prefix;                 // by size: "<prefix>-p00003", this part's shard names
   std::string name;                         // "part-00003-of-00008"
   std::string manifest_file() const { return name + ".json"; }
   std::string journal_file() const { return name + ".journal.json"; }
@@ -41,15 +43,17 @@ struct PartPlan {
 Status ResolvePartition(const std::string& spec, uint32_t partitions,
                         const std::function<const char*(const char*)>& getenv, uint32_t* part, uint32_t* parts);
 
-// InvalidArgument when part >= parts or parts is 0.
-Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint32_t parts, PartPlan* plan);
+// InvalidArgument when part >= parts or parts is 0. By count, as above; by size (!by_count), the
+// parts split the input evenly and own every shard number under shard_prefix (prefix + "-pPPPPP").
+Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint32_t parts, PartPlan* plan,
+                bool by_count = true, const std::string& prefix = "shard");
 
 // The items [plan.begin, plan.end) of `input`, which must outlive it. Scan-time skips are part
 // 0's to report.
 std::unique_ptr<PackInput> NewPartInput(PackInput* input, const PartPlan& plan);
 
 // Whether `name` (a file in OUT) is one of this part's shards or their temporaries: "<prefix>-"
-// then the shard's number, within the part's range.
+// then the shard's number, within the part's range (by size: "<shard_prefix>-" then any number).
 bool IsPartShardFile(const std::string& name, const std::string& prefix, const PartPlan& plan);
 
 // A part manifest: the manifest of the part's shards (ManifestToJson) plus a "part" object with the

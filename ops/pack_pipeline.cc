@@ -80,7 +80,15 @@ class Packer {
         tally_(o, *input) {}
 
   Status Run(PackResult* result) {
-    writer_ = format_.NewWriter(env_, out_, options_);
+    if (part_ != nullptr && !part_->plan.by_count) {
+      // Parts cut by size name their shards with a prefix of their own; the options the manifest
+      // records keep the one the user gave.
+      PackOptions o = options_;
+      o.prefix = part_->plan.shard_prefix;
+      writer_ = format_.NewWriter(env_, out_, o);
+    } else {
+      writer_ = format_.NewWriter(env_, out_, options_);
+    }
     if (part_ != nullptr) SHARDPACK_RETURN_IF_ERROR(StartPart());
     if (options_.resume || part_ != nullptr) {
       bool complete = false;
@@ -160,7 +168,8 @@ class Packer {
   // A part numbers its shards from its share; without --resume it must find none of its files.
   Status StartPart() {
     const PartPlan& plan = part_->plan;
-    const Status s = writer_->SetShardRange(plan.first_shard, plan.end_shard);
+    const Status s = plan.by_count ? writer_->SetShardRange(plan.first_shard, plan.end_shard)
+                                   : writer_->SetShardRange(0, UINT64_MAX);
     if (s.code() == Status::Code::kUnsupported) {
       return Status::InvalidArgument("--partition: the " + std::string(format_.name()) +
                                      " format writes one file, which cannot be packed in parts; pack wds or raw in "
@@ -329,8 +338,8 @@ Status RunPackPipeline(Env* env, PackInput* input, const std::string& source, co
   }
   PartOfPack part;
   part.source = PackFingerprint(source, *format, options, *input);
-  SHARDPACK_RETURN_IF_ERROR(
-      PlanPart(input->expected(), options.samples_per_shard, options.partition, options.partitions, &part.plan));
+  SHARDPACK_RETURN_IF_ERROR(PlanPart(input->expected(), options.samples_per_shard, options.partition,
+                                     options.partitions, &part.plan, options.partition_by_count, options.prefix));
   std::unique_ptr<PackInput> part_input = NewPartInput(input, part.plan);
   return Packer(part_input.get(), source, out, options, env, *format, &part).Run(result);
 }

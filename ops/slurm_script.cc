@@ -18,7 +18,8 @@ std::string SlurmPackScript(const SlurmScriptOptions& o) {
   const std::string partition =
       o.partition.empty() ? "##SBATCH --partition=YOUR_PARTITION" : "#SBATCH --partition=" + o.partition;
   return "#!/bin/bash\n"
-         "# Packs " + o.src + " into " + o.out + " as a Slurm job array of " + tasks +
+         "# Packs " +
+         o.src + " into " + o.out + " as a Slurm job array of " + tasks +
          " tasks, one part each, then merges\n"
          "# the parts (written by `shardpack slurm-script`; docs/distributed.md). Edit the #SBATCH lines, then\n"
          "# run this script where the sbatch files may be written. A task that failed or was cancelled: rerun\n"
@@ -28,15 +29,27 @@ std::string SlurmPackScript(const SlurmScriptOptions& o) {
          "cat >shardpack-pack.sbatch <<'SHARDPACK_PACK'\n"
          "#!/bin/bash\n"
          "#SBATCH --job-name=shardpack-pack\n"
-         "#SBATCH --array=0-" + std::to_string(o.tasks == 0 ? 0 : o.tasks - 1) + "\n"
-         "#SBATCH --cpus-per-task=" + std::to_string(o.cpus_per_task) + "\n"
-         "#SBATCH --mem-per-cpu=" + o.mem_per_cpu + "\n"
-         "#SBATCH --time=" + o.time + "\n"
+         "#SBATCH --array=0-" +
+         std::to_string(o.tasks == 0 ? 0 : o.tasks - 1) +
+         "\n"
+         "#SBATCH --cpus-per-task=" +
+         std::to_string(o.cpus_per_task) +
+         "\n"
+         "#SBATCH --mem-per-cpu=" +
+         o.mem_per_cpu +
+         "\n"
+         "#SBATCH --time=" +
+         o.time +
+         "\n"
          "#SBATCH --output=shardpack-pack-%A_%a.out\n" +
-         partition + "\n"
-         "# The array's size is the number of parts: keep --array=0-" + std::to_string(o.tasks == 0 ? 0 : o.tasks - 1) +
+         partition +
+         "\n"
+         "# The array's size is the number of parts: keep --array=0-" +
+         std::to_string(o.tasks == 0 ? 0 : o.tasks - 1) +
          " (or resubmit single tasks of it).\n"
-         "exec " + pack + "\n"
+         "exec " +
+         pack +
+         "\n"
          "SHARDPACK_PACK\n"
          "cat >shardpack-merge.sbatch <<'SHARDPACK_MERGE'\n"
          "#!/bin/bash\n"
@@ -44,12 +57,16 @@ std::string SlurmPackScript(const SlurmScriptOptions& o) {
          "#SBATCH --cpus-per-task=1\n"
          "#SBATCH --time=00:10:00\n"
          "#SBATCH --output=shardpack-merge-%j.out\n" +
-         partition + "\n"
-         "exec " + merge + "\n"
+         partition +
+         "\n"
+         "exec " +
+         merge +
+         "\n"
          "SHARDPACK_MERGE\n"
          "array=$(sbatch --parsable shardpack-pack.sbatch)\n"
          "merge=$(sbatch --parsable --dependency=afterok:\"${array%%;*}\" shardpack-merge.sbatch)\n"
-         "echo \"submitted the pack array ${array%%;*} (" + tasks + " tasks) and the merge ${merge%%;*} after it\"\n";
+         "echo \"submitted the pack array ${array%%;*} (" +
+         tasks + " tasks) and the merge ${merge%%;*} after it\"\n";
 }
 
 }  // namespace shardpack

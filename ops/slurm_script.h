@@ -9,14 +9,14 @@
 namespace shardpack {
 
 struct SlurmScriptOptions {
-  std::string shardpack;           // the binary the tasks run (an absolute path)
-  std::string src, out;            // as given to pack
-  std::vector<std::string> pack;   // further pack options, passed through
-  uint32_t tasks = 1;              // array tasks, one part each
+  std::string shardpack;          // the binary the tasks run (an absolute path)
+  std::string src, out;           // as given to pack
+  std::vector<std::string> pack;  // further pack options, passed through
+  uint32_t tasks = 1;             // array tasks, one part each
   uint32_t cpus_per_task = 16;
-  std::string time = "04:00:00";   // per task
+  std::string time = "04:00:00";  // per task
   std::string mem_per_cpu = "2G";
-  std::string partition;           // Slurm partition; empty: a commented line to fill in
+  std::string partition;  // Slurm partition; empty: a commented line to fill in
 };
 
 // A bash script that writes OUT's sbatch files into the folder it runs in (shardpack-pack.sbatch,

@@ -7,6 +7,9 @@
 #include <map>
 
 #include "ops/pack_partition.h"
+#include "shardpack/convert.h"
+#include "shardpack/dataset_reader.h"
+#include "shardpack/verify.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {
@@ -166,7 +169,65 @@ TEST_P(PartitionedPack, AKilledPartResumesAndMergeWaitsForIt) {
   EXPECT_EQ(DatasetFiles(dir), DatasetFiles(Ds("whole")));
 }
 
+// Cut by size, the parts split the input evenly and name their shards after themselves: the
+// samples, read back in order, are the one-node pack's; the shard boundaries are the parts' own.
+TEST_P(PartitionedPack, PartsCutBySizeHoldTheOneNodePacksSamplesInOrder) {
+  PackOptions o = Options();
+  o.samples_per_shard = 100000;
+  o.shard_size_bytes = GetParam() == "raw" ? 4096 : 8192;
+  PackResult r;
+  ASSERT_TRUE(PackTo(Ds("whole"), o, &r).ok());
+  ASSERT_GT(r.manifest.shards.size(), 2u);
+  const std::string dir = Ds("parts");
+  o.partition_by_count = false;
+  o.partitions = 3;
+  for (uint32_t i = 0; i < 3; ++i) {
+    o.partition = i;
+    ASSERT_TRUE(PackTo(dir, o, &r).ok()) << i;
+  }
+  MergeResult m;
+  ASSERT_TRUE(Merge(dir, nullptr, &m).ok());
+  for (const ShardEntry& shard : m.manifest.shards) {
+    EXPECT_EQ(shard.file.rfind("shard-p0000", 0), 0u) << shard.file;
+  }
+  std::unique_ptr<DatasetReader> whole, parts;
+  ASSERT_TRUE(DatasetReader::Open(Ds("whole"), nullptr, &whole).ok());
+  ASSERT_TRUE(DatasetReader::Open(dir, nullptr, &parts).ok());
+  ASSERT_EQ(parts->size(), 21u);
+  ASSERT_EQ(whole->size(), 21u);
+  for (uint64_t i = 0; i < 21; ++i) {
+    ReadSample a, b;
+    ASSERT_TRUE(whole->Read(i, &a).ok());
+    ASSERT_TRUE(parts->Read(i, &b).ok());
+    EXPECT_EQ(a.key, b.key) << i;
+    EXPECT_EQ(a.label, b.label) << i;
+    EXPECT_TRUE(a.encoded == b.encoded && a.pixels.rgb == b.pixels.rgb) << i;
+  }
+  VerifyReport report;
+  ASSERT_TRUE(Verify(dir, VerifyOptions(), &report).ok());
+  EXPECT_TRUE(report.clean()) << report.problems.front().what;
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, PartitionedPack, ::testing::Values("wds", "raw"));
+
+// convert takes --partition too, from a dataset whose size its manifest gives.
+TEST_P(PartitionedPack, ConvertInPartsEqualsTheWholeConvert) {
+  PackOptions o;
+  o.sync = false;
+  PackResult r;
+  ASSERT_TRUE(PackTo(out("wds"), o, &r).ok());
+  PackOptions c = Options(false);
+  c.samples_per_shard = 5;
+  ASSERT_TRUE(Convert(out("wds"), Ds("whole"), c, &r).ok());
+  c.partitions = 2;
+  for (uint32_t i = 0; i < 2; ++i) {
+    c.partition = i;
+    ASSERT_TRUE(Convert(out("wds"), Ds("parts"), c, &r).ok()) << i;
+  }
+  MergeResult m;
+  ASSERT_TRUE(Merge(Ds("parts"), nullptr, &m).ok());
+  EXPECT_EQ(DatasetFiles(Ds("parts")), DatasetFiles(Ds("whole")));
+}
 
 class MergeRefuses : public testing::DatasetTest {
  protected:

@@ -41,6 +41,7 @@ struct PackFlags {
   std::string src, out, format = "wds", compress = "none", shard_size = "512MB", max_sample_bytes = "256MiB",
                         keys = "index", check = "header", crop, partition;
   uint32_t partitions = 0;
+  bool samples_per_shard_given = false;  // --partition cuts shards by count only then
   bool quiet = false, json = false, no_sync = false;
   PackOptions options;
 };
@@ -66,6 +67,7 @@ Status ParseOutputFlags(PackFlags& f) {
   f.options.decode_check = f.check == "decode";
   f.options.sync = !f.no_sync;
   if (!f.partition.empty()) {
+    f.options.partition_by_count = f.samples_per_shard_given;
     SHARDPACK_RETURN_IF_ERROR(ResolvePartition(
         f.partition, f.partitions, [](const char* n) { return std::getenv(n); }, &f.options.partition,
         &f.options.partitions));
@@ -107,9 +109,9 @@ int RunPack(PackFlags& f, bool convert) {
   }
   if (f.options.partitions > 1) {
     std::printf(
-        "packed part %u of %u: %s into %s (%s) in %s in %.2f s; skipped %s; once every part is done: "
+        "%s part %u of %u: %s into %s (%s) in %s in %.2f s; skipped %s; once every part is done: "
         "shardpack merge %s\n",
-        f.options.partition, f.options.partitions, Count(m.samples, "sample").c_str(),
+        convert ? "converted" : "packed", f.options.partition, f.options.partitions, Count(m.samples, "sample").c_str(),
         Count(m.shards.size(), "shard").c_str(), FormatBytes(m.bytes).c_str(), f.out.c_str(), result.seconds,
         Count(m.skipped.size(), "file").c_str(), f.out.c_str());
     return 0;
@@ -271,8 +273,15 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
   app->add_option("--shard-size", f.shard_size,
                   "Start a new shard before one would exceed this size (e.g. 512MB, 1GiB)")
       ->capture_default_str();
-  app->add_option("--samples-per-shard", f.options.samples_per_shard, "Start a new shard after this many samples")
-      ->capture_default_str();
+  app->add_option_function<uint64_t>(
+         "--samples-per-shard",
+         [&f](const uint64_t& n) {
+           f.options.samples_per_shard = n;
+           f.samples_per_shard_given = true;
+         },
+         "Start a new shard after this many samples (with --partition: parts are cut on multiples of it, and "
+         "their shards equal a one-node pack's byte for byte)")
+      ->default_str(std::to_string(f.options.samples_per_shard));
   app->add_option("--prefix", f.options.prefix, "Shard file name prefix: PREFIX-000000.tar, ...")
       ->capture_default_str();
   app->add_option("--threads", f.options.threads, "Reader threads (0 = all cores); output does not depend on it")

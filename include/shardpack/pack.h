@@ -60,6 +60,12 @@ struct PackOptions {
   // the other parts' files); --resume continues this part only.
   uint32_t partition = 0;
   uint32_t partitions = 1;
+  // How parts cut and name their shards. By count (the CLI's choice when --samples-per-shard is
+  // given): part boundaries on multiples of samples_per_shard, shards numbered as the one-node pack
+  // numbers them, which they equal byte for byte. By size: the input split evenly, each part's
+  // shards named "<prefix>-p<part>-000000..." and cut as a one-node pack cuts them; the samples
+  // (keys, labels, bytes, order) equal the one-node pack's, the shard boundaries differ.
+  bool partition_by_count = true;
   Env* env = nullptr;  // nullptr: Env::Default()
   // Called from one thread at a time, about every 100 ms and once at the end. May be empty.
   std::function<void(const PackProgress&)> on_progress;
