@@ -1,9 +1,10 @@
-// Fuzz target: manifest.json and pack-journal.json contents, through the same parsing the readers,
-// verify and pack --resume use.
+// Fuzz target: manifest.json, pack-journal.json and part manifest contents, through the same
+// parsing the readers, verify, pack --resume and merge use.
 #include <cstdint>
 #include <string>
 
 #include "ops/pack_journal.h"
+#include "ops/pack_partition.h"
 #include "shardpack/manifest.h"
 #include "tests/fuzz/memory_env.h"
 
@@ -17,5 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)shardpack::CheckManifestChecksum(&env, "d");
   shardpack::PackJournal journal;
   (void)shardpack::ReadPackJournal(&env, "d", &journal);
+  env.Put("d/part-00000-of-00002.json", text);
+  shardpack::PartPlan plan;
+  nlohmann::json source;
+  (void)shardpack::ReadPartManifest(&env, "d/part-00000-of-00002.json", &manifest, &plan, &source);
   return 0;
 }
