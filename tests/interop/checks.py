@@ -48,6 +48,16 @@ def wait_for_port(port, seconds=10):
     return False
 
 
+def stop_process(process, seconds=10):
+    """Stops a server the test started: SIGTERM, then SIGKILL when it has not exited after `seconds`."""
+    process.terminate()
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def pack_every_format(shardpack, make_tree, work, serve):
     """14 small images in 3 classes (WORK/src) packed into SERVE/wds (shards of 5), SERVE/lmdb and
     SERVE/raw (16x16, shards of 6); returns {name: pack flags}."""

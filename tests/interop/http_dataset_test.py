@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 
-from checks import Checks, free_port, fresh_folder, pack_every_format, wait_for_port
+from checks import Checks, free_port, fresh_folder, pack_every_format, stop_process, wait_for_port
 
 shardpack, make_tree, dump_batches, work = sys.argv[1:5]
 python_dir = sys.argv[5] if len(sys.argv) > 5 and os.path.isdir(os.path.join(sys.argv[5], "shardpack")) else None
@@ -243,10 +243,6 @@ try:
     check("shard-000001.tar" not in cached and
           not any(".part" in f for f in cached), f"the cache kept a damaged or partial file: {sorted(cached)}")
 finally:
-    nginx.terminate()
-    try:
-        nginx.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        nginx.kill()
+    stop_process(nginx)
 
 sys.exit(checks.finish())

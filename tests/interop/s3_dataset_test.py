@@ -24,7 +24,7 @@ import threading
 import urllib.error
 import urllib.request
 
-from checks import Checks, free_port, fresh_folder, pack_every_format, wait_for_port
+from checks import Checks, free_port, fresh_folder, pack_every_format, stop_process, wait_for_port
 
 shardpack, make_tree, dump_batches, work, s3rver = sys.argv[1:6]
 try:
@@ -183,10 +183,6 @@ finally:
     if proxy is not None:
         proxy.shutdown()
         proxy.server_close()
-    store.terminate()
-    try:
-        store.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        store.kill()
+    stop_process(store)
 
 sys.exit(checks.finish())

@@ -22,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
-from checks import Checks, fresh_folder, free_port  # noqa: E402
+from checks import Checks, fresh_folder, free_port, stop_process  # noqa: E402
 
 shardpack, make_tree, work = sys.argv[1:4]
 daemons = ["/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd"]
@@ -209,10 +209,6 @@ finally:
         else:
             os.kill(pid, signal.SIGKILL)
     if munged is not None:
-        munged.terminate()
-        try:
-            munged.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            munged.kill()
+        stop_process(munged)
 
 sys.exit(checks.finish())
