@@ -4,7 +4,7 @@
 # Release build, with the installed package and the pip-installed Python package checked from
 # outside; once more under AddressSanitizer + UndefinedBehaviorSanitizer; the pipeline, loader,
 # verify and LMDB writer tests once more under ThreadSanitizer; then each libFuzzer target for a
-# short while (FUZZ_SECONDS, default 15, so that CI stays well under 30 minutes on 2 cores;
+# short while (FUZZ_SECONDS, default 10, so that CI stays well under 30 minutes on 2 cores;
 # scripts/fuzz.sh runs them longer). Each build has its own folder. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,4 +49,4 @@ for t in "${tsan_tests[@]}"; do
 done
 
 echo "== Fuzz targets"
-scripts/fuzz.sh --seconds "${FUZZ_SECONDS:-15}"
+scripts/fuzz.sh --seconds "${FUZZ_SECONDS:-10}"
