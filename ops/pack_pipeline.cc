@@ -40,12 +40,8 @@ Status ValidatePackOptions(const PackOptions& o) {
         "--force cannot be used with --partition: it would remove the other parts' files; remove OUT before the "
         "first part starts, or continue a part with --resume");
   }
-  if (o.partitions == 0 || o.partition >= o.partitions) {
-    return Status::InvalidArgument("--partition " + std::to_string(o.partition) + "/" + std::to_string(o.partitions) +
-                                   ": the part must lie in 0.." +
-                                   std::to_string(o.partitions == 0 ? 0 : o.partitions - 1));
-  }
-  return Status::OK();
+  PartPlan unused;  // PlanPart's own check of the part number, before anything is created
+  return PlanPart(0, 1, o.partition, o.partitions, &unused);
 }
 
 namespace {
