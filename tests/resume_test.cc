@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -90,10 +91,13 @@ TEST_P(ResumeTest, KilledAnywhereThenResumedEqualsAnUninterruptedRun) {
   ASSERT_EQ(Difference(Files(Out("count")), reference), "");  // the driver packs what the command line does
   const uint64_t operations = std::stoull(output.substr(output.find("operations ") + 11));
   ASSERT_GT(operations, GetParam() == "lmdb" ? 4u : 20u);
-  // About 40 kill points spread over the run, and every one of the last 12 operations (the last
-  // shard, the manifest, the journal's removal).
+  // About 40 kill points spread over the run (SHARDPACK_TEST_KILL_POINTS: the sanitizer stage of
+  // scripts/test.sh takes fewer, its runs being slower), and every one of the last 12 operations (the
+  // last shard, the manifest, the journal's removal).
+  const char* spread_env = std::getenv("SHARDPACK_TEST_KILL_POINTS");
+  const uint64_t spread = spread_env != nullptr ? std::max(1, std::atoi(spread_env)) : 40;
   std::vector<uint64_t> points;
-  for (uint64_t k = 1; k + 12 <= operations; k += std::max<uint64_t>(1, operations / 40)) points.push_back(k);
+  for (uint64_t k = 1; k + 12 <= operations; k += std::max<uint64_t>(1, operations / spread)) points.push_back(k);
   for (uint64_t k = operations - 11; k <= operations; ++k) points.push_back(k);
   int killed = 0;
   for (uint64_t k : points) {
