@@ -2,7 +2,10 @@
 // rule (which failures may pass, backoff with jitter) and the messages.
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -33,6 +36,67 @@ size_t WriteBody(char* data, size_t size, size_t count, void* user) {
   return t->sink_status.ok() ? size * count : 0;  // 0 makes libcurl abort the transfer
 }
 
+// Send's answer as it arrives: the body (up to a limit) and the headers.
+struct Reply {
+  HttpResponse* response;
+  uint64_t max_body;
+  Status status;
+};
+
+size_t WriteReply(char* data, size_t size, size_t count, void* user) {
+  Reply* r = static_cast<Reply*>(user);
+  if (r->response->body.size() + size * count > r->max_body) {
+    r->status = Status::DataLoss("the answer is larger than " + std::to_string(r->max_body) + " bytes");
+    return 0;
+  }
+  r->response->body.append(data, size * count);
+  return size * count;
+}
+
+size_t WriteHeader(char* data, size_t size, size_t count, void* user) {
+  Reply* r = static_cast<Reply*>(user);
+  const std::string line(data, size * count);
+  if (line.rfind("HTTP/", 0) == 0) {  // a status line: a new answer (after a redirect or a 100)
+    r->response->headers.clear();
+    return size * count;
+  }
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos) return size * count;
+  std::string name = line.substr(0, colon), value = line.substr(colon + 1);
+  for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+  const size_t first = value.find_first_not_of(" \t"), last = value.find_last_not_of(" \t\r\n");
+  r->response->headers[name] = first == std::string::npos ? "" : value.substr(first, last - first + 1);
+  return size * count;
+}
+
+// A PUT's body, handed to libcurl in the pieces it asks for.
+struct BodySource {
+  std::string_view body;
+  size_t sent;
+};
+
+size_t ReadBody(char* buffer, size_t size, size_t count, void* user) {
+  BodySource* source = static_cast<BodySource*>(user);
+  const size_t n = std::min(size * count, source->body.size() - source->sent);
+  std::memcpy(buffer, source->body.data() + source->sent, n);
+  source->sent += n;
+  return n;
+}
+
+// "Code: Message" of an S3 error body (<Error><Code>...</Code><Message>...</Message></Error>), or
+// nothing.
+std::string S3ErrorOf(const std::string& body) {
+  const auto element = [&](const std::string& name) {
+    const size_t open = body.find("<" + name + ">");
+    if (open == std::string::npos) return std::string();
+    const size_t start = open + name.size() + 2, close = body.find("</" + name + ">", start);
+    return close == std::string::npos ? std::string() : body.substr(start, close - start);
+  };
+  const std::string code = element("Code"), message = element("Message");
+  if (code.empty()) return "";
+  return message.empty() ? code : code + ": " + message;
+}
+
 class CurlHttpClient final : public HttpClient {
  public:
   explicit CurlHttpClient(const HttpOptions& options) : options_(options) {
@@ -52,37 +116,46 @@ class CurlHttpClient final : public HttpClient {
   Status Get(const std::string& url, const std::function<Status(std::string_view)>& sink,
              const Rewind& rewind) override {
     if (curl_ == nullptr) return Status::IOError("cannot start libcurl for " + url);
+    uint64_t offset = 0;      // bytes the sink holds already: the next attempt asks for the rest
+    bool from_start = false;  // the server did not honour a range: start over
+    return WithRetries([&](bool* retry) { return AttemptGet(url, sink, offset, retry, &from_start); },
+                       [&] { offset = rewind ? rewind(from_start) : 0; });
+  }
+
+  Status Send(const HttpRequest& request, uint64_t max_body, HttpResponse* response) override {
+    if (curl_ == nullptr) return Status::IOError("cannot start libcurl for " + request.url);
+    return WithRetries([&](bool* retry) { return AttemptSend(request, max_body, response, retry); }, [] {});
+  }
+
+ private:
+  // Runs `attempt` until it passes, fails for good (*retry false) or the attempts run out, waiting
+  // between attempts and calling `before_retry` before each one after the first.
+  template <typename Attempt, typename BeforeRetry>
+  Status WithRetries(const Attempt& attempt, const BeforeRetry& before_retry) {
     std::mt19937_64 jitter(std::random_device{}());
     double backoff = options_.backoff_seconds;
     Status last;
-    uint64_t offset = 0;      // bytes the sink holds already: the next attempt asks for the rest
-    bool from_start = false;  // the server did not honour a range: start over
-    for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
-      if (attempt > 1) {
+    for (int n = 1; n <= options_.attempts; ++n) {
+      if (n > 1) {
         // Full jitter: a random wait up to the backoff, so that many nodes retrying do not return
         // in step.
         std::uniform_real_distribution<double> wait(0, backoff);
         std::this_thread::sleep_for(std::chrono::duration<double>(wait(jitter)));
         backoff *= 2;
-        offset = rewind ? rewind(from_start) : 0;
+        before_retry();
       }
       bool retry = false;
-      last = Attempt(url, sink, offset, &retry, &from_start);
+      last = attempt(&retry);
       if (last.ok() || !retry) return last;
     }
     return Status::IOError(last.message() + " (gave up after " + std::to_string(options_.attempts) + " attempts)");
   }
 
- private:
-  // One GET, of the body from `offset` on. *retry: the failure is one that another attempt may not
-  // meet; *from_start: that attempt must ask for the whole body.
-  Status Attempt(const std::string& url, const std::function<Status(std::string_view)>& sink, uint64_t offset,
-                 bool* retry, bool* from_start) {
-    Transfer transfer{curl_, &sink, Status::OK()};
-    curl_easy_reset(curl_);  // keeps the connection cache
+  // What every request shares: the handle reset (it keeps its connections), timeouts, protocols,
+  // and AWS signing. `headers` is handed to libcurl and must live until the transfer ends.
+  void SetUp(const std::string& url, curl_slist* headers) {
+    curl_easy_reset(curl_);
     curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteBody);
-    curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &transfer);
     curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS, long(options_.connect_timeout_seconds * 1000));
     curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, long(options_.low_speed_bytes));
@@ -92,13 +165,25 @@ class CurlHttpClient final : public HttpClient {
     // is 16 KiB) take a fast link's bytes at a fraction of the CPU.
     curl_easy_setopt(curl_, CURLOPT_BUFFERSIZE, 512L * 1024);
     if (!options_.aws.region.empty()) {
-      // libcurl computes the signature (and sends x-amz-date, x-amz-content-sha256) itself.
+      // libcurl computes the signature (and sends x-amz-date) itself. It signs the URL's query as it
+      // is written and a body only when it is POSTFIELDS: callers write queries in canonical form
+      // (sorted, encoded, "name=value") and send other bodies as UNSIGNED-PAYLOAD.
       const std::string provider = "aws:amz:" + options_.aws.region + ":s3";
       curl_easy_setopt(curl_, CURLOPT_AWS_SIGV4, provider.c_str());
       curl_easy_setopt(curl_, CURLOPT_USERNAME, options_.aws.access_key_id.c_str());
       curl_easy_setopt(curl_, CURLOPT_PASSWORD, options_.aws.secret_access_key.c_str());
-      curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, aws_headers_);
     }
+    curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
+  }
+
+  // One GET, of the body from `offset` on. *retry: the failure is one that another attempt may not
+  // meet; *from_start: that attempt must ask for the whole body.
+  Status AttemptGet(const std::string& url, const std::function<Status(std::string_view)>& sink, uint64_t offset,
+                    bool* retry, bool* from_start) {
+    Transfer transfer{curl_, &sink, Status::OK()};
+    SetUp(url, aws_headers_);
+    curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteBody);
+    curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &transfer);
     // With an offset libcurl sends "Range: bytes=offset-" and fails (CURLE_RANGE_ERROR) unless the
     // answer is that range, so the sink never gets a whole body appended to a part.
     curl_easy_setopt(curl_, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset));
@@ -113,21 +198,69 @@ class CurlHttpClient final : public HttpClient {
       return Status::IOError("GET " + url + " from byte " + std::to_string(offset) +
                              ": the server does not serve ranges");
     }
+    return Outcome("GET", url, rc, code, "", retry);
+  }
+
+  // One request of Send.
+  Status AttemptSend(const HttpRequest& request, uint64_t max_body, HttpResponse* response, bool* retry) {
+    *response = HttpResponse();
+    curl_slist* headers = nullptr;
+    for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
+    if (!options_.aws.session_token.empty()) {
+      headers = curl_slist_append(headers, ("x-amz-security-token: " + options_.aws.session_token).c_str());
+    }
+    const bool unsigned_body = !options_.aws.region.empty() && request.method == "PUT" && !request.sign_body;
+    if (unsigned_body) headers = curl_slist_append(headers, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+    SetUp(request.url, headers);
+    Reply reply{response, max_body, Status::OK()};
+    curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteReply);
+    curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &reply);
+    curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, WriteHeader);
+    curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &reply);
+    BodySource source{request.body, 0};
+    if (request.method == "HEAD") {
+      curl_easy_setopt(curl_, CURLOPT_NOBODY, 1L);
+    } else if (request.method == "PUT") {
+      curl_easy_setopt(curl_, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(curl_, CURLOPT_READFUNCTION, ReadBody);
+      curl_easy_setopt(curl_, CURLOPT_READDATA, &source);
+      curl_easy_setopt(curl_, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.size()));
+    } else if (request.method == "POST") {
+      // POSTFIELDS, which libcurl hashes into the signature.
+      curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.size()));
+      curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, request.body.data());
+    } else if (request.method != "GET") {
+      curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    }
+    const CURLcode rc = curl_easy_perform(curl_);
+    curl_slist_free_all(headers);
+    curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &response->status);
+    *retry = false;
+    if (!reply.status.ok()) return reply.status;
+    return Outcome(request.method, request.url, rc, response->status, S3ErrorOf(response->body), retry);
+  }
+
+  // The status of a finished attempt: libcurl's result `rc`, the HTTP `code`, and what the server
+  // said of an error (`detail`, may be empty). *retry: another attempt may pass.
+  static Status Outcome(const std::string& method, const std::string& url, CURLcode rc, long code,
+                        const std::string& detail, bool* retry) {
+    *retry = false;
     if (rc != CURLE_OK) {
       // Timeouts, refused or reset connections, bodies cut short: the network's, worth another try.
       *retry = rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR ||
                rc == CURLE_SEND_ERROR || rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING;
-      return Status::IOError("cannot GET " + url + ": " + curl_easy_strerror(rc));
+      return Status::IOError("cannot " + method + " " + url + ": " + curl_easy_strerror(rc));
     }
-    if (code == 404) return Status::NotFound(url + " does not exist (HTTP 404)");
+    const std::string said = detail.empty() ? "" : " (" + detail + ")";
+    if (code == 404) return Status::NotFound(url + " does not exist (HTTP 404)" + said);
     if (code == 429 || code >= 500) {
       *retry = true;
-      return Status::IOError("GET " + url + " answered HTTP " + std::to_string(code));
+      return Status::IOError(method + " " + url + " answered HTTP " + std::to_string(code) + said);
     }
     if (code >= 400) {
       return Status::InvalidArgument(
-          "GET " + url + " answered HTTP " + std::to_string(code) +
-          (code == 401 || code == 403 ? " (access denied: check the URL and credentials)" : ""));
+          method + " " + url + " answered HTTP " + std::to_string(code) +
+          (code == 401 || code == 403 ? " (access denied: check the URL and credentials)" : said));
     }
     return Status::OK();
   }

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "shardpack/status.h"
 
@@ -32,6 +34,23 @@ struct HttpOptions {
   } aws;
 };
 
+// A request other than a streamed GET (the S3 API's PUT, POST, HEAD, DELETE and listings): the body
+// goes from memory, the answer comes back whole.
+struct HttpRequest {
+  std::string method;                // "GET", "PUT", "POST", "HEAD" or "DELETE"
+  std::string url;                   // with its query in the order and encoding it is signed in
+  std::vector<std::string> headers;  // "Name: value"
+  std::string_view body;             // PUT and POST
+  bool sign_body = false;            // with AWS signing: hash the body into the signature (small
+                                     // bodies); else it goes as UNSIGNED-PAYLOAD
+};
+struct HttpResponse {
+  long status = 0;
+  std::string body;  // at most max_body bytes
+  // Response headers by lower-case name (the last of a repeated one).
+  std::map<std::string, std::string> headers;
+};
+
 class HttpClient {
  public:
   virtual ~HttpClient() = default;
@@ -45,6 +64,11 @@ class HttpClient {
   // other 4xx (with the status), IOError when the attempts run out; every message names the URL.
   virtual Status Get(const std::string& url, const std::function<Status(std::string_view)>& sink,
                      const Rewind& rewind) = 0;
+
+  // Sends `request` with the retry rule of Get, and fills *response from the answer that ended the
+  // attempts. 2xx: OK. NotFound for 404, InvalidArgument for other 4xx, IOError when the attempts
+  // run out; the message names the method and URL, and S3's error code when the body has one.
+  virtual Status Send(const HttpRequest& request, uint64_t max_body, HttpResponse* response) = 0;
 };
 
 // The libcurl client. One per thread (a curl handle is not shared between threads).

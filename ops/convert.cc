@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "formats/registry/registry.h"
+#include "ops/object_store_output_env.h"
 #include "ops/pack_pipeline.h"
 #include "ops/remote_dataset.h"
 #include "shardpack/manifest.h"
@@ -44,6 +45,10 @@ Status Convert(const std::string& location, const std::string& out, const PackOp
   SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
   std::unique_ptr<PackInput> input;
   SHARDPACK_RETURN_IF_ERROR(OpenInput(env, in, options, &input));
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
+  std::unique_ptr<Env> output_env;  // OUT in an object store
+  SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out, format, env, &output_env, &env));
   SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, in, out, options.force, options.resume || options.partitions > 1));
   return RunPackPipeline(env, input.get(), in, out, options, result);
 }

@@ -2,21 +2,12 @@
 #include <cstdio>
 #include <map>
 
+#include "ops/object_store_output_env.h"
 #include "ops/pack_partition.h"
 #include "shardpack/pack.h"
 
 namespace shardpack {
 namespace {
-
-// "part-00003-of-00008.json" (not a journal): true, with the numbers.
-bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* parts) {
-  unsigned a = 0, b = 0;
-  char tail[16] = {0};
-  if (std::sscanf(name.c_str(), "part-%5u-of-%5u%15s", &a, &b, tail) != 3 || std::string(tail) != ".json") return false;
-  *part = a;
-  *parts = b;
-  return true;
-}
 
 struct Part {
   std::string file;
@@ -45,6 +36,8 @@ Status CheckSamePack(const Part& first, const Part& part) {
 Status Merge(const std::string& out, Env* env, MergeResult* result) {
   *result = MergeResult();
   if (env == nullptr) env = Env::Default();
+  std::unique_ptr<Env> output_env;  // OUT in an object store
+  SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out, nullptr, env, &output_env, &env));
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
   std::map<uint32_t, Part> parts;

@@ -1,7 +1,9 @@
 // pack: the image files of a folder (or a --list) through the pack pipeline.
 #include "shardpack/pack.h"
 
+#include "formats/registry/registry.h"
 #include "ops/file_tree_input.h"
+#include "ops/object_store_output_env.h"
 #include "ops/pack_pipeline.h"
 
 namespace shardpack {
@@ -11,6 +13,10 @@ Status Pack(const std::string& src, const std::string& out, const PackOptions& o
   Env* env = options.env ? options.env : Env::Default();
   SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
   if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
+  std::unique_ptr<Env> output_env;  // OUT in an object store
+  SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out, format, env, &output_env, &env));
   // Parts share OUT: each finds its own files there (Packer), never the others'.
   SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, src, out, options.force, options.resume || options.partitions > 1));
   std::unique_ptr<PackInput> input;

@@ -182,4 +182,13 @@ Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, P
   return Status::OK();
 }
 
+bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* parts) {
+  unsigned a = 0, b = 0;
+  char tail[16] = {0};
+  if (std::sscanf(name.c_str(), "part-%5u-of-%5u%15s", &a, &b, tail) != 3 || std::string(tail) != ".json") return false;
+  *part = a;
+  *parts = b;
+  return true;
+}
+
 }  // namespace shardpack

@@ -63,4 +63,7 @@ Status WritePartManifest(Env* env, const std::string& out, const PartPlan& plan,
 // DataLoss naming the file when it is not a part manifest.
 Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, PartPlan* plan, nlohmann::json* source);
 
+// "part-00003-of-00008.json" (a part manifest, not a journal): true, with the numbers.
+bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* parts);
+
 }  // namespace shardpack

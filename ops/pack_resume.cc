@@ -71,10 +71,19 @@ Status FindResumePoint(Env* env, const std::string& out, const PackStateFiles& f
                                    "rerun it with the same ones, or use --force to start over");
   }
   for (const ShardEntry& shard : point->journal.progress.shards) {
+    const std::string path = JoinPath(out, shard.file);
     uint64_t size = 0;
-    if (!env->GetFileSize(JoinPath(out, shard.file), &size).ok() || size != shard.bytes) {
-      return Status::DataLoss(JoinPath(out, shard.file) + " is missing or not the size the journal records (" +
-                              std::to_string(shard.bytes) + " bytes); use --force to start over");
+    if (!env->GetFileSize(path, &size).ok() || size != shard.bytes) {
+      return Status::DataLoss(path + " is missing or not the size the journal records (" + std::to_string(shard.bytes) +
+                              " bytes); use --force to start over");
+    }
+    // Where the storage keeps a checksum (an object store), it must be the journal's too.
+    std::string stored;
+    const Status s = env->GetStoredXxh64(path, &stored);
+    if (s.code() != Status::Code::kUnsupported) SHARDPACK_RETURN_IF_ERROR(s);
+    if (s.ok() && stored != shard.xxh64) {
+      return Status::DataLoss(path + " has XXH64 " + stored + ", not " + shard.xxh64 +
+                              " as the journal records; use --force to start over");
     }
   }
   SHARDPACK_RETURN_IF_ERROR(RemoveTemporaryFiles(env, out, files.owns));

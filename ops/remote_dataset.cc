@@ -11,6 +11,7 @@
 
 #include "ground/checksum.h"
 #include "ground/manifest_json.h"
+#include "ops/s3_object_store.h"
 #include "ops/shard_download.h"
 #include "shardpack/manifest.h"
 #include "shardpack/shard_spec.h"
@@ -34,14 +35,6 @@ std::vector<SideFile> SmallFiles(const Manifest& m) {
     for (const SideFile& f : s.side_files) files.push_back(f);
   }
   return files;
-}
-
-// AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1 (as the AWS tools do).
-std::string AwsRegion() {
-  for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return v;
-  }
-  return "us-east-1";
 }
 
 // Attempts and timeout from the environment, for jobs whose network needs other values.
@@ -75,22 +68,9 @@ Status S3ToHttpUrl(const std::string& s3_url, std::string* http_url) {
     *http_url = s3_url;
     return Status::OK();
   }
-  const std::string rest = s3_url.substr(5);
-  const size_t slash = rest.find('/');
-  const std::string bucket = rest.substr(0, slash), key = slash == std::string::npos ? "" : rest.substr(slash);
-  if (bucket.empty()) return Status::InvalidArgument(s3_url + ": no bucket (s3://BUCKET/PREFIX)");
-  const char* endpoint = std::getenv("AWS_ENDPOINT_URL");
-  if (endpoint != nullptr && *endpoint != '\0') {  // S3-compatible stores: path-style addressing
-    std::string e = endpoint;
-    while (!e.empty() && e.back() == '/') e.pop_back();
-    *http_url = e + "/" + bucket + key;
-    return Status::OK();
-  }
-  const char* path_style = std::getenv("SHARDPACK_S3_PATH_STYLE");
-  const std::string region = AwsRegion();
-  *http_url = path_style != nullptr && std::string(path_style) == "1"
-                  ? "https://s3." + region + ".amazonaws.com/" + bucket + key
-                  : "https://" + bucket + ".s3." + region + ".amazonaws.com" + key;
+  S3Location location;
+  SHARDPACK_RETURN_IF_ERROR(ParseS3Location(s3_url, &location));
+  *http_url = location.bucket_url + (location.prefix.empty() ? "" : "/" + location.prefix);
   return Status::OK();
 }
 
@@ -258,7 +238,7 @@ Status PrepareRemoteAccess(const std::string& location, const std::string& cache
     const char* id = std::getenv("AWS_ACCESS_KEY_ID");
     const char* secret = std::getenv("AWS_SECRET_ACCESS_KEY");
     if (id == nullptr || *id == '\0' || secret == nullptr || *secret == '\0') {
-      return Status::InvalidArgument("reading " + location +
+      return Status::InvalidArgument(location +
                                      " needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and "
                                      "AWS_SESSION_TOKEN for temporary ones; AWS_ENDPOINT_URL for a store other "
                                      "than AWS)");

@@ -35,6 +35,9 @@ class FolderHttpClient final : public HttpClient {
     }
     return sink(bytes);
   }
+  Status Send(const HttpRequest& request, uint64_t, HttpResponse*) override {
+    return Status::Unsupported("this test serves GETs only, not " + request.method);
+  }
 
  private:
   const std::string folder_;

@@ -253,7 +253,10 @@ void AddOutputOptions(CLI::App* app, PackFlags& f);
 void AddPackOptions(CLI::App* pack, PackFlags& pf) {
   pack->add_option("SRC", pf.src, "Source folder: one sub-folder per class (ImageNet layout), or images directly")
       ->required();
-  pack->add_option("OUT", pf.out, "Output folder (created; must be empty unless --force)")->required();
+  pack->add_option("OUT", pf.out,
+                   "Output folder (created; must be empty unless --force), or s3://BUCKET/PREFIX: shards are "
+                   "uploaded as they complete, the manifest last (docs/distributed.md)")
+      ->required();
   pack->add_option("--list", pf.options.list_file,
                    "Pack the files listed in FILE (lines 'relative_path<TAB>label', label an integer or a class name) "
                    "instead of scanning SRC");
@@ -384,7 +387,11 @@ int RunCommandLine(int argc, char** argv) {
       "convert",
       "Write an existing dataset (shardpack wds or lmdb, or WebDataset shards from any tool) in another format.");
   convert->add_option("IN", cf.src, "Dataset folder, folder of .tar/.tar.gz shards, or one shard")->required();
-  convert->add_option("OUT", cf.out, "Output folder (created; must be empty unless --force)")->required();
+  convert
+      ->add_option("OUT", cf.out,
+                   "Output folder (created; must be empty unless --force), or s3://BUCKET/PREFIX: shards are "
+                   "uploaded as they complete, the manifest last (docs/distributed.md)")
+      ->required();
   AddOutputOptions(convert, cf);
 
   std::string verify_dir;
@@ -420,7 +427,7 @@ int RunCommandLine(int argc, char** argv) {
   bool merge_json = false;
   CLI::App* merge = app.add_subcommand(
       "merge", "Write the manifest of a dataset packed in parts (pack --partition), once every part is done.");
-  merge->add_option("OUT", merge_dir, "The folder the parts packed into")->required();
+  merge->add_option("OUT", merge_dir, "The folder (or s3://BUCKET/PREFIX) the parts packed into")->required();
   merge->add_flag("--json", merge_json, "Print the summary as JSON on stdout");
 
   std::string stat_dir;

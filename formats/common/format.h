@@ -75,6 +75,10 @@ class Format {
   // of it is wanted), so that a remote dataset's shards can arrive while it reads. A format whose
   // library opens its files itself (LMDB) says no: its shards are downloaded before it opens.
   virtual bool reads_shards_through_env() const { return true; }
+  // Whether the writer writes every file through its Env (temporary names, then a rename), so that
+  // OUT may be an object store (ops/object_store_output_env.h). LMDB's library writes its file in
+  // place.
+  virtual bool writes_through_env() const { return true; }
 
   // --- verify and stat ---
 

@@ -93,6 +93,13 @@ class Env {
   virtual Status RemoveFile(const std::string& path) = 0;
   // Makes a rename inside the directory durable.
   virtual Status SyncDir(const std::string& path) = 0;
+  // The XXH64 that the storage keeps beside the file (an object store's metadata), as 16 hex
+  // digits, so that a file can be checked without reading it back. Unsupported where the storage
+  // keeps none (local files).
+  virtual Status GetStoredXxh64(const std::string& path, std::string* xxh64) {
+    (void)xxh64;
+    return Status::Unsupported("no stored checksum for " + path);
+  }
   // Waits for, then holds, an exclusive lock on `path` (created when missing) shared by every
   // process on this machine, until *lock is destroyed; a process that dies releases it. For work
   // that several processes might otherwise do twice (downloads into a shared cache). An Env

@@ -43,6 +43,7 @@ class [[nodiscard]] Status {
   std::string ToString() const;
   // The same error with `suffix` appended to its message (OK stays OK).
   Status WithSuffix(const std::string& suffix) const { return ok() ? *this : Status(code_, message_ + suffix); }
+  Status WithPrefix(const std::string& prefix) const { return ok() ? *this : Status(code_, prefix + message_); }
 
  private:
   Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}

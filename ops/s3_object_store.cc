@@ -1,0 +1,223 @@
+#include "ops/s3_object_store.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+
+namespace shardpack {
+namespace {
+
+// SigV4's URI encoding: everything but A-Z a-z 0-9 - _ . ~ as %XX (upper case); '/' kept in paths.
+std::string UriEncode(const std::string& text, bool keep_slash) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
+      out += char(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof(hex), "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// The text of XML's five entities decoded (S3 escapes them in keys and ETags).
+std::string XmlText(std::string text) {
+  static const std::pair<const char*, char> kEntities[] = {
+      {"&quot;", '"'}, {"&apos;", '\''}, {"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}};
+  for (const auto& [entity, c] : kEntities) {
+    for (size_t at = text.find(entity); at != std::string::npos; at = text.find(entity, at + 1)) {
+      text.replace(at, std::strlen(entity), 1, c);
+    }
+  }
+  return text;
+}
+
+// The text of the first <name> element in xml[from, to), or nothing.
+std::string Element(const std::string& xml, const std::string& name, size_t from = 0,
+                    size_t to = std::string::npos) {
+  const size_t open = xml.find("<" + name + ">", from);
+  if (open == std::string::npos || open >= to) return "";
+  const size_t start = open + name.size() + 2, close = xml.find("</" + name + ">", start);
+  return close == std::string::npos || close > to ? "" : XmlText(xml.substr(start, close - start));
+}
+
+// Calls `each(begin, end)` for the span of every <name>...</name> element of xml.
+template <typename Each>
+void ForEachElement(const std::string& xml, const std::string& name, const Each& each) {
+  const std::string open = "<" + name + ">", close = "</" + name + ">";
+  for (size_t at = xml.find(open); at != std::string::npos; at = xml.find(open, at + 1)) {
+    const size_t end = xml.find(close, at);
+    if (end == std::string::npos) return;
+    each(at, end);
+  }
+}
+
+constexpr uint64_t kMaxReplyBytes = 16u << 20;  // listings and error documents
+
+}  // namespace
+
+std::string AwsRegion() {
+  for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return v;
+  }
+  return "us-east-1";
+}
+
+Status ParseS3Location(const std::string& s3_url, S3Location* location) {
+  if (s3_url.rfind("s3://", 0) != 0) return Status::InvalidArgument(s3_url + " is not an s3:// URL");
+  const std::string rest = s3_url.substr(5);
+  const size_t slash = rest.find('/');
+  const std::string bucket = rest.substr(0, slash);
+  std::string prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  if (bucket.empty()) return Status::InvalidArgument(s3_url + ": no bucket (s3://BUCKET/PREFIX)");
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  location->prefix = prefix;
+  const char* endpoint = std::getenv("AWS_ENDPOINT_URL");
+  if (endpoint != nullptr && *endpoint != '\0') {  // S3-compatible stores: path-style addressing
+    std::string e = endpoint;
+    while (!e.empty() && e.back() == '/') e.pop_back();
+    location->bucket_url = e + "/" + bucket;
+    return Status::OK();
+  }
+  const char* path_style = std::getenv("SHARDPACK_S3_PATH_STYLE");
+  const std::string region = AwsRegion();
+  location->bucket_url = path_style != nullptr && std::string(path_style) == "1"
+                             ? "https://s3." + region + ".amazonaws.com/" + bucket
+                             : "https://" + bucket + ".s3." + region + ".amazonaws.com";
+  return Status::OK();
+}
+
+std::string S3ObjectStore::Url(const std::string& name) const {
+  const std::string key = location_.prefix.empty() ? name : location_.prefix + "/" + name;
+  return location_.bucket_url + "/" + UriEncode(key, /*keep_slash=*/true);
+}
+
+Status S3ObjectStore::Send(const std::string& method, const std::string& url, std::vector<std::string> headers,
+                           std::string_view body, HttpResponse* response, bool sign_body) {
+  HttpRequest request;
+  request.method = method;
+  request.url = url;
+  request.headers = std::move(headers);
+  request.body = body;
+  request.sign_body = sign_body;
+  return http_->Send(request, kMaxReplyBytes, response);
+}
+
+Status S3ObjectStore::Put(const std::string& name, std::string_view data, const std::string& xxh64) {
+  HttpResponse response;
+  return Send("PUT", Url(name), {"x-amz-meta-xxh64: " + xxh64}, data, &response);
+}
+
+Status S3ObjectStore::StartMultipart(const std::string& name, const std::string& xxh64, std::string* upload_id) {
+  HttpResponse response;
+  // "uploads=", not "uploads": the query as its canonical form has it (HttpRequest::url).
+  SHARDPACK_RETURN_IF_ERROR(Send("POST", Url(name) + "?uploads=", {"x-amz-meta-xxh64: " + xxh64}, "", &response));
+  *upload_id = Element(response.body, "UploadId");
+  if (upload_id->empty()) {
+    return Status::IOError("POST " + Url(name) + "?uploads answered without an UploadId: " +
+                           response.body.substr(0, 200));
+  }
+  return Status::OK();
+}
+
+Status S3ObjectStore::PutPart(const std::string& name, const std::string& upload_id, int part_number,
+                              std::string_view data, std::string* etag) {
+  HttpResponse response;
+  const std::string url =
+      Url(name) + "?partNumber=" + std::to_string(part_number) + "&uploadId=" + UriEncode(upload_id, false);
+  SHARDPACK_RETURN_IF_ERROR(Send("PUT", url, {}, data, &response));
+  const auto it = response.headers.find("etag");
+  if (it == response.headers.end() || it->second.empty()) {
+    return Status::IOError("PUT " + url + " answered without an ETag");
+  }
+  *etag = it->second;
+  return Status::OK();
+}
+
+Status S3ObjectStore::CompleteMultipart(const std::string& name, const std::string& upload_id,
+                                        const std::vector<std::string>& etags) {
+  std::string xml = "<CompleteMultipartUpload>";
+  for (size_t i = 0; i < etags.size(); ++i) {
+    xml += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + etags[i] + "</ETag></Part>";
+  }
+  xml += "</CompleteMultipartUpload>";
+  HttpResponse response;
+  const std::string url = Url(name) + "?uploadId=" + UriEncode(upload_id, false);
+  SHARDPACK_RETURN_IF_ERROR(
+      Send("POST", url, {"Content-Type: application/xml"}, xml, &response, /*sign_body=*/true));
+  // S3 may answer 200 and still fail, with an <Error> document in the body.
+  if (response.body.find("<Error>") != std::string::npos) {
+    return Status::IOError("POST " + url + " failed: " + Element(response.body, "Code") + ": " +
+                           Element(response.body, "Message"));
+  }
+  return Status::OK();
+}
+
+Status S3ObjectStore::AbortMultipart(const std::string& name, const std::string& upload_id) {
+  HttpResponse response;
+  return Send("DELETE", Url(name) + "?uploadId=" + UriEncode(upload_id, false), {}, "", &response);
+}
+
+Status S3ObjectStore::Head(const std::string& name, S3ObjectInfo* info) {
+  *info = S3ObjectInfo();
+  HttpResponse response;
+  const Status s = Send("HEAD", Url(name), {}, "", &response);
+  if (s.code() == Status::Code::kNotFound) return Status::OK();
+  SHARDPACK_RETURN_IF_ERROR(s);
+  info->exists = true;
+  const auto length = response.headers.find("content-length");
+  if (length != response.headers.end()) info->size = std::strtoull(length->second.c_str(), nullptr, 10);
+  const auto xxh64 = response.headers.find("x-amz-meta-xxh64");
+  if (xxh64 != response.headers.end()) info->xxh64 = xxh64->second;
+  return Status::OK();
+}
+
+Status S3ObjectStore::Get(const std::string& name, uint64_t max_bytes, std::string* contents) {
+  return HttpGetToString(http_, Url(name), max_bytes, contents);
+}
+
+Status S3ObjectStore::Delete(const std::string& name) {
+  HttpResponse response;
+  const Status s = Send("DELETE", Url(name), {}, "", &response);
+  return s.code() == Status::Code::kNotFound ? Status::OK() : s;
+}
+
+Status S3ObjectStore::List(S3Listing* listing) {
+  *listing = S3Listing();
+  const std::string prefix = location_.prefix.empty() ? "" : location_.prefix + "/";
+  std::string token;
+  while (true) {
+    // ListObjectsV2, its parameters in canonical (sorted) order.
+    std::string url = location_.bucket_url + "?";
+    if (!token.empty()) url += "continuation-token=" + UriEncode(token, false) + "&";
+    url += "delimiter=%2F&list-type=2&prefix=" + UriEncode(prefix, false);
+    HttpResponse response;
+    SHARDPACK_RETURN_IF_ERROR(Send("GET", url, {}, "", &response));
+    const std::string& xml = response.body;
+    if (xml.find("<ListBucketResult") == std::string::npos) {
+      return Status::IOError("GET " + url + " answered no listing: " + xml.substr(0, 200));
+    }
+    ForEachElement(xml, "Contents", [&](size_t begin, size_t end) {
+      const std::string key = Element(xml, "Key", begin, end);
+      if (key.size() > prefix.size()) {
+        listing->files[key.substr(prefix.size())] = std::strtoull(Element(xml, "Size", begin, end).c_str(), nullptr, 10);
+      }
+    });
+    ForEachElement(xml, "CommonPrefixes", [&](size_t begin, size_t end) {
+      std::string folder = Element(xml, "Prefix", begin, end);
+      if (folder.size() > prefix.size()) {
+        folder = folder.substr(prefix.size());
+        if (!folder.empty() && folder.back() == '/') folder.pop_back();
+        listing->folders.insert(folder);
+      }
+    });
+    if (Element(xml, "IsTruncated") != "true") return Status::OK();
+    token = Element(xml, "NextContinuationToken");
+    if (token.empty()) return Status::IOError("GET " + url + ": a truncated listing without a continuation token");
+  }
+}
+
+}  // namespace shardpack

@@ -1,0 +1,195 @@
+"""pack, convert and merge straight into an S3-protocol store (s3rver behind a proxy that checks every
+request's AWS Signature V4 with botocore: tests/interop/s3_store.py), with small multipart parts so
+that shards go up in parts:
+
+- wds and raw packed into s3://, downloaded with awscli, equal a local pack byte for byte (every
+  file), and `verify` of the s3:// URL passes; local disk held at most SHARDPACK_S3_UPLOADS
+  published files at every upload, and the staging folder is gone afterwards;
+- uploads that fail now and then (HTTP 503) are retried: the dataset is still byte-identical;
+- a shard whose uploads keep failing stops the pack with an error naming it; the store then holds
+  no manifest, and its journal lists only shards that are there; --resume without the fault
+  finishes it byte-identical, without uploading those shards again; a journaled shard replaced by
+  other bytes of the same size (and another x-amz-meta-xxh64) makes --resume refuse;
+- a pack in 2 parts uploads independently; merge of the s3:// URL refuses while a part is missing
+  and then writes a manifest that makes the dataset equal the one-node pack;
+- convert from a local dataset into s3:// equals convert into a folder;
+- refusals: LMDB (written in place), an http:// OUT, a non-empty OUT without --force, a bad secret.
+
+usage: s3_output_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR S3RVER
+Exits 77 (skipped) when s3rver, awscli or botocore is missing (scripts/install-deps.sh installs them).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+from checks import Checks, fresh_folder
+from s3_store import BUCKET, S3Store, missing_tools
+
+shardpack, make_tree, work, s3rver = sys.argv[1:5]
+why = missing_tools(s3rver)
+if why:
+    print("skipped:", why)
+    sys.exit(77)
+
+fresh_folder(work)
+checks = Checks("s3 output test")
+check = checks.check
+src, staging = os.path.join(work, "src"), os.path.join(work, "staging")
+subprocess.run([make_tree, src, "--classes", "3", "--images", "14", "--small"], check=True,
+               stdout=subprocess.DEVNULL)
+FLAGS = {"wds": ["--samples-per-shard", "4"], "raw": ["--format", "raw", "--crop", "16", "--samples-per-shard", "5"]}
+
+
+def run(args, env=None):
+    return subprocess.run([shardpack] + args, capture_output=True, text=True, env=env)
+
+
+def local_files(folder):
+    files = {}
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), "rb") as f:
+            files[name] = f.read()
+    return files
+
+
+def differences(got, want):
+    return sorted(set(got) ^ set(want)) + sorted(n for n in set(got) & set(want) if got[n] != want[n])
+
+
+# The references: the same packs into local folders. The manifest records OUT's last component, so
+# each reference folder is named as the prefix it is compared with.
+references = {}
+for name, flags in FLAGS.items():
+    out = os.path.join(work, "local", name)
+    r = run(["pack", src, out, "--quiet", "--no-sync"] + flags)
+    check(r.returncode == 0, f"local pack {name}: {r.stderr}")
+    references[name] = local_files(out)
+
+with S3Store(s3rver, os.path.join(work, "store")) as store:
+    # Parts of 8 KiB: every shard goes up as a multipart upload (of 2 to 4 parts).
+    env = store.client_env(SHARDPACK_S3_PART_SIZE="8192", SHARDPACK_S3_UPLOADS="2", SHARDPACK_STAGING=staging,
+                           SHARDPACK_CACHE=os.path.join(work, "cache"), SHARDPACK_HTTP_ATTEMPTS="3")
+    most_staged = [0]
+
+    def watch_staging(method, path):
+        if method == "PUT" and os.path.isdir(staging):
+            for folder in os.listdir(staging):
+                staged = [f for f in os.listdir(os.path.join(staging, folder)) if f.startswith(".upload-")]
+                most_staged[0] = max(most_staged[0], len(staged))
+
+    store.on_request = watch_staging
+    for name, flags in FLAGS.items():
+        r = run(["pack", src, f"s3://{BUCKET}/{name}", "--no-sync"] + flags, env)
+        check(r.returncode == 0 and f" in s3://{BUCKET}/{name} " in r.stdout, f"pack {name} into s3: {r.stderr}")
+        got = store.download(name, os.path.join(work, "dl", name))
+        check(differences(got, references[name]) == [], f"{name}: s3 differs from local: "
+              f"{differences(got, references[name])}")
+        r = run(["verify", f"s3://{BUCKET}/{name}"], env)
+        check(r.returncode == 0 and r.stdout.startswith("verify OK"), f"verify s3 {name}: {r.stdout} {r.stderr}")
+    check(store.count("POST", "/wds/shard-000000.tar", ["uploads"]) == 1 and
+          store.count("PUT", "/wds/shard-000000.tar", ["partNumber", "uploadId"]) > 1,
+          "shard-000000.tar of wds did not go up as a multipart upload")
+    check(0 < most_staged[0] <= 2, f"up to {most_staged[0]} published files waited on local disk (at most 2)")
+    check(os.listdir(staging) == [], f"staging folders left: {os.listdir(staging)}")
+    store.on_request = None
+
+    # Uploads failing now and then (every third PUT answers 503): retried, same bytes.
+    puts = [0]
+
+    def every_third_put(method, path):
+        if method == "PUT":
+            puts[0] += 1
+            return 503 if puts[0] % 3 == 0 else None
+        return None
+
+    store.fault = every_third_put
+    r = run(["pack", src, f"s3://{BUCKET}/flaky/wds", "--no-sync", "--quiet"] + FLAGS["wds"], env)
+    store.fault = None
+    check(r.returncode == 0, f"pack through failing uploads: {r.stderr}")
+    got = store.download("flaky/wds", os.path.join(work, "dl-flaky"))
+    check(differences(got, references["wds"]) == [], f"flaky uploads: {differences(got, references['wds'])}")
+
+    # A shard whose uploads keep failing: a clear error, no manifest, a journal of shards that exist.
+    store.fault = lambda method, path: 500 if method == "PUT" and "shard-000002.tar" in path else None
+    url = f"s3://{BUCKET}/broken/wds"
+    r = run(["pack", src, url, "--no-sync", "--quiet"] + FLAGS["wds"], env)
+    store.fault = None
+    check(r.returncode == 1 and f"uploading {url}/shard-000002.tar: " in r.stderr and "answered HTTP 500" in r.stderr
+          and "gave up after 3 attempts" in r.stderr and "--resume" in r.stderr, f"failing shard: {r.stderr!r}")
+    left = store.download("broken/wds", os.path.join(work, "dl-broken"))
+    check("manifest.json" not in left, f"a manifest was uploaded beside a missing shard: {sorted(left)}")
+    journal = json.loads(left.get("pack-journal.json", b"{}"))
+    journaled = [s["url"] for s in journal.get("shardlist", [])]
+    check(journaled and all(f in left and len(left[f]) == references["wds"][f].__len__() for f in journaled)
+          and "shard-000002.tar" not in journaled, f"the journal lists {journaled}; the store has {sorted(left)}")
+    before = {f: store.count("PUT", f"/broken/wds/{f}") for f in journaled}
+    r = run(["pack", src, url, "--no-sync", "--quiet", "--resume"] + FLAGS["wds"], env)
+    check(r.returncode == 0, f"--resume after the failed upload: {r.stderr}")
+    got = store.download("broken/wds", os.path.join(work, "dl-resumed"))
+    check(differences(got, references["wds"]) == [], f"resumed: {differences(got, references['wds'])}")
+    check(all(store.count("PUT", f"/broken/wds/{f}") == n for f, n in before.items()),
+          "--resume uploaded journaled shards again")
+
+    # A journaled shard replaced by other bytes of its size: --resume refuses it.
+    store.fault = lambda method, path: 500 if method == "PUT" and "shard-000002.tar" in path else None
+    url = f"s3://{BUCKET}/swapped/wds"
+    run(["pack", src, url, "--no-sync", "--quiet"] + FLAGS["wds"], env)
+    store.fault = None
+    first = store.download("swapped/wds", os.path.join(work, "dl-swapped"))["shard-000000.tar"]
+    forged = os.path.join(work, "forged")
+    os.makedirs(forged)
+    with open(os.path.join(forged, "shard-000000.tar"), "wb") as f:
+        f.write(bytes(len(first)))
+    store.aws("s3", "cp", "--only-show-errors", "--metadata", "xxh64=0123456789abcdef",
+              os.path.join(forged, "shard-000000.tar"), f"{url}/shard-000000.tar")
+    r = run(["pack", src, url, "--no-sync", "--quiet", "--resume"] + FLAGS["wds"], env)
+    check(r.returncode == 1 and r.stderr.startswith(f"pack failed: {url}/shard-000000.tar has XXH64 0123456789abcdef, "
+                                                    "not ") and "use --force to start over" in r.stderr,
+          f"--resume over a replaced shard: {r.stderr!r}")
+
+    # Two parts, uploaded independently, then merged in the store.
+    url = f"s3://{BUCKET}/parts/wds"
+    r0 = run(["pack", src, url, "--no-sync", "--quiet", "--partition", "0/2"] + FLAGS["wds"], env)
+    r = run(["merge", url], env)
+    check(r0.returncode == 0 and r.returncode == 1 and "part 1 of 2 is missing" in r.stderr,
+          f"merge with a part missing: {r0.stderr} {r.stderr!r}")
+    r1 = run(["pack", src, url, "--no-sync", "--quiet", "--partition", "1/2"] + FLAGS["wds"], env)
+    r = run(["merge", url], env)
+    check(r1.returncode == 0 and r.returncode == 0, f"parts and merge: {r1.stderr} {r.stderr}")
+    got = store.download("parts/wds", os.path.join(work, "dl-parts"))
+    got = {n: b for n, b in got.items() if not n.startswith("part-")}
+    check(differences(got, references["wds"]) == [], f"merged parts: {differences(got, references['wds'])}")
+
+    # convert from a local dataset into the store equals convert into a folder.
+    local_wds = os.path.join(work, "local", "wds")
+    conv = os.path.join(work, "conv", "raw")
+    r = run(["convert", local_wds, conv, "--format", "raw", "--crop", "16", "--no-sync", "--quiet"])
+    r2 = run(["convert", local_wds, f"s3://{BUCKET}/conv/raw", "--format", "raw", "--crop", "16", "--no-sync",
+              "--quiet"], env)
+    got = store.download("conv/raw", os.path.join(work, "dl-conv"))
+    check(r.returncode == 0 and r2.returncode == 0 and differences(got, local_files(conv)) == [],
+          f"convert into s3: {r2.stderr} {differences(got, local_files(conv))}")
+
+    # Refusals.
+    r = run(["pack", src, f"s3://{BUCKET}/lmdb", "--format", "lmdb"], env)
+    check(r.returncode == 1 and r.stderr == "pack failed: the lmdb format cannot be written into an object store: its "
+          "library writes one file in place; pack it into a local folder and upload that (aws s3 cp --recursive), or "
+          f"pack wds or raw into s3://{BUCKET}/lmdb\n", f"lmdb into s3: {r.stderr!r}")
+    r = run(["pack", src, "http://127.0.0.1:9/x"], env)
+    check(r.returncode == 1 and r.stderr == "pack failed: http://127.0.0.1:9/x: an output goes to a local folder or "
+          "to s3://BUCKET/PREFIX (http(s):// is read-only)\n", f"http OUT: {r.stderr!r}")
+    r = run(["pack", src, f"s3://{BUCKET}/wds", "--no-sync"] + FLAGS["wds"], env)
+    check(r.returncode == 1 and r.stderr == f"pack failed: output folder s3://{BUCKET}/wds is not empty; choose an "
+          "empty folder or pass --force to replace its dataset\n", f"non-empty OUT: {r.stderr!r}")
+    r = run(["pack", src, f"s3://{BUCKET}/wds", "--no-sync", "--quiet", "--force"] + FLAGS["wds"], env)
+    got = store.download("wds", os.path.join(work, "dl-forced"))
+    check(r.returncode == 0 and differences(got, references["wds"]) == [], f"--force into s3: {r.stderr}")
+    check(store.good > 0 and not store.bad, f"signatures: {store.good} passed, refused: {store.bad[:3]}")
+    r = run(["pack", src, f"s3://{BUCKET}/denied"], dict(env, AWS_SECRET_ACCESS_KEY="not-the-secret"))
+    check(r.returncode == 1 and r.stderr.startswith(f"pack failed: GET {store.endpoint()}/{BUCKET}?") and
+          r.stderr.endswith("answered HTTP 403 (access denied: check the URL and credentials)\n"),
+          f"wrong secret: {r.stderr!r}")
+
+sys.exit(checks.finish())
