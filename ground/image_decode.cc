@@ -2,11 +2,11 @@
 // OpenCV throws; its exceptions stop here and become Status values.
 #include <cstring>
 #include <memory>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "ground/codec_util.h"
 #include "ground/jpeg_region_decoder.h"
+#include "ground/opencv_imdecode.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
@@ -30,7 +30,8 @@ Status DecodeWithOpenCv(std::string_view bytes, const ImageInfo& info, uint64_t 
   SilenceOpenCvLogging();
   try {
     cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
-    cv::Mat bgr = cv::imdecode(encoded, cv::IMREAD_COLOR);
+    cv::Mat bgr;
+    SHARDPACK_RETURN_IF_ERROR(OpenCvImDecode(encoded, &bgr));
     if (bgr.empty()) return Status::Corrupt(std::string(ImageFormatName(info.format)) + " data cannot be decoded");
     cv::Mat rgb;
     cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "ground/codec_util.h"
 #include "ground/image_decode_rgb.h"
 #include "ground/jpeg_region_decoder.h"
+#include "ground/opencv_imdecode.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
@@ -91,7 +91,8 @@ Status DecodeOther(std::string_view bytes, const ImageInfo& info, uint64_t max_p
   SilenceOpenCvLogging();
   // IMREAD_COLOR: grey becomes RGB, alpha is dropped, 16-bit samples become 8-bit.
   cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
-  cv::Mat bgr = cv::imdecode(encoded, cv::IMREAD_COLOR);
+  cv::Mat bgr;
+  SHARDPACK_RETURN_IF_ERROR(OpenCvImDecode(encoded, &bgr));
   if (bgr.empty()) return Status::Corrupt(std::string(ImageFormatName(info.format)) + " data cannot be decoded");
   cv::cvtColor(bgr, *rgb, cv::COLOR_BGR2RGB);
   return Status::OK();

@@ -1,0 +1,51 @@
+#include "ground/opencv_imdecode.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <opencv2/imgcodecs.hpp>  // the declaration of cv::imdecode (and IMREAD_COLOR) only
+
+namespace shardpack {
+namespace {
+
+using ImDecodeFunction = cv::Mat (*)(cv::InputArray, int);
+
+struct Codecs {
+  ImDecodeFunction imdecode = nullptr;
+  std::string error;
+};
+
+// Loads the library the build found (SHARDPACK_OPENCV_IMGCODECS, its soname) once per process. It
+// stays loaded: decoded images may still point into nothing of it, but unloading gains nothing.
+const Codecs& LoadCodecs() {
+  static const Codecs codecs = [] {
+    Codecs c;
+    void* library = ::dlopen(SHARDPACK_OPENCV_IMGCODECS, RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      const char* why = ::dlerror();
+      c.error = std::string("cannot load OpenCV's image codecs (") + SHARDPACK_OPENCV_IMGCODECS +
+                "), which decode images other than JPEG: " + (why ? why : "unknown error") +
+                "; install libopencv-imgcodecs (scripts/install-deps.sh)";
+      return c;
+    }
+    // The mangled name of cv::imdecode(cv::InputArray, int), stable across OpenCV 3 and 4.
+    c.imdecode = reinterpret_cast<ImDecodeFunction>(::dlsym(library, "_ZN2cv8imdecodeERKNS_11_InputArrayEi"));
+    if (c.imdecode == nullptr) c.error = std::string(SHARDPACK_OPENCV_IMGCODECS) + " has no cv::imdecode";
+    return c;
+  }();
+  return codecs;
+}
+
+}  // namespace
+
+Status OpenCvImDecode(const cv::Mat& encoded, cv::Mat* bgr) {
+  const Codecs& codecs = LoadCodecs();
+  if (codecs.imdecode == nullptr) return Status::Unsupported(codecs.error);
+  // The declaration's own type, so that a change of signature fails to compile here.
+  static_assert(std::is_same_v<decltype(static_cast<cv::Mat (*)(cv::InputArray, int)>(&cv::imdecode)),
+                               ImDecodeFunction>);
+  *bgr = codecs.imdecode(encoded, cv::IMREAD_COLOR);
+  return Status::OK();
+}
+
+}  // namespace shardpack
