@@ -35,6 +35,9 @@ class PosixWritableFile final : public WritableFile {
   Status Append(std::string_view data) override {
     SHARDPACK_RETURN_IF_ERROR(error_);
     if (unbuffered_) return error_ = WriteAll(data.data(), data.size());
+    // The chunk's whole room at once: growing it by doubling would copy it (and touch new pages)
+    // several times over, for every file.
+    if (buffer_.capacity() < kChunkSize) buffer_.reserve(kChunkSize);
     while (!data.empty()) {
       const size_t n = std::min(data.size(), kChunkSize - buffer_.size());
       buffer_.append(data.data(), n);
@@ -270,14 +273,23 @@ class PosixEnv final : public Env {
       if (name == "." || name == "..") continue;
       DirEntry e;
       e.name = name;
-      std::string full = JoinPath(path, name);
-      struct stat lst, st;
-      if (::lstat(full.c_str(), &lst) == 0) e.is_symlink = S_ISLNK(lst.st_mode);
-      if (::stat(full.c_str(), &st) == 0) {
-        if (S_ISREG(st.st_mode))
-          e.type = DirEntry::Type::kFile;
-        else if (S_ISDIR(st.st_mode))
-          e.type = DirEntry::Type::kDirectory;
+      // The type readdir gives is enough for files and folders: no stat, which on a network file
+      // system is a round trip to the metadata server for every image, in every part of a
+      // partitioned pack. Links (to follow) and file systems that do not fill d_type are stat'ed,
+      // relative to the open folder.
+      if (d->d_type == DT_REG) {
+        e.type = DirEntry::Type::kFile;
+      } else if (d->d_type == DT_DIR) {
+        e.type = DirEntry::Type::kDirectory;
+      } else {
+        struct stat lst, st;
+        if (::fstatat(::dirfd(dir), d->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0) e.is_symlink = S_ISLNK(lst.st_mode);
+        if (::fstatat(::dirfd(dir), d->d_name, &st, 0) == 0) {
+          if (S_ISREG(st.st_mode))
+            e.type = DirEntry::Type::kFile;
+          else if (S_ISDIR(st.st_mode))
+            e.type = DirEntry::Type::kDirectory;
+        }
       }
       entries->push_back(std::move(e));
     }
