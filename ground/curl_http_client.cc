@@ -102,6 +102,11 @@ class CurlHttpClient final : public HttpClient {
   explicit CurlHttpClient(const HttpOptions& options) : options_(options) {
     InitCurlOnce();
     curl_ = curl_easy_init();
+    if (!options_.aws.region.empty()) {
+      // S3 wants the body's hash in a header of every SigV4 request; libcurl 7.88 neither sends it
+      // nor hashes a body other than POSTFIELDS, but signs with the value this header gives.
+      aws_headers_ = curl_slist_append(aws_headers_, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+    }
     if (!options_.aws.session_token.empty()) {
       // Temporary credentials: the token goes in a header, which libcurl then signs with the rest.
       const std::string token = "x-amz-security-token: " + options_.aws.session_token;
@@ -166,8 +171,8 @@ class CurlHttpClient final : public HttpClient {
     curl_easy_setopt(curl_, CURLOPT_BUFFERSIZE, 512L * 1024);
     if (!options_.aws.region.empty()) {
       // libcurl computes the signature (and sends x-amz-date) itself. It signs the URL's query as it
-      // is written and a body only when it is POSTFIELDS: callers write queries in canonical form
-      // (sorted, encoded, "name=value") and send other bodies as UNSIGNED-PAYLOAD.
+      // is written: callers write queries in canonical form (sorted, encoded, "name=value"). Bodies
+      // go as UNSIGNED-PAYLOAD (aws_headers_), as the AWS SDKs send them over HTTPS.
       const std::string provider = "aws:amz:" + options_.aws.region + ":s3";
       curl_easy_setopt(curl_, CURLOPT_AWS_SIGV4, provider.c_str());
       curl_easy_setopt(curl_, CURLOPT_USERNAME, options_.aws.access_key_id.c_str());
@@ -206,11 +211,7 @@ class CurlHttpClient final : public HttpClient {
     *response = HttpResponse();
     curl_slist* headers = nullptr;
     for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
-    if (!options_.aws.session_token.empty()) {
-      headers = curl_slist_append(headers, ("x-amz-security-token: " + options_.aws.session_token).c_str());
-    }
-    const bool unsigned_body = !options_.aws.region.empty() && request.method == "PUT" && !request.sign_body;
-    if (unsigned_body) headers = curl_slist_append(headers, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+    for (const curl_slist* h = aws_headers_; h != nullptr; h = h->next) headers = curl_slist_append(headers, h->data);
     SetUp(request.url, headers);
     Reply reply{response, max_body, Status::OK()};
     curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteReply);
@@ -226,7 +227,6 @@ class CurlHttpClient final : public HttpClient {
       curl_easy_setopt(curl_, CURLOPT_READDATA, &source);
       curl_easy_setopt(curl_, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.size()));
     } else if (request.method == "POST") {
-      // POSTFIELDS, which libcurl hashes into the signature.
       curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.size()));
       curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, request.body.data());
     } else if (request.method != "GET") {

@@ -41,8 +41,6 @@ struct HttpRequest {
   std::string url;                   // with its query in the order and encoding it is signed in
   std::vector<std::string> headers;  // "Name: value"
   std::string_view body;             // PUT and POST
-  bool sign_body = false;            // with AWS signing: hash the body into the signature (small
-                                     // bodies); else it goes as UNSIGNED-PAYLOAD
 };
 struct HttpResponse {
   long status = 0;

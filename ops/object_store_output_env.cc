@@ -352,9 +352,8 @@ class ObjectStoreOutputEnv final : public Env {
   std::deque<Upload>::iterator NextReady() {
     for (auto it = queue_.begin(); it != queue_.end(); ++it) {
       if (it->order != UploadOrder::kAfterEarlier) return it;
-      const bool earlier_busy =
-          it != queue_.begin() ||
-          std::any_of(in_flight_.begin(), in_flight_.end(), [&](uint64_t seq) { return seq < it->sequence; });
+      const bool earlier_busy = it != queue_.begin() || std::any_of(in_flight_.begin(), in_flight_.end(),
+                                                                    [&](uint64_t seq) { return seq < it->sequence; });
       if (!earlier_busy) return it;
     }
     return queue_.end();
@@ -441,7 +440,7 @@ class ObjectStoreOutputEnv final : public Env {
   std::map<std::string, std::string> pending_;  // name -> its latest staged file, queued or uploading
   uint64_t next_sequence_ = 0;
   size_t reserved_ = 0;  // places ReserveRoom held for files not yet queued
-  Status error_;  // the first upload that failed for good
+  Status error_;         // the first upload that failed for good
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
@@ -491,8 +490,9 @@ Status OutputEnvFor(const std::string& out, const Format* format, Env* base, std
   *env = base;
   if (!IsRemoteLocation(out)) return Status::OK();
   if (out.rfind("s3://", 0) != 0) {
-    return Status::InvalidArgument(out + ": an output goes to a local folder or to s3://BUCKET/PREFIX (http(s):// is "
-                                         "read-only)");
+    return Status::InvalidArgument(out +
+                                   ": an output goes to a local folder or to s3://BUCKET/PREFIX (http(s):// is "
+                                   "read-only)");
   }
   if (format != nullptr && !format->writes_through_env()) {
     return Status::InvalidArgument("the " + std::string(format->name()) +

@@ -2,8 +2,8 @@
 
 #include <cctype>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 
 namespace shardpack {
 namespace {
@@ -36,8 +36,7 @@ std::string XmlText(std::string text) {
 }
 
 // The text of the first <name> element in xml[from, to), or nothing.
-std::string Element(const std::string& xml, const std::string& name, size_t from = 0,
-                    size_t to = std::string::npos) {
+std::string Element(const std::string& xml, const std::string& name, size_t from = 0, size_t to = std::string::npos) {
   const size_t open = xml.find("<" + name + ">", from);
   if (open == std::string::npos || open >= to) return "";
   const size_t start = open + name.size() + 2, close = xml.find("</" + name + ">", start);
@@ -96,13 +95,12 @@ std::string S3ObjectStore::Url(const std::string& name) const {
 }
 
 Status S3ObjectStore::Send(const std::string& method, const std::string& url, std::vector<std::string> headers,
-                           std::string_view body, HttpResponse* response, bool sign_body) {
+                           std::string_view body, HttpResponse* response) {
   HttpRequest request;
   request.method = method;
   request.url = url;
   request.headers = std::move(headers);
   request.body = body;
-  request.sign_body = sign_body;
   return http_->Send(request, kMaxReplyBytes, response);
 }
 
@@ -117,8 +115,8 @@ Status S3ObjectStore::StartMultipart(const std::string& name, const std::string&
   SHARDPACK_RETURN_IF_ERROR(Send("POST", Url(name) + "?uploads=", {"x-amz-meta-xxh64: " + xxh64}, "", &response));
   *upload_id = Element(response.body, "UploadId");
   if (upload_id->empty()) {
-    return Status::IOError("POST " + Url(name) + "?uploads answered without an UploadId: " +
-                           response.body.substr(0, 200));
+    return Status::IOError("POST " + Url(name) +
+                           "?uploads answered without an UploadId: " + response.body.substr(0, 200));
   }
   return Status::OK();
 }
@@ -146,8 +144,7 @@ Status S3ObjectStore::CompleteMultipart(const std::string& name, const std::stri
   xml += "</CompleteMultipartUpload>";
   HttpResponse response;
   const std::string url = Url(name) + "?uploadId=" + UriEncode(upload_id, false);
-  SHARDPACK_RETURN_IF_ERROR(
-      Send("POST", url, {"Content-Type: application/xml"}, xml, &response, /*sign_body=*/true));
+  SHARDPACK_RETURN_IF_ERROR(Send("POST", url, {"Content-Type: application/xml"}, xml, &response));
   // S3 may answer 200 and still fail, with an <Error> document in the body.
   if (response.body.find("<Error>") != std::string::npos) {
     return Status::IOError("POST " + url + " failed: " + Element(response.body, "Code") + ": " +
@@ -203,7 +200,8 @@ Status S3ObjectStore::List(S3Listing* listing) {
     ForEachElement(xml, "Contents", [&](size_t begin, size_t end) {
       const std::string key = Element(xml, "Key", begin, end);
       if (key.size() > prefix.size()) {
-        listing->files[key.substr(prefix.size())] = std::strtoull(Element(xml, "Size", begin, end).c_str(), nullptr, 10);
+        listing->files[key.substr(prefix.size())] =
+            std::strtoull(Element(xml, "Size", begin, end).c_str(), nullptr, 10);
       }
     });
     ForEachElement(xml, "CommonPrefixes", [&](size_t begin, size_t end) {

@@ -73,7 +73,7 @@ class S3ObjectStore {
 
  private:
   Status Send(const std::string& method, const std::string& url, std::vector<std::string> headers,
-              std::string_view body, HttpResponse* response, bool sign_body = false);
+              std::string_view body, HttpResponse* response);
 
   const S3Location location_;
   HttpClient* const http_;

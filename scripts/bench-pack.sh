@@ -9,7 +9,8 @@
 # warms the page cache, then alternates `tar cf` and `shardpack pack` R times each (in a shuffled
 # order) and reports the median times and their ratio. Both write to the same file system; pack is measured both with its
 # default fsync-before-publish and with --no-sync, tar both alone and followed by `sync`. LMDB pack
-# is measured against the same tar figures. Then, on the first --raw-images images, pre-decoding
+# is measured against the same tar figures, and so is the same pack in 4 parts (--partition I/4) run
+# one after another and merged; then the merge of a 10,000-shard set (scripts/bench-merge.sh). Then, on the first --raw-images images, pre-decoding
 # (`--format raw --resize 256 --crop 224`) against Debian's python3 + PIL doing the same with a
 # 2-process pool (scripts/bench_pil_baseline.py), plain and with PIL's reduced-size JPEG decode
 # (Image.draft, the best PIL can do); and the same on --large-images photographs twice
@@ -86,6 +87,9 @@ run_contender() {
       pack_nosync_t+=("$(timed $bin/shardpack pack "$src" "$work/out" --quiet --no-sync)")
       rss+=("$(cat "$work/rss")") ;;
     lmdb) lmdb_t+=("$(timed $bin/shardpack pack "$src" "$work/lmdb" --format lmdb --quiet)") ;;
+    parts)  # 4 parts one after another, then the merge: what partitioning costs over one pack
+      parts_t+=("$(timed sh -c "for i in 0 1 2 3; do $bin/shardpack pack '$src' '$work/out' --quiet --no-sync \
+        --partition \$i/4 || exit 1; done; $bin/shardpack merge '$work/out'")") ;;
   esac
   rm -rf "$work/tree.tar" "$work/out" "$work/lmdb"
 }
@@ -93,33 +97,38 @@ run_contender() {
 # The contenders also run in a different order each run (a fixed shuffle per run), so that no
 # contender always follows the same neighbour.
 pack_vs_tar() {
-  contenders=(tar tar+sync pack pack-no-sync lmdb)
-  tar_t=() tar_sync_t=() pack_t=() pack_nosync_t=() lmdb_t=() rss=()
+  contenders=(tar tar+sync pack pack-no-sync lmdb parts)
+  tar_t=() tar_sync_t=() pack_t=() pack_nosync_t=() lmdb_t=() parts_t=() rss=()
   rm -rf "$work/tree.tar" "$work/out" "$work/lmdb"
   for ((r = 1; r <= runs; r++)); do
     mapfile -t order < <(printf '%s\n' "${contenders[@]}" | shuf --random-source=<(yes "$r"))
     for c in "${order[@]}"; do run_contender "$c"; done
     echo "run $r (${order[*]}): tar ${tar_t[-1]} s, tar+sync ${tar_sync_t[-1]} s, pack ${pack_t[-1]} s," \
-      "pack --no-sync ${pack_nosync_t[-1]} s, pack --format lmdb ${lmdb_t[-1]} s"
+      "pack --no-sync ${pack_nosync_t[-1]} s, pack --format lmdb ${lmdb_t[-1]} s, 4 parts + merge ${parts_t[-1]} s"
   done
 
   t_tar=$(median "${tar_t[@]}") t_tar_sync=$(median "${tar_sync_t[@]}")
   t_pack=$(median "${pack_t[@]}") t_pack_nosync=$(median "${pack_nosync_t[@]}") t_lmdb=$(median "${lmdb_t[@]}")
+  t_parts=$(median "${parts_t[@]}")
   peak_kb=$(printf '%s\n' "${rss[@]}" | sort -n | tail -n1)
   awk -v b="$bytes" -v n="$images" -v tt="$t_tar" -v tts="$t_tar_sync" -v tp="$t_pack" -v tpn="$t_pack_nosync" \
-      -v tl="$t_lmdb" -v kb="$peak_kb" -v cores="$(nproc)" 'BEGIN {
+      -v tl="$t_lmdb" -v tparts="$t_parts" -v kb="$peak_kb" -v cores="$(nproc)" 'BEGIN {
     printf "cores: %d\n", cores
     printf "tar cf            %6.2f s  %7.1f MB/s\n", tt, b / tt / 1e6
     printf "tar cf + sync     %6.2f s  %7.1f MB/s\n", tts, b / tts / 1e6
     printf "pack (fsync)      %6.2f s  %7.1f MB/s  %7.0f images/s\n", tp, b / tp / 1e6, n / tp
     printf "pack --no-sync    %6.2f s  %7.1f MB/s  %7.0f images/s\n", tpn, b / tpn / 1e6, n / tpn
     printf "pack --format lmdb %6.2f s  %7.1f MB/s  %7.0f images/s\n", tl, b / tl / 1e6, n / tl
+    printf "4 parts + merge   %6.2f s  %7.1f MB/s  (--no-sync, one after another)\n", tparts, b / tparts / 1e6
+    printf "ratio 4 parts one after another / one pack (time, both --no-sync): %.3f\n", tparts / tpn
     printf "ratio pack/tar throughput: %.2f (fsync vs tar+sync), %.2f (no-sync vs tar)\n", tts / tp, tt / tpn
     printf "ratio lmdb pack/tar throughput: %.2f (vs tar+sync; lmdb syncs once at the end)\n", tts / tl
     printf "peak RSS of pack: %.1f MB\n", kb / 1024
   }'
 }
 ((raw_only)) || pack_vs_tar
+# Merge of a synthetic 10,000-shard set of part manifests (8 parts), against cat of the same files.
+((raw_only)) || scripts/bench-merge.sh --bin "$bin" --work "$work" --runs "$runs"
 
 # Pre-decoding: shardpack raw against PIL with a 2-process pool, on the same images.
 # raw_vs_pil LABEL TREE N: the first N JPEGs of TREE (a --list file, so that both read the same).

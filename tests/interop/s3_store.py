@@ -64,7 +64,9 @@ def signature_problem(handler, body):
             return f"signed header {name} is missing"
         headers[name] = handler.headers.get(name)
     declared = handler.headers.get("x-amz-content-sha256")
-    if declared not in (None, "UNSIGNED-PAYLOAD") and declared != hashlib.sha256(body).hexdigest():
+    if declared is None or "x-amz-content-sha256" not in signed.split(";"):
+        return "no signed x-amz-content-sha256 header (S3 requires one with Signature V4)"
+    if declared != "UNSIGNED-PAYLOAD" and declared != hashlib.sha256(body).hexdigest():
         return "the body is not the one x-amz-content-sha256 declares"
     request = AWSRequest(method=handler.command, url=f"http://{handler.headers['Host']}{handler.path}",
                          headers=headers, data=body)
