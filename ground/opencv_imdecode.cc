@@ -42,8 +42,8 @@ Status OpenCvImDecode(const cv::Mat& encoded, cv::Mat* bgr) {
   const Codecs& codecs = LoadCodecs();
   if (codecs.imdecode == nullptr) return Status::Unsupported(codecs.error);
   // The declaration's own type, so that a change of signature fails to compile here.
-  static_assert(std::is_same_v<decltype(static_cast<cv::Mat (*)(cv::InputArray, int)>(&cv::imdecode)),
-                               ImDecodeFunction>);
+  static_assert(
+      std::is_same_v<decltype(static_cast<cv::Mat (*)(cv::InputArray, int)>(&cv::imdecode)), ImDecodeFunction>);
   *bgr = codecs.imdecode(encoded, cv::IMREAD_COLOR);
   return Status::OK();
 }

@@ -108,7 +108,11 @@ class ObjectStoreOutputEnv final : public Env {
   Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) override {
     std::string name, local;
     if (!Inside(path, &name)) return base_->ReadFile(path, max_bytes, contents);
-    if (LocalCopy(name, &local)) return base_->ReadFile(local, max_bytes, contents);
+    if (LocalCopy(name, &local)) {
+      const Status s = base_->ReadFile(local, max_bytes, contents);
+      // An uploader may have removed the staged copy since: then the store has it.
+      if (s.code() != Status::Code::kNotFound || !InStore(name)) return s;
+    }
     if (!InStore(name)) return Status::NotFound(path + " does not exist");
     std::lock_guard<std::mutex> lock(http_mu_);
     S3ObjectStore store(location_, http_.get());
@@ -147,7 +151,7 @@ class ObjectStoreOutputEnv final : public Env {
   Status GetFileSize(const std::string& path, uint64_t* size) override {
     std::string name, local;
     if (!Inside(path, &name)) return base_->GetFileSize(path, size);
-    if (LocalCopy(name, &local)) return base_->GetFileSize(local, size);
+    if (LocalCopy(name, &local) && base_->GetFileSize(local, size).ok()) return Status::OK();
     std::lock_guard<std::mutex> lock(mu_);
     const auto it = remote_.find(name);
     if (it == remote_.end()) return Status::NotFound(path + " does not exist");
@@ -327,7 +331,7 @@ class ObjectStoreOutputEnv final : public Env {
   Status UploadLast(const std::string& name, const std::string& staged) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return (queue_.empty() && in_flight_.empty()) || !error_.ok(); });
+      cv_.wait(lock, [&] { return (queue_.empty() && in_flight_.empty() && reserved_ == 0) || !error_.ok(); });
       if (!error_.ok()) {
         lock.unlock();
         (void)base_->RemoveFile(staged);
