@@ -48,7 +48,7 @@ Status Convert(const std::string& location, const std::string& out, const PackOp
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
   std::unique_ptr<Env> output_env;  // OUT in an object store
-  SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out, format, env, &output_env, &env));
+  SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out, format, options.env, &output_env, &env));
   SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, in, out, options.force, options.resume || options.partitions > 1));
   return RunPackPipeline(env, input.get(), in, out, options, result);
 }

@@ -35,7 +35,6 @@ Status CheckSamePack(const Part& first, const Part& part) {
 
 Status Merge(const std::string& out, Env* env, MergeResult* result) {
   *result = MergeResult();
-  if (env == nullptr) env = Env::Default();
   std::unique_ptr<Env> output_env;  // OUT in an object store
   SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out, nullptr, env, &output_env, &env));
   std::vector<DirEntry> entries;

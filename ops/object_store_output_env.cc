@@ -51,7 +51,7 @@ class ObjectStoreOutputEnv final : public Env {
         location_(std::move(location)),
         http_options_(http_options),
         staging_(std::move(staging)),
-        http_(NewCurlHttpClient(http_options)) {
+        http_(NewHttpClient()) {
     for (int i = 0; i < std::max(1, options_.uploads); ++i) threads_.emplace_back([this] { UploadLoop(); });
   }
 
@@ -200,10 +200,7 @@ class ObjectStoreOutputEnv final : public Env {
     // (a journal) never replaces the bytes being uploaded.
     const std::string staged = JoinPath(staging_, kUploadPrefix + std::to_string(next_upload_++) + "-" + to_name);
     const UploadOrder order = OrderOf(to_name);
-    if (order == UploadOrder::kLast) {
-      SHARDPACK_RETURN_IF_ERROR(base_->RenameFile(Local(from_name), staged));
-      return UploadLast(to_name, staged);
-    }
+    if (order == UploadOrder::kLast) return UploadLast(Local(from_name), to_name, staged);
     SHARDPACK_RETURN_IF_ERROR(ReserveRoom());
     const Status s = base_->RenameFile(Local(from_name), staged);
     if (!s.ok()) {
@@ -327,17 +324,19 @@ class ObjectStoreOutputEnv final : public Env {
     return Status::OK();
   }
 
-  // The manifest: every upload finished, then this one, here.
-  Status UploadLast(const std::string& name, const std::string& staged) {
+  // The manifest: every upload finished, then this one, here. It is staged (moved from `from`)
+  // only then, so that it never adds to the published files on local disk.
+  Status UploadLast(const std::string& from, const std::string& name, const std::string& staged) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return (queue_.empty() && in_flight_.empty() && reserved_ == 0) || !error_.ok(); });
       if (!error_.ok()) {
         lock.unlock();
-        (void)base_->RemoveFile(staged);
+        (void)base_->RemoveFile(from);
         return error_;
       }
     }
+    SHARDPACK_RETURN_IF_ERROR(base_->RenameFile(from, staged));
     uint64_t size = 0;
     Status s;
     {
@@ -363,8 +362,12 @@ class ObjectStoreOutputEnv final : public Env {
     return queue_.end();
   }
 
+  std::unique_ptr<HttpClient> NewHttpClient() const {
+    return options_.new_http_client ? options_.new_http_client(http_options_) : NewCurlHttpClient(http_options_);
+  }
+
   void UploadLoop() {
-    std::unique_ptr<HttpClient> http = NewCurlHttpClient(http_options_);
+    std::unique_ptr<HttpClient> http = NewHttpClient();
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
       cv_.wait(lock, [&] { return stop_ || (error_.ok() && NextReady() != queue_.end()); });
@@ -490,8 +493,8 @@ Status NewObjectStoreOutputEnv(const std::string& out, Env* base, const ObjectSt
   return Status::OK();
 }
 
-Status OutputEnvFor(const std::string& out, const Format* format, Env* base, std::unique_ptr<Env>* holder, Env** env) {
-  *env = base;
+Status OutputEnvFor(const std::string& out, const Format* format, Env* given, std::unique_ptr<Env>* holder, Env** env) {
+  *env = given != nullptr ? given : Env::Default();
   if (!IsRemoteLocation(out)) return Status::OK();
   if (out.rfind("s3://", 0) != 0) {
     return Status::InvalidArgument(out +
@@ -505,7 +508,9 @@ Status OutputEnvFor(const std::string& out, const Format* format, Env* base, std
                                    "or pack wds or raw into " +
                                    out);
   }
-  SHARDPACK_RETURN_IF_ERROR(NewObjectStoreOutputEnv(out, base, ObjectStoreOutputOptionsFromEnvironment(), holder));
+  if (given != nullptr) return Status::OK();
+  SHARDPACK_RETURN_IF_ERROR(
+      NewObjectStoreOutputEnv(out, Env::Default(), ObjectStoreOutputOptionsFromEnvironment(), holder));
   *env = holder->get();
   return Status::OK();
 }

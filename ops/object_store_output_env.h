@@ -18,10 +18,12 @@
 // other processes' uploads after that are not seen (parts never need each other's files).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "formats/common/format.h"
+#include "ground/http_client.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 
@@ -35,6 +37,9 @@ struct ObjectStoreOutputOptions {
   int uploads = 2;
   // Where the staging folder is made: $SHARDPACK_STAGING, else $TMPDIR, else /tmp.
   std::string staging_parent;
+  // Makes the HTTP client of each uploader (and one for the caller's calls); empty: libcurl's. The
+  // seam through which tests serve the S3 API themselves and delay or fail requests.
+  std::function<std::unique_ptr<HttpClient>(const HttpOptions&)> new_http_client;
 };
 ObjectStoreOutputOptions ObjectStoreOutputOptionsFromEnvironment();
 
@@ -44,9 +49,11 @@ ObjectStoreOutputOptions ObjectStoreOutputOptionsFromEnvironment();
 Status NewObjectStoreOutputEnv(const std::string& out, Env* base, const ObjectStoreOutputOptions& options,
                                std::unique_ptr<Env>* env);
 
-// The Env through which a run writes OUT: `base` itself for a local folder; for s3:// a new
-// object-store Env (options from the environment), held in *holder. http(s):// is refused (it is
-// read-only), and so is a format (`format`; nullptr for merge) that does not write through its Env.
-Status OutputEnvFor(const std::string& out, const Format* format, Env* base, std::unique_ptr<Env>* holder, Env** env);
+// The Env through which a run writes OUT: the caller's (`given`, which then serves OUT as it is:
+// tests give an object-store Env of their own) or Env::Default() for a local folder; for s3:// with
+// no Env given, a new object-store Env (options from the environment) over Env::Default(), held in
+// *holder. http(s):// is refused (it is read-only), and so is an object store for a format
+// (`format`; nullptr for merge) that does not write through its Env.
+Status OutputEnvFor(const std::string& out, const Format* format, Env* given, std::unique_ptr<Env>* holder, Env** env);
 
 }  // namespace shardpack

@@ -16,7 +16,7 @@ Status Pack(const std::string& src, const std::string& out, const PackOptions& o
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
   std::unique_ptr<Env> output_env;  // OUT in an object store
-  SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out, format, env, &output_env, &env));
+  SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out, format, options.env, &output_env, &env));
   // Parts share OUT: each finds its own files there (Packer), never the others'.
   SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, src, out, options.force, options.resume || options.partitions > 1));
   std::unique_ptr<PackInput> input;
