@@ -70,6 +70,12 @@ class ObjectStoreOutputEnv final : public Env {
     ::rmdir(staging_.c_str());
   }
 
+  // Whether this Env's output folder is `out` (as a user may write it, with a trailing slash).
+  bool serves(std::string out) const {
+    while (out.size() > 5 && out.back() == '/') out.pop_back();
+    return out == out_;
+  }
+
   // Lists OUT in the store: what exists there before this run wrote anything.
   Status ListStore() {
     S3Listing listing;
@@ -508,9 +514,9 @@ Status OutputEnvFor(const std::string& out, const Format* format, Env* given, st
                                    "or pack wds or raw into " +
                                    out);
   }
-  if (given != nullptr) return Status::OK();
-  SHARDPACK_RETURN_IF_ERROR(
-      NewObjectStoreOutputEnv(out, Env::Default(), ObjectStoreOutputOptionsFromEnvironment(), holder));
+  const auto* own = dynamic_cast<const ObjectStoreOutputEnv*>(*env);
+  if (own != nullptr && own->serves(out)) return Status::OK();
+  SHARDPACK_RETURN_IF_ERROR(NewObjectStoreOutputEnv(out, *env, ObjectStoreOutputOptionsFromEnvironment(), holder));
   *env = holder->get();
   return Status::OK();
 }

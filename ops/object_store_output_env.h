@@ -49,11 +49,11 @@ ObjectStoreOutputOptions ObjectStoreOutputOptionsFromEnvironment();
 Status NewObjectStoreOutputEnv(const std::string& out, Env* base, const ObjectStoreOutputOptions& options,
                                std::unique_ptr<Env>* env);
 
-// The Env through which a run writes OUT: the caller's (`given`, which then serves OUT as it is:
-// tests give an object-store Env of their own) or Env::Default() for a local folder; for s3:// with
-// no Env given, a new object-store Env (options from the environment) over Env::Default(), held in
-// *holder. http(s):// is refused (it is read-only), and so is an object store for a format
-// (`format`; nullptr for merge) that does not write through its Env.
+// The Env through which a run writes OUT: the caller's (`given`; nullptr: Env::Default()) for a
+// local folder; for s3://, a new object-store Env over it (options from the environment), held in
+// *holder, unless `given` is already one for OUT (NewObjectStoreOutputEnv; tests make their own).
+// http(s):// is refused (it is read-only), and so is an object store for a format (`format`;
+// nullptr for merge) that does not write through its Env.
 Status OutputEnvFor(const std::string& out, const Format* format, Env* given, std::unique_ptr<Env>* holder, Env** env);
 
 }  // namespace shardpack

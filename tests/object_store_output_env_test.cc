@@ -2,20 +2,21 @@
 // store served in memory through the HttpClient seam, so that uploads can be slowed, failed and
 // watched one by one; the ThreadSanitizer stage of scripts/test.sh runs it too. The same Env against
 // a real S3-protocol server, signed and checked: tests/interop/s3_output_test.py.
+#include "ops/object_store_output_env.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <chrono>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
-#include <set>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
-#include "ops/object_store_output_env.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {
@@ -66,8 +67,8 @@ class MemoryS3 {
       Object object{"", upload.xxh64};
       int expected = 1;
       for (const auto& [number, bytes] : upload.parts) {
-        if (number != expected++ || request.body.find("<ETag>\"part" + std::to_string(number) + "\"</ETag>") ==
-                                        std::string_view::npos) {
+        if (number != expected++ ||
+            request.body.find("<ETag>\"part" + std::to_string(number) + "\"</ETag>") == std::string_view::npos) {
           return Status::InvalidArgument("bad part list for " + key);
         }
         object.bytes += bytes;
@@ -163,9 +164,11 @@ class MemoryS3 {
         folders.insert(key.substr(0, slash + 1));
         continue;
       }
-      response->body += "<Contents><Key>" + key + "</Key><Size>" + std::to_string(object.bytes.size()) + "</Size></Contents>";
+      response->body +=
+          "<Contents><Key>" + key + "</Key><Size>" + std::to_string(object.bytes.size()) + "</Size></Contents>";
     }
-    for (const std::string& f : folders) response->body += "<CommonPrefixes><Prefix>" + f + "</Prefix></CommonPrefixes>";
+    for (const std::string& f : folders)
+      response->body += "<CommonPrefixes><Prefix>" + f + "</Prefix></CommonPrefixes>";
     response->body += "</ListBucketResult>";
     return Status::OK();
   }
@@ -261,8 +264,9 @@ class ObjectStoreOutputTest : public testing::DatasetTest {
     if (request.method == "PUT" && query.empty() && state) {
       const nlohmann::json j = nlohmann::json::parse(request.body);
       for (const nlohmann::json& shard : j.at("shardlist")) {
-        for (const std::string& file : {shard.at("url").get<std::string>(), shard.at("index").at("file").get<std::string>(),
-                                        shard.at("sample_table").at("file").get<std::string>()}) {
+        for (const std::string& file :
+             {shard.at("url").get<std::string>(), shard.at("index").at("file").get<std::string>(),
+              shard.at("sample_table").at("file").get<std::string>()}) {
           if (!store_.Has("data/local/" + file)) Violation(key + " went up before " + file);
         }
       }
@@ -292,10 +296,11 @@ class ObjectStoreOutputTest : public testing::DatasetTest {
   std::atomic<int> manifests_{0};
 };
 
-
 TEST_F(ObjectStoreOutputTest, APackUploadedInPartsEqualsALocalPackAndKeepsItsOrder) {
   fs::create_directories(dir_.Sub("staging"));
-  store_.before = [this](const HttpRequest& r, const std::string& k, const std::string& q) { return CheckOrder(r, k, q); };
+  store_.before = [this](const HttpRequest& r, const std::string& k, const std::string& q) {
+    return CheckOrder(r, k, q);
+  };
   ASSERT_TRUE(PackIntoStore().ok());
   EXPECT_EQ(Stored(), local_);  // manifest included; no journal left
   EXPECT_EQ(violations(), std::vector<std::string>());
@@ -329,7 +334,9 @@ TEST_F(ObjectStoreOutputTest, AShardThatCannotBeUploadedStopsThePackAndResumeFin
   // Resumed without the fault: the same dataset, and the kept shards were not uploaded again.
   std::map<std::string, int> puts;
   for (const std::string& f : kept) puts[f] = store_.Requests("POST data/local/" + f + "?uploads");
-  store_.before = [this](const HttpRequest& r, const std::string& k, const std::string& q) { return CheckOrder(r, k, q); };
+  store_.before = [this](const HttpRequest& r, const std::string& k, const std::string& q) {
+    return CheckOrder(r, k, q);
+  };
   const Status resumed = PackIntoStore(/*resume=*/true);
   ASSERT_TRUE(resumed.ok()) << resumed.message();
   EXPECT_EQ(Stored(), local_);

@@ -66,8 +66,8 @@ struct PackOptions {
   // shards named "<prefix>-p<part>-000000..." and cut as a one-node pack cuts them; the samples
   // (keys, labels, bytes, order) equal the one-node pack's, the shard boundaries differ.
   bool partition_by_count = true;
-  // nullptr: Env::Default(), and for an s3:// OUT an Env that uploads (docs/distributed.md). An Env
-  // given here serves every path as it is, OUT included.
+  // nullptr: Env::Default(). An s3:// OUT is written through an Env that uploads
+  // (docs/distributed.md), over this one.
   Env* env = nullptr;
   // Called from one thread at a time, about every 100 ms and once at the end. May be empty.
   std::function<void(const PackProgress&)> on_progress;
