@@ -20,6 +20,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Whether this is the sanitizer stage of scripts/test.sh (SHARDPACK_TEST_SANITIZED=1), where every
+// process runs several times slower: the tests that run the CLI many times do fewer runs there
+// (Release runs them all).
+bool Sanitized() {
+  const char* v = std::getenv("SHARDPACK_TEST_SANITIZED");
+  return v != nullptr && std::string(v) == "1";
+}
+
 // Runs argv; returns the raw wait status.
 int RunCommand(const std::vector<std::string>& args, std::string* output = nullptr) {
   std::string cmd = "exec ";  // the status is then the program's own, not a shell's
@@ -91,11 +99,10 @@ TEST_P(ResumeTest, KilledAnywhereThenResumedEqualsAnUninterruptedRun) {
   ASSERT_EQ(Difference(Files(Out("count")), reference), "");  // the driver packs what the command line does
   const uint64_t operations = std::stoull(output.substr(output.find("operations ") + 11));
   ASSERT_GT(operations, GetParam() == "lmdb" ? 4u : 20u);
-  // About 40 kill points spread over the run (SHARDPACK_TEST_KILL_POINTS: the sanitizer stage of
-  // scripts/test.sh takes fewer, its runs being slower), and every one of the last 12 operations (the
-  // last shard, the manifest, the journal's removal).
-  const char* spread_env = std::getenv("SHARDPACK_TEST_KILL_POINTS");
-  const uint64_t spread = spread_env != nullptr ? std::max(1, std::atoi(spread_env)) : 40;
+  // About 40 kill points spread over the run (10 under the sanitizers, whose runs are slower: see
+  // Sanitized()), and every one of the last 12 operations (the last shard, the manifest, the
+  // journal's removal).
+  const uint64_t spread = Sanitized() ? 10 : 40;
   std::vector<uint64_t> points;
   for (uint64_t k = 1; k + 12 <= operations; k += std::max<uint64_t>(1, operations / spread)) points.push_back(k);
   for (uint64_t k = operations - 11; k <= operations; ++k) points.push_back(k);
@@ -157,8 +164,10 @@ TEST_P(ResumeTest, KilledByATimerThenResumedEqualsAnUninterruptedRun) {
 class CtrlCTest : public ResumeTest {};
 
 TEST_P(CtrlCTest, CtrlCOrSigtermStopsCleanlyAndSaysHowToResume) {
-  // A bigger tree, decoded in full, so that the pack is still running when the signal comes.
-  for (int i = 0; i < 400; ++i) {
+  // A bigger tree, decoded in full, so that the pack is still running when the signal comes (the
+  // sanitizers' slower decode needs fewer images for that).
+  const int big = Sanitized() ? 150 : 400;
+  for (int i = 0; i < big; ++i) {
     testing::WriteFile(src() + "/c3/big" + std::to_string(i) + ".jpg",
                        testing::MakeImage(ImageFormat::kJpeg, 200, 150, uint64_t(i)));
   }

@@ -68,8 +68,8 @@ for name, flags in FLAGS.items():
     references[name] = local_files(out)
 
 with S3Store(s3rver, os.path.join(work, "store")) as store:
-    # Parts of 8 KiB: every shard goes up as a multipart upload (of 2 to 4 parts).
-    env = store.client_env(SHARDPACK_S3_PART_SIZE="8192", SHARDPACK_S3_UPLOADS="2", SHARDPACK_STAGING=staging,
+    # Parts of 16 KiB: every shard goes up as a multipart upload (in 2 parts).
+    env = store.client_env(SHARDPACK_S3_PART_SIZE="16384", SHARDPACK_S3_UPLOADS="2", SHARDPACK_STAGING=staging,
                            SHARDPACK_CACHE=os.path.join(work, "cache"), SHARDPACK_HTTP_ATTEMPTS="3")
     most_staged = [0]
 
