@@ -39,8 +39,6 @@ UploadOrder OrderOf(const std::string& name) {
   return UploadOrder::kAny;
 }
 
-bool EndsWithTmp(const std::string& name) { return EndsWith(name, ".tmp"); }
-
 class ObjectStoreOutputEnv final : public Env {
  public:
   ObjectStoreOutputEnv(std::string out, Env* base, ObjectStoreOutputOptions options, S3Location location,
@@ -201,7 +199,7 @@ class ObjectStoreOutputEnv final : public Env {
     const bool from_inside = Inside(from, &from_name), to_inside = Inside(to, &to_name);
     if (!from_inside && !to_inside) return base_->RenameFile(from, to);
     if (!from_inside || !to_inside) return Status::Unsupported("cannot move " + from + " to " + to);
-    if (EndsWithTmp(to_name)) return base_->RenameFile(Local(from_name), Local(to_name));
+    if (EndsWith(to_name, ".tmp")) return base_->RenameFile(Local(from_name), Local(to_name));
     // A name of its own for the upload, so that a newer version published under the same name
     // (a journal) never replaces the bytes being uploaded.
     const std::string staged = JoinPath(staging_, kUploadPrefix + std::to_string(next_upload_++) + "-" + to_name);
@@ -402,16 +400,19 @@ class ObjectStoreOutputEnv final : public Env {
   // Uploads the local file `local` as PREFIX/name, whole or in parts, with its XXH64 as metadata.
   Status UploadFile(HttpClient* http, const std::string& name, const std::string& local, uint64_t* size) {
     S3ObjectStore store(location_, http);
+    const auto failed = [&](const Status& s) { return s.WithPrefix("uploading " + out_ + "/" + name + ": "); };
+    SHARDPACK_RETURN_IF_ERROR(base_->GetFileSize(local, size));
+    if (*size <= options_.part_size) {  // one PUT: the bytes are read once, hashed in memory
+      std::string bytes;
+      SHARDPACK_RETURN_IF_ERROR(base_->ReadFile(local, options_.part_size, &bytes));
+      *size = bytes.size();
+      const Status s = store.Put(name, bytes, ChecksumHex(Xxh64(bytes)));
+      return s.ok() ? s : failed(s);
+    }
+    // The checksum goes with the multipart upload's start, so a large file is read twice.
     uint64_t xxh64 = 0;
     SHARDPACK_RETURN_IF_ERROR(ChecksumFile(base_, local, &xxh64, size));
     const std::string hex = ChecksumHex(xxh64);
-    const auto failed = [&](const Status& s) { return s.WithPrefix("uploading " + out_ + "/" + name + ": "); };
-    if (*size <= options_.part_size) {
-      std::string bytes;
-      SHARDPACK_RETURN_IF_ERROR(base_->ReadFile(local, *size, &bytes));
-      const Status s = store.Put(name, bytes, hex);
-      return s.ok() ? s : failed(s);
-    }
     std::unique_ptr<RandomAccessFile> file;
     SHARDPACK_RETURN_IF_ERROR(base_->NewRandomAccessFile(local, &file));
     std::string upload_id;

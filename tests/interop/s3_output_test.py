@@ -5,7 +5,7 @@ that shards go up in parts:
 - wds and raw packed into s3://, downloaded with awscli, equal a local pack byte for byte (every
   file), and `verify` of the s3:// URL passes; local disk held at most SHARDPACK_S3_UPLOADS
   published files at every upload, and the staging folder is gone afterwards;
-- uploads that fail now and then (HTTP 503) are retried: the dataset is still byte-identical;
+- uploads that fail now and then (HTTP 503 on the first attempt of every third object or part) are retried: the dataset is still byte-identical;
 - a shard whose uploads keep failing stops the pack with an error naming it; the store then holds
   no manifest, and its journal lists only shards that are there; --resume without the fault
   finishes it byte-identical, without uploading those shards again; a journaled shard replaced by
@@ -95,19 +95,24 @@ with S3Store(s3rver, os.path.join(work, "store")) as store:
     check(os.listdir(staging) == [], f"staging folders left: {os.listdir(staging)}")
     store.on_request = None
 
-    # Uploads failing now and then (every third PUT answers 503): retried, same bytes.
-    puts = [0]
+    # Uploads failing now and then: the first attempt of every third PUT target (object or part)
+    # answers 503; retried, same bytes. Counting targets, not requests, keeps the test independent
+    # of how the concurrent uploads interleave (a global "every third request" could hit one
+    # object's three attempts in a row and exhaust its retries).
+    seen = {}
 
     def every_third_put(method, path):
-        if method == "PUT":
-            puts[0] += 1
-            return 503 if puts[0] % 3 == 0 else None
-        return None
+        if method != "PUT":
+            return None
+        first = path not in seen
+        seen.setdefault(path, len(seen) + 1)
+        return 503 if first and seen[path] % 3 == 0 else None
 
     store.fault = every_third_put
     r = run(["pack", src, f"s3://{BUCKET}/flaky/wds", "--no-sync", "--quiet"] + FLAGS["wds"], env)
     store.fault = None
     check(r.returncode == 0, f"pack through failing uploads: {r.stderr}")
+    check(len(seen) >= 3, f"only {len(seen)} PUT targets: no upload was made to fail")
     got = store.download("flaky/wds", os.path.join(work, "dl-flaky"))
     check(differences(got, references["wds"]) == [], f"flaky uploads: {differences(got, references['wds'])}")
 
