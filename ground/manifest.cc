@@ -62,8 +62,10 @@ nlohmann::json ManifestToJson(const Manifest& m) {
       entry["side_files"] = json::array();
       for (const SideFile& f : s.side_files) entry["side_files"].push_back(SideFileToJson(f));
     }
+    if (!s.fields.empty()) entry["fields"] = s.fields;
     shardlist.push_back(std::move(entry));
   }
+  const std::map<std::string, uint64_t> fields = FieldCounts(m);
   json skipped = json::array();
   for (const SkippedFile& f : m.skipped) skipped.push_back(json{{"path", f.path}, {"reason", f.reason}});
   json j{{"name", m.name},
@@ -78,6 +80,7 @@ nlohmann::json ManifestToJson(const Manifest& m) {
          {"options", json::parse(m.options_json, nullptr, /*allow_exceptions=*/false)},
          {"shardlist", shardlist},
          {"skipped", skipped}};
+  if (!fields.empty()) j["fields"] = fields;  // written only when there are some: older manifests stay as they were
   if (m.wids_shard_list) {
     j["__kind__"] = "wids-shard-index-v1";
     j["wids_version"] = 1;
@@ -122,6 +125,9 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
         e.side_files.emplace_back();
         SideFileFromJson(f, &e.side_files.back());
       }
+      const json fields = s.value("fields", json::object());
+      if (!fields.is_object()) throw std::invalid_argument("\"fields\" of " + e.file + " is not an object");
+      for (const auto& item : fields.items()) e.fields[item.key()] = UnsignedAt(fields, item.key().c_str(), e.samples);
       m->shards.push_back(std::move(e));
     }
     for (const json& f : j.value("skipped", json::array())) {
@@ -131,6 +137,14 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
     return Status::DataLoss(std::string("manifest is malformed: ") + e.what());
   }
   return Status::OK();
+}
+
+std::map<std::string, uint64_t> FieldCounts(const Manifest& manifest) {
+  std::map<std::string, uint64_t> total;
+  for (const ShardEntry& shard : manifest.shards) {
+    for (const auto& [field, count] : shard.fields) total[field] += count;
+  }
+  return total;
 }
 
 Status ManifestOptions(const Manifest& manifest, nlohmann::json* options) {

@@ -46,4 +46,19 @@ std::vector<std::string> UniquePathKeys(const std::vector<std::string>& relpaths
   return keys;
 }
 
+std::string FieldNameProblem(const std::string& name) {
+  if (name.empty() || name.size() > kMaxFieldNameLength) {
+    return "field name '" + name + "' is not 1 to " + std::to_string(kMaxFieldNameLength) + " bytes long";
+  }
+  for (char c : name) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    if (!ok) return "field name '" + name + "' has a character outside A-Z a-z 0-9 _ - .";
+  }
+  if (name.front() == '.' || name.back() == '.' || name.find("..") != std::string::npos) {
+    return "field name '" + name + "' starts or ends with '.' or has '..'";
+  }
+  return "";
+}
+
 }  // namespace shardpack

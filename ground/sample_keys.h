@@ -14,6 +14,15 @@ namespace shardpack {
 
 inline constexpr size_t kMaxKeyLength = 90;
 
+// Field names (a sample's other files: "txt", "json", "seg.png") are 1 to kMaxFieldNameLength
+// bytes of [A-Za-z0-9_.-], neither starting nor ending with '.' and without "..". A member name
+// "<key>.<field>" must still fit in 100 bytes; the pack pipeline skips a sample whose would not.
+inline constexpr size_t kMaxFieldNameLength = 16;
+inline constexpr size_t kMaxMemberNameLength = 100;
+
+// Empty when `name` is a valid field name, else why not (for a skip report).
+std::string FieldNameProblem(const std::string& name);
+
 enum class KeyScheme {
   kIndex,  // the zero-padded global sample index: "000000042"
   kPath,   // derived from the relative source path: "n01440764_n01440764_10026"

@@ -25,8 +25,11 @@ std::vector<uint32_t> PackOrder(size_t n, bool shuffle, uint64_t seed) {
 Status FileTreeInput::Open(Env* env, const std::string& src, const PackOptions& options,
                            std::unique_ptr<PackInput>* input) {
   if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
+  if (!options.list_file.empty() && options.layout != SourceLayout::kImageNet) {
+    return Status::InvalidArgument("--layout applies to a scanned SRC; a --list names its samples itself");
+  }
   std::unique_ptr<FileTreeInput> in(new FileTreeInput(env, src, options.max_sample_bytes));
-  SHARDPACK_RETURN_IF_ERROR(options.list_file.empty() ? ScanSourceTree(env, src, &in->tree_)
+  SHARDPACK_RETURN_IF_ERROR(options.list_file.empty() ? ScanSourceTree(env, src, options.layout, &in->tree_)
                                                       : ReadSourceList(env, options.list_file, &in->tree_));
   in->order_ = PackOrder(in->tree_.files.size(), options.shuffle, options.seed);
   if (options.path_keys) {
@@ -48,16 +51,44 @@ Status FileTreeInput::Next(PackItem* item, bool* done) {
   item->key = path_keys_.empty() ? std::string() : path_keys_[next_];
   item->extra = nullptr;
   item->loaded = false;
+  item->fields.resize(keep_fields_ ? f.fields.size() : 0);
+  item->field_relpaths.resize(item->fields.size());
+  for (size_t i = 0; i < item->fields.size(); ++i) {
+    item->fields[i].name = f.fields[i].name;
+    item->field_relpaths[i] = f.fields[i].relpath;
+  }
   ++next_;
   return Status::OK();
 }
 
-Status FileTreeInput::Load(PackItem* item) const {
-  Status s = env_->ReadFile(JoinPath(src_, item->relpath), max_bytes_, &item->bytes);
-  if (s.code() == Status::Code::kInvalidArgument) {
-    return Status::InvalidArgument("file is larger than --max-sample-bytes (" + std::to_string(max_bytes_) + " bytes)");
+std::vector<SkippedFile> FileTreeInput::initial_skips() const {
+  std::vector<SkippedFile> skips = tree_.skipped;
+  if (keep_fields_) return skips;
+  for (const SourceFile& f : tree_.files) {
+    for (const SourceField& field : f.fields) {
+      skips.push_back({field.relpath,
+                       "not packed: this output format keeps only a sample's image (--format wds keeps "
+                       "its other files too)"});
+    }
   }
-  return s;
+  return skips;
+}
+
+// Reads the image, then its fields from the files Next() named.
+Status FileTreeInput::Load(PackItem* item) const {
+  const auto read = [&](const std::string& relpath, std::string* bytes) {
+    Status s = env_->ReadFile(JoinPath(src_, relpath), max_bytes_, bytes);
+    if (s.code() == Status::Code::kInvalidArgument) {
+      return Status::InvalidArgument((relpath == item->relpath ? std::string("file") : relpath) +
+                                     " is larger than --max-sample-bytes (" + std::to_string(max_bytes_) + " bytes)");
+    }
+    return s.ok() || relpath == item->relpath ? s : s.WithPrefix(relpath + ": ");
+  };
+  SHARDPACK_RETURN_IF_ERROR(read(item->relpath, &item->bytes));
+  for (size_t i = 0; i < item->fields.size(); ++i) {
+    SHARDPACK_RETURN_IF_ERROR(read(item->field_relpaths[i], &item->fields[i].data));
+  }
+  return Status::OK();
 }
 
 }  // namespace shardpack

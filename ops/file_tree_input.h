@@ -1,5 +1,7 @@
 // FileTreeInput: the image files of a source folder (scanned, or named by a --list file) as a
-// PackInput, in sorted or shuffled order, with index or path keys.
+// PackInput, in sorted or shuffled order, with index or path keys. A sample's other files
+// (ops/source_scan.h) travel as its fields when the output format stores them, and are reported
+// as not packed when it does not.
 #pragma once
 
 #include <memory>
@@ -18,7 +20,8 @@ class FileTreeInput final : public PackInput {
 
   const std::vector<std::string>& class_names() const override { return tree_.class_names; }
   std::vector<std::string> empty_classes() const override { return tree_.empty_classes; }
-  std::vector<SkippedFile> initial_skips() const override { return tree_.skipped; }
+  std::vector<SkippedFile> initial_skips() const override;
+  void KeepFields(bool keep) override { keep_fields_ = keep; }
   uint64_t expected() const override { return tree_.files.size(); }
   Status Next(PackItem* item, bool* done) override;
   Status Load(PackItem* item) const override;
@@ -34,6 +37,7 @@ class FileTreeInput final : public PackInput {
   std::vector<uint32_t> order_;
   std::vector<std::string> path_keys_;  // by position; empty for index keys
   size_t next_ = 0;
+  bool keep_fields_ = true;
 };
 
 }  // namespace shardpack

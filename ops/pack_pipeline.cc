@@ -267,6 +267,13 @@ class Packer {
     // A part's keys count from its first item, so that they are the whole pack's.
     const uint64_t first_key = part_ ? part_->plan.begin : 0;
     const std::string key = item->key.empty() ? IndexKey(first_key + tally_.samples()) : item->key;
+    for (const SampleField& f : item->fields) {
+      if (key.size() + 1 + f.name.size() > kMaxMemberNameLength) {
+        return tally_.Skip({item->relpath, "member name " + key + "." + f.name + " is longer than " +
+                                               std::to_string(kMaxMemberNameLength) +
+                                               " bytes; use --key index or a shorter field name"});
+      }
+    }
     const std::vector<std::string>& classes = input_->class_names();
     Sample sample;
     sample.key = key;
@@ -278,6 +285,7 @@ class Packer {
     sample.bytes = item->bytes;
     sample.bytes_xxh64 = item->bytes_xxh64;
     sample.pixels = &item->pixels;
+    if (!item->fields.empty()) sample.fields = &item->fields;
     SHARDPACK_RETURN_IF_ERROR(writer_->Add(sample));
     // Adding this sample published the shard before it: journal that shard, which holds everything
     // up to (not including) this item.
@@ -325,6 +333,7 @@ Status RunPackPipeline(Env* env, PackInput* input, const std::string& source, co
   *result = PackResult();
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
+  input->KeepFields(format->stores_fields());
   if (options.partitions <= 1) return Packer(input, source, out, options, env, *format, nullptr).Run(result);
   if (input->expected() == 0) {
     return Status::InvalidArgument(

@@ -17,6 +17,8 @@ nlohmann::json PackOptionsJson(const Format& format, const PackOptions& o) {
                       {"check", o.decode_check ? "decode" : "header"},
                       {"max_sample_bytes", o.max_sample_bytes},
                       {"max_pixels", o.max_pixels}};
+  // Only when not the default, so that the manifests of packs without it stay as they were.
+  if (o.layout == SourceLayout::kSamples) j["layout"] = "samples";
   format.AddManifestOptions(o, &j);
   return j;
 }

@@ -52,6 +52,7 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
           {"width", PercentilesToJson(s.width)},
           {"height", PercentilesToJson(s.height)},
           {"image_formats", s.image_formats},
+          {"fields", s.fields},
           {"classes", classes},
           {"unlabelled", s.unlabelled}};
 }

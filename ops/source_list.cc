@@ -73,7 +73,7 @@ Status ReadSourceList(Env* env, const std::string& list_path, SourceTree* tree) 
       ParseLabel(label_text, &label);
     else
       label = index.at(label_text);
-    tree->files.push_back({std::move(path), label});
+    tree->files.push_back({std::move(path), label, {}});
   }
   return Status::OK();
 }

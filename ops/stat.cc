@@ -45,6 +45,7 @@ Status Stat(const std::string& location, Env* env, DatasetStats* stats) {
   stats->shards = manifest.shards.size();
   stats->bytes = manifest.bytes;
   stats->skipped = manifest.skipped.size();
+  stats->fields = FieldCounts(manifest);
   for (size_t i = 0; i < manifest.classes.size(); ++i) {
     stats->classes.push_back({manifest.classes[i], static_cast<int32_t>(i), 0});
   }

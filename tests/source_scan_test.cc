@@ -18,7 +18,7 @@ TEST(ScanSourceTree, ClassFoldersInSortedOrderGiveLabels) {
   WriteFile(d.Sub("ant/sub/3.jpg"), "x");
   WriteFile(d.Sub("Moose/4.jpg"), "x");
   SourceTree t;
-  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), &t).ok());
+  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), SourceLayout::kImageNet, &t).ok());
   EXPECT_EQ(t.class_names, (std::vector<std::string>{"Moose", "ant", "zebra"}));
   ASSERT_EQ(t.files.size(), 4u);
   EXPECT_EQ(t.files[0].relpath, "Moose/4.jpg");
@@ -35,7 +35,7 @@ TEST(ScanSourceTree, NoClassFoldersMeansUnlabelled) {
   WriteFile(d.Sub("b.png"), "x");
   WriteFile(d.Sub("a.jpg"), "x");
   SourceTree t;
-  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), &t).ok());
+  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), SourceLayout::kImageNet, &t).ok());
   EXPECT_TRUE(t.class_names.empty());
   ASSERT_EQ(t.files.size(), 2u);
   EXPECT_EQ(t.files[0].relpath, "a.jpg");
@@ -47,7 +47,7 @@ TEST(ScanSourceTree, LooseFileNextToClassFoldersIsSkipped) {
   WriteFile(d.Sub("cat/1.jpg"), "x");
   WriteFile(d.Sub("stray.jpg"), "x");
   SourceTree t;
-  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), &t).ok());
+  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), SourceLayout::kImageNet, &t).ok());
   ASSERT_EQ(t.skipped.size(), 1u);
   EXPECT_EQ(t.skipped[0].path, "stray.jpg");
   EXPECT_EQ(t.skipped[0].reason,
@@ -60,7 +60,7 @@ TEST(ScanSourceTree, EmptyClassKeepsItsLabel) {
   std::filesystem::create_directories(d.Sub("b"));
   WriteFile(d.Sub("c/1.jpg"), "x");
   SourceTree t;
-  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), &t).ok());
+  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), SourceLayout::kImageNet, &t).ok());
   EXPECT_EQ(t.class_names, (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(t.empty_classes, (std::vector<std::string>{"b"}));
   EXPECT_EQ(t.files[1].label, 2);
@@ -72,7 +72,7 @@ TEST(ScanSourceTree, HiddenEntriesAreIgnored) {
   WriteFile(d.Sub(".git/objects/x.jpg"), "x");
   WriteFile(d.Sub("a/1.jpg"), "x");
   SourceTree t;
-  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), &t).ok());
+  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), SourceLayout::kImageNet, &t).ok());
   EXPECT_EQ(t.class_names, (std::vector<std::string>{"a"}));
   ASSERT_EQ(t.files.size(), 1u);
   EXPECT_TRUE(t.skipped.empty());
@@ -84,7 +84,7 @@ TEST(ScanSourceTree, SymlinkLoopIsReportedNotFollowedForever) {
   ASSERT_EQ(::symlink("..", d.Sub("a/up").c_str()), 0);
   ASSERT_EQ(::symlink(".", d.Sub("a/self").c_str()), 0);
   SourceTree t;
-  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), &t).ok());
+  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), SourceLayout::kImageNet, &t).ok());
   ASSERT_EQ(t.files.size(), 1u);
   ASSERT_EQ(t.skipped.size(), 2u);
   EXPECT_EQ(t.skipped[0].path, "a/self");
@@ -97,7 +97,7 @@ TEST(ScanSourceTree, InvalidUtf8NameIsSkippedAndEscaped) {
   WriteFile(d.Sub("a/ok.jpg"), "x");
   WriteFile(d.Sub("a/bad\xff.jpg"), "x");
   SourceTree t;
-  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), &t).ok());
+  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), SourceLayout::kImageNet, &t).ok());
   ASSERT_EQ(t.files.size(), 1u);
   ASSERT_EQ(t.skipped.size(), 1u);
   EXPECT_EQ(t.skipped[0].path, "a/bad\\xFF.jpg");
@@ -106,8 +106,74 @@ TEST(ScanSourceTree, InvalidUtf8NameIsSkippedAndEscaped) {
 
 TEST(ScanSourceTree, MissingRootFails) {
   SourceTree t;
-  Status s = ScanSourceTree(Env::Default(), "/nonexistent/shardpack", &t);
+  Status s = ScanSourceTree(Env::Default(), "/nonexistent/shardpack", SourceLayout::kImageNet, &t);
   EXPECT_EQ(s.message(), "cannot list /nonexistent/shardpack: No such file or directory");
+}
+
+// Files sharing an image's name up to the first dot join its sample as fields, named by the rest.
+TEST(ScanSourceTree, SidecarsJoinTheirImageInTheImageNetLayout) {
+  TempDir d;
+  WriteFile(d.Sub("dog/0001.jpg"), "x");
+  WriteFile(d.Sub("dog/0001.txt"), "x");
+  WriteFile(d.Sub("dog/0001.seg.png"), "x");
+  WriteFile(d.Sub("dog/0001.cls"), "x");        // the folder is the class
+  WriteFile(d.Sub("dog/0001.meta.json"), "x");  // reserved
+  WriteFile(d.Sub("dog/0001.a b"), "x");        // not a field name
+  WriteFile(d.Sub("dog/0002.jpg"), "x");
+  WriteFile(d.Sub("dog/0002.png"), "x");  // two images: two samples, as before fields
+  WriteFile(d.Sub("dog/0003.txt"), "x");  // no image: a sample of its own (pack skips it: not an image)
+  WriteFile(d.Sub("dog/00010.jpg"), "x");
+  SourceTree t;
+  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), SourceLayout::kImageNet, &t).ok());
+  ASSERT_EQ(t.files.size(), 5u);
+  EXPECT_EQ(t.files[0].relpath, "dog/0001.jpg");
+  ASSERT_EQ(t.files[0].fields.size(), 2u);
+  EXPECT_EQ(t.files[0].fields[0].name, "seg.png");
+  EXPECT_EQ(t.files[0].fields[0].relpath, "dog/0001.seg.png");
+  EXPECT_EQ(t.files[0].fields[1].name, "txt");
+  EXPECT_EQ(t.files[0].fields[1].relpath, "dog/0001.txt");
+  EXPECT_EQ(t.files[1].relpath, "dog/00010.jpg");  // '.' sorts before '0'
+  EXPECT_EQ(t.files[2].relpath, "dog/0002.jpg");
+  EXPECT_TRUE(t.files[2].fields.empty());
+  EXPECT_EQ(t.files[3].relpath, "dog/0002.png");
+  EXPECT_EQ(t.files[4].relpath, "dog/0003.txt");
+  ASSERT_EQ(t.skipped.size(), 3u);
+  EXPECT_EQ(t.skipped[0].path, "dog/0001.a b");
+  EXPECT_EQ(t.skipped[0].reason, "field name 'a b' has a character outside A-Z a-z 0-9 _ - .");
+  EXPECT_EQ(t.skipped[1].path, "dog/0001.cls");
+  EXPECT_EQ(t.skipped[1].reason, "the class comes from the folder; a .cls file beside an image is not packed");
+  EXPECT_EQ(t.skipped[2].path, "dog/0001.meta.json");
+  EXPECT_EQ(t.skipped[2].reason, "field name 'meta.json' is reserved for shardpack's metadata; rename the file");
+}
+
+TEST(ScanSourceTree, SamplesLayoutGroupsFilesInEveryFolderWithoutClasses) {
+  TempDir d;
+  WriteFile(d.Sub("a/0001.JPEG"), "x");
+  WriteFile(d.Sub("a/0001.cls"), "x");
+  WriteFile(d.Sub("a/0001.json"), "x");
+  WriteFile(d.Sub("a/b/0001.png"), "x");
+  WriteFile(d.Sub("a/b/0001.webp"), "x");  // a second image
+  WriteFile(d.Sub("a/b/0002.txt"), "x");   // no image
+  WriteFile(d.Sub("top.bmp"), "x");
+  SourceTree t;
+  ASSERT_TRUE(ScanSourceTree(Env::Default(), d.path(), SourceLayout::kSamples, &t).ok());
+  EXPECT_TRUE(t.class_names.empty());
+  ASSERT_EQ(t.files.size(), 3u);
+  EXPECT_EQ(t.files[0].relpath, "a/0001.JPEG");
+  EXPECT_EQ(t.files[0].label, -1);
+  ASSERT_EQ(t.files[0].fields.size(), 2u);
+  EXPECT_EQ(t.files[0].fields[0].name, "cls");
+  EXPECT_EQ(t.files[0].fields[1].name, "json");
+  EXPECT_EQ(t.files[1].relpath, "a/b/0001.png");
+  EXPECT_TRUE(t.files[1].fields.empty());
+  EXPECT_EQ(t.files[2].relpath, "top.bmp");
+  ASSERT_EQ(t.skipped.size(), 2u);
+  EXPECT_EQ(t.skipped[0].path, "a/b/0001.webp");
+  EXPECT_EQ(t.skipped[0].reason,
+            "a second image of sample 'a/b/0001'; a sample has one image (name a mask like "
+            "0001.seg.png)");
+  EXPECT_EQ(t.skipped[1].path, "a/b/0002.txt");
+  EXPECT_EQ(t.skipped[1].reason, "sample 'a/b/0002' has no image (a .jpg, .jpeg, .png, .webp or .bmp file)");
 }
 
 TEST(Utf8, ValidatesAndEscapes) {

@@ -32,14 +32,27 @@ namespace {
 // "1 shard", "3 shards".
 std::string Count(uint64_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
+// " txt 99.8% (998), seg.png 100% (1000)": how many samples have each field.
+std::string FieldCoverage(const std::map<std::string, uint64_t>& fields, uint64_t samples) {
+  std::string out;
+  for (const auto& [name, n] : fields) {
+    char share[32];
+    double percent = samples ? 100.0 * double(n) / double(samples) : 0.0;
+    if (n != samples && percent > 99.9) percent = 99.9;  // never "100.0%" for a field some samples lack
+    std::snprintf(share, sizeof(share), n == samples ? "%.0f%%" : "%.1f%%", percent);
+    out += std::string(out.empty() ? " " : ", ") + name + " " + share + " (" + std::to_string(n) + ")";
+  }
+  return out;
+}
+
 int Fail(const char* command, const Status& s) {
   std::fprintf(stderr, "%s failed: %s\n", command, s.message().c_str());
   return 1;
 }
 
 struct PackFlags {
-  std::string src, out, format = "wds", compress = "none", shard_size = "512MB", max_sample_bytes = "256MiB",
-                        keys = "index", check = "header", crop, partition;
+  std::string src, out, format = "wds", compress = "none", shard_size = "512MB", max_sample_bytes = "256MiB", keys,
+                        check = "header", crop, partition, layout = "imagenet";
   uint32_t partitions = 0;
   bool samples_per_shard_given = false;  // --partition cuts shards by count only then
   bool quiet = false, json = false, no_sync = false;
@@ -63,7 +76,9 @@ Status ParseOutputFlags(PackFlags& f) {
     f.options.crop_height = h;
     f.options.crop_width = w;
   }
-  f.options.path_keys = f.keys == "path";
+  f.options.layout = f.layout == "samples" ? SourceLayout::kSamples : SourceLayout::kImageNet;
+  // Keys carry a sample's folder by default where folders are not classes.
+  f.options.path_keys = f.keys == "path" || (f.keys.empty() && f.options.layout == SourceLayout::kSamples);
   f.options.decode_check = f.check == "decode";
   f.options.sync = !f.no_sync;
   if (!f.partition.empty()) {
@@ -120,6 +135,8 @@ int RunPack(PackFlags& f, bool convert) {
               Count(m.samples, "sample").c_str(), Count(m.shards.size(), "shard").c_str(), FormatBytes(m.bytes).c_str(),
               f.out.c_str(), result.seconds, result.seconds > 0 ? result.bytes_read / 1e6 / result.seconds : 0.0,
               Count(m.skipped.size(), "file").c_str(), m.skipped.empty() ? "" : " (listed in manifest.json)");
+  const std::map<std::string, uint64_t> fields = FieldCounts(m);
+  if (!fields.empty()) std::printf("fields:%s\n", FieldCoverage(fields, m.samples).c_str());
   return 0;
 }
 
@@ -224,6 +241,7 @@ int RunStat(const std::string& dir, bool json, size_t top) {
   std::string formats;
   for (const auto& [name, n] : st.image_formats) formats += " " + name + " " + std::to_string(n);
   std::printf("formats     %s\n", formats.c_str());
+  if (!st.fields.empty()) std::printf("fields      %s\n", FieldCoverage(st.fields, st.samples).c_str());
   if (st.classes.empty()) {
     std::printf("classes      none (unlabelled)\n");
     return 0;
@@ -264,6 +282,13 @@ void AddPackOptions(CLI::App* pack, PackFlags& pf) {
   pack->add_option("--seed", pf.options.seed, "Seed for --shuffle")->capture_default_str();
   pack->add_option("--key", pf.keys, "Sample keys: index (zero-padded sample number) or path (from the relative path)")
       ->check(CLI::IsMember({"index", "path"}))
+      ->default_str("index; path with --layout samples");
+  pack->add_option("--layout", pf.layout,
+                   "How SRC's files form samples: imagenet (one folder per class; files sharing an image's name up to "
+                   "the first dot, e.g. 0001.txt beside 0001.jpg, join its sample) or samples (no classes; in any "
+                   "folder, files sharing a name up to the first dot form a sample: 0001.jpg, 0001.txt, "
+                   "0001.seg.png)")
+      ->check(CLI::IsMember({"imagenet", "samples"}))
       ->capture_default_str();
   AddOutputOptions(pack, pf);
 }

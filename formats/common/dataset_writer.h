@@ -19,6 +19,13 @@
 
 namespace shardpack {
 
+// A file of a sample besides its image: a caption ("txt"), annotations ("json"), a mask
+// ("seg.png"). `name` is the field name WebDataset gives it (the member name after the key's dot).
+struct SampleField {
+  std::string name;
+  std::string data;  // the file's bytes, untouched
+};
+
 // One sample on its way into a dataset. The writer copies what it keeps; views stay the caller's.
 struct Sample {
   std::string_view key;         // unique, no '.' or '/' (lib/sample_keys.h)
@@ -35,6 +42,9 @@ struct Sample {
   // Metadata carried over from a converted dataset (its key, json and txt fields); formats that
   // keep per-sample metadata store it under "source". nullptr when none.
   const nlohmann::json* extra = nullptr;
+  // The sample's other files, sorted by name, for formats that store them (Format::stores_fields);
+  // nullptr when none.
+  const std::vector<SampleField>* fields = nullptr;
 };
 
 // XXH64 of sample.bytes, computed only when the sample does not carry it.

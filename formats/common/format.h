@@ -61,6 +61,10 @@ class Format {
   virtual Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_bytes,
                                   std::unique_ptr<PackInput>* input) const;
 
+  // Whether the writer stores Sample::fields (a sample's caption, annotations, mask). Formats
+  // that do not are never given any: the inputs report those files as not packed.
+  virtual bool stores_fields() const { return false; }
+
   // --- reading ---
 
   // Random access to the dataset in `dir`, described by `manifest`.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/common/dataset_writer.h"
 #include "shardpack/image.h"
 #include "shardpack/manifest.h"
 #include "shardpack/status.h"
@@ -22,11 +23,13 @@ struct PackItem {
   size_t position = 0;  // in pack order
   std::string relpath;  // where it came from, for reports and metadata
   int32_t label = -1;
-  std::string key;                      // empty: the pipeline assigns the index key
-  nlohmann::json extra;                 // metadata carried over from a converted dataset; null when none
-  std::string bytes;                    // the encoded image
-  std::optional<uint64_t> bytes_xxh64;  // of `bytes`, for formats that record it per sample
-  bool loaded = false;                  // bytes filled by Next()
+  std::string key;                          // empty: the pipeline assigns the index key
+  nlohmann::json extra;                     // metadata carried over from a converted dataset; null when none
+  std::string bytes;                        // the encoded image
+  std::vector<SampleField> fields;          // its other files, sorted by name (Load() fills the data)
+  std::vector<std::string> field_relpaths;  // file inputs: where Load() reads each of `fields`
+  std::optional<uint64_t> bytes_xxh64;      // of `bytes`, for formats that record it per sample
+  bool loaded = false;                      // bytes filled by Next()
   ImageInfo info;
   DecodedImage pixels;  // raw format: decoded and transformed
   Status status;        // a problem with this sample: it is skipped and reported
@@ -39,6 +42,10 @@ class PackInput {
   virtual std::vector<std::string> empty_classes() const { return {}; }
   // Inputs found unusable before the pipeline started (scan-time skips).
   virtual std::vector<SkippedFile> initial_skips() const { return {}; }
+  // Called once before anything else by the pipeline: whether the output format stores a
+  // sample's files besides its image (Format::stores_fields). When it does not, the input leaves
+  // PackItem::fields empty and reports the files it would have put there.
+  virtual void KeepFields(bool keep) { (void)keep; }
   // How many samples to expect, for progress; 0 when unknown.
   virtual uint64_t expected() const = 0;
   // Fills the identity of the next sample (and its bytes for streaming inputs); *done at the end.

@@ -72,6 +72,7 @@ class WdsFormatImpl final : public Format {
     return WdsDatasetReader::OpenShards(env, paths, reader);
   }
   bool reads_shard_lists() const override { return true; }
+  bool stores_fields() const override { return true; }
 
   void VerifyShard(Env* env, const std::string& dir, const Manifest& manifest, size_t shard,
                    const VerifyOptions& options, ShardCheck* check) const override {

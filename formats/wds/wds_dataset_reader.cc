@@ -2,6 +2,7 @@
 
 #include "formats/common/shard_file.h"
 #include "formats/wds/dali_index.h"
+#include "formats/wds/wds_naming.h"
 #include "ground/sample_table.h"
 #include "ground/side_file.h"
 
@@ -33,8 +34,12 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
       }
       if (image == nullptr) return Status::DataLoss(shard.file + ": sample " + table[i].key + " has no image member");
       WdsSampleLocation e{table[i].key, table[i].label, table[i].format, image->offset, image->size};
+      // The metadata: "meta.json" where the sample's own files include a "json", else "json".
+      bool meta_json = false;
       for (const DaliIndexMember& m : index[i]) {
-        if (m.ext == "json") e.json_offset = m.offset, e.json_size = m.size;
+        if (m.ext == kWdsMetaJsonField || (m.ext == "json" && !meta_json))
+          e.json_offset = m.offset, e.json_size = m.size;
+        meta_json = meta_json || m.ext == kWdsMetaJsonField;
       }
       SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.offset, e.size, shard_bytes));
       SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.json_offset, e.json_size, shard_bytes));

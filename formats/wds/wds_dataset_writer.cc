@@ -6,6 +6,7 @@
 
 #include "formats/common/sample_metadata.h"
 #include "formats/wds/tar_format.h"
+#include "formats/wds/wds_naming.h"
 #include "ground/side_file.h"
 
 namespace shardpack {
@@ -48,7 +49,15 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
   if (sample.label >= 0) members.push_back({key + ".cls", "cls", label});
   const std::string image_ext = ImageExtension(sample.image.format);
   members.push_back({key + "." + image_ext, image_ext, sample.bytes});
-  members.push_back({key + ".json", "json", json});
+  // The metadata member is "json" unless the sample's own files claim that name.
+  const bool has_json_field =
+      sample.fields != nullptr &&
+      std::any_of(sample.fields->begin(), sample.fields->end(), [](const SampleField& f) { return f.name == "json"; });
+  const std::string meta_ext = has_json_field ? kWdsMetaJsonField : "json";
+  members.push_back({key + "." + meta_ext, meta_ext, json});
+  if (sample.fields != nullptr) {
+    for (const SampleField& f : *sample.fields) members.push_back({key + "." + f.name, f.name, f.data});
+  }
   std::sort(members.begin(), members.end(),
             [](const PendingMember& a, const PendingMember& b) { return a.name < b.name; });
 
@@ -74,6 +83,9 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
   record.size = tar_->size() - record.offset;
   record.xxh64 = tar_->range_checksum();
   index_.AddSample(index_entry);
+  if (sample.fields != nullptr) {
+    for (const SampleField& f : *sample.fields) ++field_counts_[f.name];
+  }
   sample_table_ += FormatSampleRecord(record);
   CountSample();
   return Status::OK();
@@ -88,6 +100,7 @@ Status WdsDatasetWriter::OpenShard(uint64_t index) {
   tar_ = std::make_unique<TarShardWriter>(std::move(file));
   index_ = DaliIndexBuilder();
   sample_table_ = kSampleTableHeader;
+  field_counts_.clear();
   return Status::OK();
 }
 
@@ -96,6 +109,7 @@ Status WdsDatasetWriter::OpenShard(uint64_t index) {
 Status WdsDatasetWriter::CloseShard(ShardEntry* entry) {
   entry->file = shard_file_;
   entry->samples = index_.samples();
+  entry->fields = field_counts_;
   SHARDPACK_RETURN_IF_ERROR(tar_->Finish(sync_));
   entry->bytes = tar_->size();
   entry->xxh64 = ChecksumHex(tar_->checksum());

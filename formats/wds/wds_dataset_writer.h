@@ -1,12 +1,15 @@
 // WdsDatasetWriter: writes WebDataset tar shards with their DALI index and sample table.
 //
 // Each sample becomes adjacent members "<key>.cls" (labelled datasets only), "<key>.<image ext>"
-// holding the original bytes, and "<key>.json", in name order (as `tar --sort=name` would write
-// them). A shard is written as "<name>.tmp" and renamed to its final name once complete, after its
-// index and sample table; a new shard starts when the next sample would push the current one past
-// shard_size_bytes or it holds samples_per_shard samples.
+// holding the original bytes, "<key>.<field>" for each of its other files (a caption "txt", a
+// mask "seg.png"), and shardpack's metadata "<key>.json", in name order (as `tar --sort=name` would
+// write them). A sample whose own files include "json" (annotations) keeps that name for them, and
+// its metadata moves to "<key>.meta.json" (docs/formats/wds.md). A shard is written as "<name>.tmp" and renamed to its
+// final name once complete, after its index and sample table; a new shard starts when the next sample would push the
+// current one past shard_size_bytes or it holds samples_per_shard samples.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +50,7 @@ class WdsDatasetWriter final : public ShardedDatasetWriter {
   std::string shard_file_;
   DaliIndexBuilder index_;
   std::string sample_table_;
+  std::map<std::string, uint64_t> field_counts_;  // of the open shard
 };
 
 }  // namespace shardpack

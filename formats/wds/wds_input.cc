@@ -1,5 +1,7 @@
 #include "formats/wds/wds_input.h"
 
+#include <algorithm>
+
 #include "formats/wds/wds_naming.h"
 #include "ground/checksum.h"
 #include "ground/sample_keys.h"
@@ -58,8 +60,8 @@ Status WdsInput::NextMember(Member* m, bool* end) {
     m->shard = shard_;
     m->data.clear();
     const std::string ext_lower = LowerExtension(m->ext);
-    if (WdsImageFormat(ext_lower) != ImageFormat::kUnknown || ext_lower == "cls" || ext_lower == "json" ||
-        ext_lower == "txt") {
+    if (keep_fields_ || WdsImageFormat(ext_lower) != ImageFormat::kUnknown || ext_lower == "cls" ||
+        ext_lower == "json" || ext_lower == "txt") {
       SHARDPACK_RETURN_IF_ERROR(reader_->ReadData(max_member_bytes_, &m->data));
     }
     *end = false;
@@ -81,6 +83,18 @@ std::string WdsInput::OutputKey(const std::string& key) {
   return candidate;
 }
 
+// The metadata member of a shardpack sample: "meta.json" when the sample has one, else "json"
+// (formats/wds/wds_naming.h). Third-party samples have none: every member is theirs.
+const WdsInput::Member* WdsInput::MetadataMember(const std::vector<Member>& members) const {
+  if (!own_format_) return nullptr;
+  const Member* json = nullptr;
+  for (const Member& m : members) {
+    if (m.ext == kWdsMetaJsonField) return &m;
+    if (m.ext == "json") json = &m;
+  }
+  return json;
+}
+
 void WdsInput::Emit(std::vector<Member>& members, PackItem* item) {
   const std::string shard = BaseName(shard_paths_[members.front().shard]);
   const std::string& key = members.front().key;
@@ -89,15 +103,37 @@ void WdsInput::Emit(std::vector<Member>& members, PackItem* item) {
   item->extra = nullptr;
   item->loaded = true;
   item->bytes.clear();
+  item->fields.clear();
+  item->field_relpaths.clear();
+  const Member* metadata = MetadataMember(members);
   nlohmann::json json_field, txt_field;
-  bool have_image = false;
+  const Member* image = nullptr;
   for (Member& m : members) {
     const std::string ext = LowerExtension(m.ext);
-    if (WdsImageFormat(ext) != ImageFormat::kUnknown && !have_image) {
+    if (WdsImageFormat(ext) != ImageFormat::kUnknown && (image == nullptr || keep_fields_)) {
+      if (image != nullptr) {
+        item->status = Status::Corrupt("sample has two images (" + image->name + ", " + m.name +
+                                       "); shardpack keeps one image per sample");
+        return;
+      }
+      image = &m;
       item->bytes.swap(m.data);
-      have_image = true;
     } else if (ext == "cls") {
       if (!ParseClsField(m.data, &item->label)) item->label = -1;
+    } else if (&m == metadata) {
+      json_field = nlohmann::json::parse(m.data, nullptr, false);
+    } else if (keep_fields_) {
+      std::string problem = FieldNameProblem(m.ext);
+      if (problem.empty() && m.ext == kWdsMetaJsonField)
+        problem = "field name 'meta.json' is reserved for shardpack's metadata";
+      for (const SampleField& f : item->fields) {
+        if (f.name == m.ext) problem = "member " + m.name + " appears twice in the sample";
+      }
+      if (!problem.empty()) {
+        item->status = Status::Corrupt(problem + "; the sample is not converted");
+        return;
+      }
+      item->fields.push_back({m.ext, std::move(m.data)});
     } else if (ext == "json") {
       json_field = nlohmann::json::parse(m.data, nullptr, false);
       if (json_field.is_discarded()) json_field = m.data;
@@ -105,19 +141,22 @@ void WdsInput::Emit(std::vector<Member>& members, PackItem* item) {
       txt_field = m.data;
     }
   }
+  std::sort(item->fields.begin(), item->fields.end(),
+            [](const SampleField& a, const SampleField& b) { return a.name < b.name; });
   if (own_format_) {
     item->key = key;
     if (json_field.is_object() && json_field.contains("path") && json_field["path"].is_string()) {
       item->relpath = json_field["path"].get<std::string>();
     }
   } else {
+    // Without fields kept, a third-party sample's caption and annotations go into the metadata.
     item->key = OutputKey(key);
     nlohmann::json extra = {{"shard", shard}, {"key", key}};
     if (!json_field.is_null()) extra["json"] = json_field;
     if (!txt_field.is_null()) extra["txt"] = txt_field;
     item->extra = std::move(extra);
   }
-  if (!have_image) item->status = Status::Corrupt("sample has no image member (jpg, jpeg, png, webp, bmp)");
+  if (image == nullptr) item->status = Status::Corrupt("sample has no image member (jpg, jpeg, png, webp, bmp)");
 }
 
 Status WdsInput::NotAdjacent(const Member& m) const {

@@ -5,7 +5,10 @@
 // member name up to the first '.' of its base name); its image is the member with extension jpg,
 // jpeg, png, webp or bmp (any case), its label the integer in `.cls`. Members of one key that are not
 // adjacent, absolute or '..' member names, and links or device entries stop the conversion with an
-// error naming shard and member. A sample without an image is skipped and reported.
+// error naming shard and member. A sample without an image, or with two, is skipped and reported.
+// When the output format stores fields, every other member (caption, annotations, mask) is kept
+// byte for byte as a field of the same name; otherwise a third-party sample's .json and .txt go
+// into its metadata, as before fields existed.
 #pragma once
 
 #include <memory>
@@ -31,6 +34,7 @@ class WdsInput final : public PackInput {
   const std::vector<std::string>& class_names() const override { return classes_; }
   uint64_t expected() const override { return expected_; }
   Status Next(PackItem* item, bool* done) override;
+  void KeepFields(bool keep) override { keep_fields_ = keep; }
 
  private:
   struct Member {
@@ -40,6 +44,7 @@ class WdsInput final : public PackInput {
   // Reads the next member worth keeping into *m (skipping directories); *end at the end of all shards.
   Status NextMember(Member* m, bool* end);
   void Emit(std::vector<Member>& members, PackItem* item);
+  const Member* MetadataMember(const std::vector<Member>& members) const;
   Status NotAdjacent(const Member& m) const;
   std::string OutputKey(const std::string& key);
 
@@ -49,7 +54,8 @@ class WdsInput final : public PackInput {
   uint64_t expected_;
   bool own_format_;
   uint64_t max_member_bytes_;
-  size_t shard_ = 0;  // index of the shard being read
+  bool keep_fields_ = false;  // every member besides image, class and metadata becomes a field
+  size_t shard_ = 0;          // index of the shard being read
   std::unique_ptr<TarShardReader> reader_;
   std::unordered_set<std::string> done_keys_;  // keys finished in the current shard
   std::unordered_set<uint64_t> used_keys_;     // hashes of output keys, for uniqueness

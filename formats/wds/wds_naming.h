@@ -11,6 +11,11 @@
 
 namespace shardpack {
 
+// shardpack's per-sample metadata is the member "<key>.json", or "<key>.meta.json" in a sample
+// whose own files include a "json" field (annotations): a reader that finds "meta.json" takes the
+// metadata from it and "json" as the sample's field.
+inline constexpr const char* kWdsMetaJsonField = "meta.json";
+
 // The key and extension of a member name. False when the base name has no '.' or starts with one
 // (hidden files, which WebDataset readers ignore).
 bool SplitWdsMemberName(const std::string& name, std::string* key, std::string* ext);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct ShardEntry {
   SideFile index;     // DALI index (wds)
   SideFile sample_table;
   std::vector<SideFile> side_files;  // format-specific: labels, keys, offsets, shapes (raw)
+  // How many of its samples have each field besides the image, class and metadata (a caption
+  // "txt", annotations "json", a mask "seg.png"); empty when no sample has any.
+  std::map<std::string, uint64_t> fields;
 };
 
 struct Manifest {
@@ -66,6 +70,9 @@ inline constexpr char kManifestChecksumKey[] = "manifest_xxh64";
 
 // Writes dir/manifest.json atomically (temporary file, fsync, rename, directory fsync), with its
 // own checksum under kManifestChecksumKey.
+// The dataset's field counts: for each field, how many samples have it (the shards' sums).
+std::map<std::string, uint64_t> FieldCounts(const Manifest& manifest);
+
 Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest);
 // DataLoss when dir/manifest.json's content no longer matches its own checksum, or carries none
 // (every manifest of this version is written with one). Readers do not insist on it; verify

@@ -23,9 +23,16 @@ struct PackProgress {
   double elapsed_seconds = 0;
 };
 
+// How a scanned SRC's files form samples (docs/formats/source-layout.md).
+enum class SourceLayout {
+  kImageNet,  // class folders; files sharing an image's name before the first dot join it as fields
+  kSamples,   // no classes: files sharing a name before the first dot form a sample, in any folder
+};
+
 struct PackOptions {
   DatasetFormat format = DatasetFormat::kWebDataset;
-  std::string list_file;                    // pack the files listed here (path<TAB>label) instead of scanning
+  std::string list_file;  // pack the files listed here (path<TAB>label) instead of scanning
+  SourceLayout layout = SourceLayout::kImageNet;
   std::string prefix = "shard";             // shard file names: "<prefix>-000000.tar", ...
   uint64_t shard_size_bytes = 512'000'000;  // a new shard starts before one would exceed this
   uint64_t samples_per_shard = 100'000;     // ... or once it holds this many samples

@@ -34,6 +34,7 @@ struct DatasetStats {
   Percentiles width;
   Percentiles height;
   std::map<std::string, uint64_t> image_formats;  // "jpeg" -> samples
+  std::map<std::string, uint64_t> fields;         // "txt" -> samples that have a caption (the manifest's counts)
   std::vector<ClassCount> classes;                // in label order; empty when unlabelled
   uint64_t unlabelled = 0;
 };

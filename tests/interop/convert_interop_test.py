@@ -78,6 +78,7 @@ run = subprocess.run([shardpack, "convert", shards, out, "--quiet", "--no-sync"]
 check(run.returncode == 0, "convert exit %d: %s" % (run.returncode, run.stderr))
 manifest = json.load(open(os.path.join(out, "manifest.json")))
 check(manifest["samples"] == 12, "samples %d" % manifest["samples"])
+check(manifest.get("fields") == {"json": 12, "txt": 12}, "field counts %r" % manifest.get("fields"))
 seen = set()
 for entry in manifest["shardlist"]:
     with tarfile.open(os.path.join(out, entry["url"])) as tf:
@@ -85,14 +86,19 @@ for entry in manifest["shardlist"]:
     keys = sorted({n.split(".")[0] for n in members})
     for key in keys:
         check("/" not in key and "." not in key, "output key %r is not safe" % key)
-        meta = json.loads(members[key + ".json"])
+        # The sample's own .json keeps its name, so shardpack's metadata is its .meta.json.
+        meta = json.loads(members[key + ".meta.json"])
         original = meta["source"]["key"]
         data, label, caption = expected[original]
         image = members.get(key + ".jpg", members.get(key + ".png"))
         check(image == data, "%s: image bytes" % original)
         check(members[key + ".cls"] == str(label).encode(), "%s: label" % original)
-        check(meta["source"]["txt"] == caption, "%s: txt carried over" % original)
-        check(meta["source"]["json"]["i"] == list(expected).index(original), "%s: json carried over" % original)
+        check(members[key + ".txt"] == caption.encode(), "%s: txt member byte for byte" % original)
+        i = list(expected).index(original)
+        check(members[key + ".json"] == json.dumps({"i": i}).encode(), "%s: json member byte for byte" % original)
+        check(sorted(n[len(key):] for n in members if n.split(".")[0] == key) ==
+              sorted([".cls", "." + ("png" if image.startswith(b"\x89PNG") else "jpg"), ".json", ".meta.json", ".txt"]),
+              "%s: members" % original)
         seen.add(original)
 check(seen == set(expected), "every sample once: %d of %d" % (len(seen), len(expected)))
 check(subprocess.run([shardpack, "verify", out], capture_output=True).returncode == 0, "verify of converted output")
