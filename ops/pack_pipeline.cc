@@ -21,6 +21,7 @@
 #include "ops/pack_partition.h"
 #include "ops/pack_resume.h"
 #include "ops/pack_tally.h"
+#include "ops/sample_fields.h"
 #include "ops/worker_threads.h"
 #include "shardpack/image.h"
 
@@ -257,6 +258,8 @@ class Packer {
                                      std::to_string(options_.max_pixels));
       return;
     }
+    item->status = CheckSampleFields(*item);
+    if (!item->status.ok()) return;
     item->status = format_.PrepareSample(options_, item);
   }
 

@@ -84,15 +84,15 @@ std::string WdsInput::OutputKey(const std::string& key) {
 }
 
 // The metadata member of a shardpack sample: "meta.json" when the sample has one, else "json"
-// (formats/wds/wds_naming.h). Third-party samples have none: every member is theirs.
+// (formats/wds/wds_naming.h). In shards without a manifest only "meta.json" is taken for it (it is
+// shardpack's, and the output gets its own); a "json" there is the sample's.
 const WdsInput::Member* WdsInput::MetadataMember(const std::vector<Member>& members) const {
-  if (!own_format_) return nullptr;
   const Member* json = nullptr;
   for (const Member& m : members) {
     if (m.ext == kWdsMetaJsonField) return &m;
     if (m.ext == "json") json = &m;
   }
-  return json;
+  return own_format_ ? json : nullptr;
 }
 
 void WdsInput::Emit(std::vector<Member>& members, PackItem* item) {
@@ -121,7 +121,7 @@ void WdsInput::Emit(std::vector<Member>& members, PackItem* item) {
     } else if (ext == "cls") {
       if (!ParseClsField(m.data, &item->label)) item->label = -1;
     } else if (&m == metadata) {
-      json_field = nlohmann::json::parse(m.data, nullptr, false);
+      if (own_format_) json_field = nlohmann::json::parse(m.data, nullptr, false);
     } else if (keep_fields_) {
       std::string problem = FieldNameProblem(m.ext);
       if (problem.empty() && m.ext == kWdsMetaJsonField)

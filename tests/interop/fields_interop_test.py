@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""Samples with several files (issue 16), packed to wds and read back by independent readers.
+
+A generated tree of real JPEG images (encoded by Pillow) with UTF-8 captions (non-ASCII and empty
+ones too), JSON annotations on some samples and PNG masks whose pixels encode their coordinates,
+in nested folders (--layout samples) and beside the images of class folders (the imagenet
+layout). Checked against Python's tarfile and the WebDataset grouping rule (key up to the first
+dot of the base name), never against shardpack's own reader:
+- every member of every sample byte for byte, in name order and adjacent; the metadata member;
+- the manifest's field counts and stat's coverage line, computed here from the tree;
+- the DALI index lists every member at its tar offset;
+- output byte-identical with 1 and 2 threads; convert of the dataset keeps every member;
+- bad inputs (a mask of another size, a non-UTF-8 caption, JSON that does not parse, a second
+  image, a sample without an image) are skipped with a reason naming them;
+- a format without fields (lmdb) reports each caption as not packed.
+
+Usage: fields_interop_test.py SHARDPACK WORKDIR
+"""
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import tarfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks, fresh_folder  # noqa: E402
+
+from PIL import Image  # noqa: E402
+
+shardpack, work = sys.argv[1:3]
+fresh_folder(work)
+t = Checks("fields interop test")
+check = t.check
+rng = random.Random(16)
+
+
+def jpeg(width, height):
+    img = Image.new("RGB", (width, height))
+    img.putdata([((x * 5) % 256, (y * 3) % 256, rng.randrange(256)) for y in range(height) for x in range(width)])
+    buf = io.BytesIO()
+    img.save(buf, "JPEG", quality=85)
+    return buf.getvalue()
+
+
+def mask(width, height):
+    """A mask whose pixel at (x, y) is (x + 7 y) mod 256: a crop of it tells where it came from."""
+    img = Image.new("L", (width, height))
+    img.putdata([(x + 7 * y) % 256 for y in range(height) for x in range(width)])
+    buf = io.BytesIO()
+    img.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+
+def run(*args):
+    return subprocess.run([shardpack, *args], capture_output=True, text=True)
+
+
+def read_shards(out):
+    """Every sample of a wds dataset by the WebDataset rule: {key: {field: bytes}}, checking that a
+    sample's members are adjacent and in name order."""
+    manifest = json.load(open(os.path.join(out, "manifest.json")))
+    samples = {}
+    for entry in manifest["shardlist"]:
+        with tarfile.open(os.path.join(out, entry["url"])) as tf:
+            previous = None
+            for m in tf:
+                base = os.path.basename(m.name)
+                key = os.path.join(os.path.dirname(m.name), base.split(".")[0])
+                field = base.split(".", 1)[1]
+                if key != previous:
+                    check(key not in samples, f"{entry['url']}: members of {key} are not adjacent")
+                    samples[key], previous = {}, key
+                else:
+                    check(field > list(samples[key])[-1], f"{key}: {field} is not in name order")
+                samples[key][field] = tf.extractfile(m).read()
+    return manifest, samples
+
+
+# --- the samples layout: nested folders, each sample a group of files ---------------------------
+src = os.path.join(work, "src")
+captions = ["a dog on a beach", "ein Hund am Strand — schön", "", "犬", "two\nlines"]
+expected = {}  # relative image path -> {field: bytes}
+for i in range(24):
+    folder = f"part{i % 3}/{'deep/' if i % 4 == 0 else ''}"
+    width, height = 24 + (i % 5) * 4, 20 + (i % 3) * 4
+    fields = {"jpg": jpeg(width, height), "seg.png": mask(width, height)}
+    if i % 6 != 5:  # some samples have no caption
+        fields["txt"] = captions[i % len(captions)].encode("utf-8")
+    if i % 2 == 0:  # annotations on half of them
+        fields["json"] = json.dumps({"boxes": [[i, i, 8, 8]], "note": "ü"}, ensure_ascii=False).encode("utf-8")
+    stem = f"{folder}{i:04d}"
+    for field, data in fields.items():
+        write(os.path.join(src, f"{stem}.{field}"), data)
+    expected[stem] = fields
+# Bad inputs: each is reported, with its reason, and nothing of it is packed.
+write(os.path.join(src, "bad/0100.jpg"), jpeg(24, 20))
+write(os.path.join(src, "bad/0100.seg.png"), mask(20, 20))  # not the image's size
+write(os.path.join(src, "bad/0101.jpg"), jpeg(24, 20))
+write(os.path.join(src, "bad/0101.txt"), b"caf\xe9")  # Latin-1, not UTF-8
+write(os.path.join(src, "bad/0102.jpg"), jpeg(24, 20))
+write(os.path.join(src, "bad/0102.json"), b'{"boxes": [1, 2')  # does not parse
+write(os.path.join(src, "bad/0103.txt"), b"a caption without its image")
+write(os.path.join(src, "bad/0104.jpg"), jpeg(24, 20))
+write(os.path.join(src, "bad/0104.png"), jpeg(24, 20))  # a second image
+want_skipped = {
+    "bad/0100.jpg": "field seg.png is 20x20 pixels, its image 24x20; a mask must have its image's size",
+    "bad/0101.jpg": "field txt is not valid UTF-8 text",
+    "bad/0102.jpg": "field json is not valid JSON",
+    "bad/0103.txt": "sample 'bad/0103' has no image (a .jpg, .jpeg, .png, .webp or .bmp file)",
+    "bad/0104.png": "a second image of sample 'bad/0104'; a sample has one image (name a mask like 0104.seg.png)",
+}
+expected["bad/0104"] = {"jpg": open(os.path.join(src, "bad/0104.jpg"), "rb").read()}
+
+out = os.path.join(work, "out")
+r = run("pack", src, out, "--layout", "samples", "--samples-per-shard", "7", "--no-sync", "--threads", "2")
+check(r.returncode == 0, f"pack --layout samples: {r.stderr}")
+manifest, samples = read_shards(out)
+check(manifest["samples"] == len(expected), f"{manifest['samples']} samples, not {len(expected)}")
+check({s["path"]: s["reason"] for s in manifest["skipped"]} == want_skipped, f"skipped: {manifest['skipped']}")
+for path, reason in want_skipped.items():
+    check(f"skipped {path}: {reason}\n" in r.stderr, f"pack did not report {path}: {r.stderr!r}")
+
+counts = {}
+for fields in expected.values():
+    for field in fields:
+        if field != "jpg":
+            counts[field] = counts.get(field, 0) + 1
+check(manifest.get("fields") == counts, f"manifest fields {manifest.get('fields')} != {counts}")
+check(sum(sum(s.get("fields", {}).values()) for s in manifest["shardlist"]) == sum(counts.values()),
+      "the shards' field counts do not add up to the manifest's")
+
+# Keys are the relative path with '/' as '_' (path keys are the samples layout's default).
+by_path = {}
+for key, members in samples.items():
+    meta_field = "meta.json" if "meta.json" in members else "json"
+    meta = json.loads(members[meta_field])
+    stem = meta["path"].rsplit(".", 1)[0]
+    check(key == stem.replace("/", "_"), f"key {key} of {meta['path']}")
+    check(("json" in expected.get(stem, {})) == (meta_field == "meta.json"),
+          f"{key}: metadata in .{meta_field} although its json field is {'json' in expected.get(stem, {})}")
+    check("cls" not in members and meta["class"] is None, f"{key}: a samples-layout sample has no class")
+    by_path[stem] = {f: d for f, d in members.items() if f != meta_field}
+check(sorted(by_path) == sorted(expected), f"samples {sorted(by_path)} != {sorted(expected)}")
+for stem, fields in expected.items():
+    check(by_path.get(stem) == fields, f"{stem}: members differ from the source files")
+
+# The DALI index names every member at its data offset.
+for entry in manifest["shardlist"]:
+    with tarfile.open(os.path.join(out, entry["url"])) as tf:
+        tar_members = [(os.path.basename(m.name).split(".", 1)[1], m.offset_data, m.size) for m in tf]
+    lines = open(os.path.join(out, entry["index"]["file"])).read().split("\n")[1:]
+    indexed = []
+    for line in filter(None, lines):
+        parts = line.split()
+        indexed += [(parts[k], int(parts[k + 1]), int(parts[k + 2])) for k in range(0, len(parts), 4)]
+    check(indexed == tar_members, f"{entry['index']['file']} does not list every member of {entry['url']}")
+
+r = run("stat", out)
+share = lambda n: f"{100 * n / len(expected):.0f}%" if n == len(expected) else f"{100 * n / len(expected):.1f}%"
+want = "fields       " + ", ".join(f"{f} {share(n)} ({n})" for f, n in sorted(counts.items()))
+check(want in r.stdout.splitlines(), f"stat coverage: want {want!r} in {r.stdout!r}")
+r = run("verify", out)
+check(r.returncode == 0 and r.stdout.startswith("verify OK"), f"verify: {r.stdout} {r.stderr}")
+
+# One thread gives the same bytes as two.
+out1 = os.path.join(work, "out1")
+r = run("pack", src, out1, "--layout", "samples", "--samples-per-shard", "7", "--no-sync", "--quiet", "--threads", "1")
+for entry in manifest["shardlist"]:
+    same = open(os.path.join(out, entry["url"]), "rb").read() == open(os.path.join(out1, entry["url"]), "rb").read()
+    check(same, f"{entry['url']} differs between 1 and 2 threads")
+
+# convert keeps every member of every sample (shardpack's own dataset, and as third-party shards).
+for name, source in [("converted", out), ("converted-shards", os.path.join(out, "shard-000000.tar"))]:
+    conv = os.path.join(work, name)
+    r = run("convert", source, conv, "--no-sync", "--quiet")
+    check(r.returncode == 0, f"convert {name}: {r.stderr}")
+    _, again = read_shards(conv)
+    for key, members in again.items():
+        if name == "converted":
+            check(members == samples.get(key), f"{name}: {key} changed")
+        else:  # a third-party shard: its .json is its own, shardpack's metadata goes to .meta.json
+            theirs = {f: d for f, d in samples.get(key, {}).items()}
+            ours = {f: d for f, d in members.items() if f != "meta.json"}
+            if "meta.json" in theirs:
+                check(ours == {f: d for f, d in theirs.items() if f != "meta.json"}, f"{name}: {key} changed")
+            else:  # shardpack's own .json metadata became a field of the sample
+                check(ours == theirs, f"{name}: {key} changed")
+    check(len(again) == (len(samples) if name == "converted" else 7), f"{name}: {len(again)} samples")
+
+# --- the imagenet layout: captions beside the images of class folders ---------------------------
+inet = os.path.join(work, "imagenet")
+for c, cls in enumerate(["cat", "dog"]):
+    for i in range(3):
+        write(os.path.join(inet, cls, f"{i:04d}.jpg"), jpeg(16, 16))
+        write(os.path.join(inet, cls, f"{i:04d}.txt"), f"{cls} {i}")
+r = run("pack", inet, os.path.join(work, "inet-wds"), "--no-sync", "--quiet")
+_, inet_samples = read_shards(os.path.join(work, "inet-wds"))
+check(sorted(m["txt"] for m in inet_samples.values()) == sorted(f"{c} {i}".encode() for c in ["cat", "dog"]
+                                                                    for i in range(3)), "imagenet captions")
+check(all(m["cls"] in (b"0", b"1") and json.loads(m["json"])["class"] in ("cat", "dog") for m in inet_samples.values()),
+      "imagenet labels")
+for m in inet_samples.values():
+    check(m["txt"].decode().split()[0] == json.loads(m["json"])["class"], "a caption travels with its own image")
+
+r = run("pack", inet, os.path.join(work, "inet-lmdb"), "--format", "lmdb", "--no-sync")
+check(r.returncode == 0, f"pack lmdb: {r.stderr}")
+for cls in ["cat", "dog"]:
+    for i in range(3):
+        line = (f"skipped {cls}/{i:04d}.txt: not packed: this output format keeps only a sample's image "
+                f"(--format wds keeps its other files too)\n")
+        check(line in r.stderr, f"lmdb: the caption {cls}/{i:04d}.txt was not reported: {r.stderr!r}")
+
+sys.exit(t.finish())
