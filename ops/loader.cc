@@ -190,6 +190,26 @@ struct Loader::Impl {
     return Status::OK();
   }
 
+  // The requested fields of sample `index` into row i of batch->fields (rows of one batch are
+  // filled by different threads; none resizes the columns).
+  Status ReadFields(uint64_t index, uint32_t i, Batch* batch) {
+    thread_local std::string data;
+    const auto t0 = Clock::now();
+    for (size_t f = 0; f < options.fields.size(); ++f) {
+      bool present = false;
+      SHARDPACK_RETURN_IF_ERROR(reader->ReadField(index, options.fields[f], &data, &present));
+      if (present) {
+        batch->fields[f][i] = data;
+        bytes_read += data.size();
+      } else if (options.require_fields) {
+        return Status::InvalidArgument("sample " + batch->keys[i] + " (index " + std::to_string(index) +
+                                       ") has no field '" + options.fields[f] + "', and require_fields is set");
+      }
+    }
+    read_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+    return Status::OK();
+  }
+
   Status FillBatch(uint64_t epoch, uint64_t b, Slot* slot) {
     Batch& batch = slot->batch;
     batch.epoch = epoch;
@@ -198,6 +218,8 @@ struct Loader::Impl {
     batch.count = static_cast<uint32_t>(batch.indices.size());
     batch.labels.assign(batch.count, -1);
     batch.keys.resize(batch.count);
+    batch.fields.resize(options.fields.size());
+    for (std::vector<std::optional<std::string>>& column : batch.fields) column.assign(batch.count, std::nullopt);
     const size_t per_image = size_t(options.height) * options.width * 3;
     batch.image_bytes = per_image * batch.count;
     batch.images = slot->data;
@@ -209,7 +231,11 @@ struct Loader::Impl {
       HappensAfter(&start);
       uint8_t* out = slot->data + per_image * i;
       errors[i] = FillSample(epoch, batch.indices[i], out, &batch.labels[i], &batch.keys[i]);
-      if (!errors[i].ok()) std::memset(out, 0, per_image);
+      if (errors[i].ok() && !options.fields.empty()) errors[i] = ReadFields(batch.indices[i], i, &batch);
+      if (!errors[i].ok()) {
+        std::memset(out, 0, per_image);
+        for (std::vector<std::optional<std::string>>& column : batch.fields) column[i].reset();
+      }
       HappensBefore(&finish);
     };
     HappensBefore(&start);

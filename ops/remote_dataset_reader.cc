@@ -18,6 +18,9 @@ class RemoteDatasetReader final : public DatasetReader {
 
   Status Read(uint64_t index, ReadSample* out) const override { return reader_->Read(index, out); }
   Status ReadMetadata(uint64_t index, std::string* json) const override { return reader_->ReadMetadata(index, json); }
+  Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override {
+    return reader_->ReadField(index, name, data, present);
+  }
   bool wants_read_plan() const override { return true; }
   void PlanReads(std::vector<ShardUse> uses) override { store_->Plan(uses); }
   void ReachedPosition(uint64_t position) override { store_->Reached(position); }

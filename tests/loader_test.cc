@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
+#include <algorithm>
 #include <map>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -371,6 +372,111 @@ TEST_F(LoaderTest, BenchCountsImagesAndTellsWhetherTheLoaderKeepsUp) {
   o.epochs = 1;
   ASSERT_TRUE(RunLoaderBench(out(), o, &r).ok());
   EXPECT_TRUE(r.keeps_up) << r.consumer_wait_share;
+}
+
+// Captions beside the images: the loader delivers each with its own image, over shuffled epochs
+// and two ranks. A caption names its image's path, and path keys name it too, so the key is the
+// reference (not the loader's own indexing).
+class LoaderFieldsTest : public testing::DatasetTest {
+ protected:
+  void SetUp() override {
+    paths_ = MakeTree(3, 9);
+    for (size_t i = 0; i < paths_.size(); ++i) {
+      if (i % 4 == 3) continue;  // some images have no caption
+      const std::string stem = paths_[i].substr(0, paths_[i].find('.'));
+      WriteFile(src() + "/" + stem + ".txt", i % 5 == 0 ? "" : stem);
+    }
+  }
+  std::vector<std::string> paths_;
+};
+
+TEST_F(LoaderFieldsTest, EveryCaptionArrivesWithItsOwnImageAcrossRanksAndEpochs) {
+  PackOptions po = QuietOptions();
+  po.path_keys = true;
+  po.samples_per_shard = 5;
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), po, &r).ok());
+  size_t with_caption = 0, without = 0, empty = 0;
+  for (uint64_t epoch = 0; epoch < 2; ++epoch) {
+    std::set<std::string> seen;
+    for (uint32_t rank = 0; rank < 2; ++rank) {
+      LoaderOptions o;
+      o.sampler.batch_size = 4;
+      o.sampler.seed = 5;
+      o.sampler.rank = rank;
+      o.sampler.world_size = 2;
+      o.height = o.width = 8;
+      o.threads = 2;
+      o.fields = {"txt"};
+      std::unique_ptr<Loader> loader;
+      ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+      ASSERT_TRUE(loader->StartEpoch(epoch).ok());
+      for (const Batch* b = nullptr; loader->Next(&b).ok() && b != nullptr;) {
+        ASSERT_EQ(b->fields.size(), 1u);
+        ASSERT_EQ(b->fields[0].size(), b->count);
+        for (uint32_t i = 0; i < b->count; ++i) {
+          seen.insert(b->keys[i]);
+          const std::optional<std::string>& caption = b->fields[0][i];
+          const size_t source = size_t(std::find_if(paths_.begin(), paths_.end(),
+                                                    [&](const std::string& p) {
+                                                      std::string key = p.substr(0, p.find('.'));
+                                                      std::replace(key.begin(), key.end(), '/', '_');
+                                                      return key == b->keys[i];
+                                                    }) -
+                                       paths_.begin());
+          ASSERT_LT(source, paths_.size()) << b->keys[i];
+          if (source % 4 == 3) {
+            EXPECT_FALSE(caption.has_value()) << b->keys[i];
+            ++without;
+          } else if (source % 5 == 0) {
+            EXPECT_EQ(caption, std::optional<std::string>("")) << b->keys[i];
+            ++empty;
+          } else {
+            ASSERT_TRUE(caption.has_value()) << b->keys[i];
+            std::string key = *caption;
+            std::replace(key.begin(), key.end(), '/', '_');
+            EXPECT_EQ(key, b->keys[i]);
+            ++with_caption;
+          }
+        }
+      }
+    }
+    EXPECT_EQ(seen.size(), paths_.size());  // padding may repeat a sample; every one came
+  }
+  EXPECT_GT(with_caption, 0u);
+  EXPECT_GT(without, 0u);
+  EXPECT_GT(empty, 0u);
+}
+
+TEST_F(LoaderFieldsTest, RequireFieldsNamesTheSampleWithoutAndOtherFormatsHaveNone) {
+  PackOptions po = QuietOptions();
+  po.path_keys = true;
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), po, &r).ok());
+  LoaderOptions o;
+  o.sampler.batch_size = 27;
+  o.sampler.shuffle = false;
+  o.height = o.width = 8;
+  o.fields = {"txt"};
+  o.require_fields = true;
+  std::unique_ptr<Loader> loader;
+  ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  const Batch* b = nullptr;
+  Status s = loader->Next(&b);
+  // paths_[3] is c0/img3.JPG, the first image without a caption; in key order c0_img3 is index 3.
+  EXPECT_EQ(s.message(), "sample c0_img3 (index 3) has no field 'txt', and require_fields is set");
+
+  po.format = DatasetFormat::kLmdb;  // keeps no fields: the captions are reported, every value absent
+  ASSERT_TRUE(PackTo(out("lmdb"), po, &r).ok());
+  EXPECT_EQ(r.manifest.skipped.size(), 21u);
+  o.require_fields = false;
+  ASSERT_TRUE(Loader::Open(out("lmdb"), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  ASSERT_TRUE(loader->Next(&b).ok());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->fields.size(), 1u);
+  EXPECT_EQ(std::count(b->fields[0].begin(), b->fields[0].end(), std::nullopt), 27);
 }
 
 }  // namespace

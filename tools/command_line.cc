@@ -485,6 +485,8 @@ int RunCommandLine(int argc, char** argv) {
   bench->add_option("--consumer-rate", bo.consumer_rate,
                     "Simulate a consumer (GPU) taking R images/s and report whether the loader keeps up");
   bench->add_option("--prefetch", bo.loader.prefetch, "Batches prepared ahead")->capture_default_str();
+  bench->add_option("--fields", bo.loader.fields,
+                    "Also deliver these fields of every sample (e.g. --fields txt), as a training job would");
   bench
       ->add_option("--shuffle-buffer", bo.loader.sampler.shuffle_buffer,
                    "Streaming shuffle: shards in random order through a buffer of N samples (0: global shuffle)")

@@ -33,13 +33,18 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
         if (m.ext == ext) image = &m;
       }
       if (image == nullptr) return Status::DataLoss(shard.file + ": sample " + table[i].key + " has no image member");
-      WdsSampleLocation e{table[i].key, table[i].label, table[i].format, image->offset, image->size};
+      WdsSampleLocation e{table[i].key, table[i].label, table[i].format, image->offset, image->size, 0, 0, {}};
       // The metadata: "meta.json" where the sample's own files include a "json", else "json".
-      bool meta_json = false;
+      // Every other member besides the image and the class is one of the sample's fields.
+      const DaliIndexMember* metadata = nullptr;
       for (const DaliIndexMember& m : index[i]) {
-        if (m.ext == kWdsMetaJsonField || (m.ext == "json" && !meta_json))
-          e.json_offset = m.offset, e.json_size = m.size;
-        meta_json = meta_json || m.ext == kWdsMetaJsonField;
+        if (m.ext == kWdsMetaJsonField || (m.ext == "json" && metadata == nullptr)) metadata = &m;
+      }
+      if (metadata != nullptr) e.json_offset = metadata->offset, e.json_size = metadata->size;
+      for (const DaliIndexMember& m : index[i]) {
+        if (&m == image || &m == metadata || m.ext == "cls") continue;
+        SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, m.offset, m.size, shard_bytes));
+        e.fields.push_back({m.ext, m.offset, m.size});
       }
       SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.offset, e.size, shard_bytes));
       SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.json_offset, e.json_size, shard_bytes));
@@ -101,6 +106,21 @@ Status WdsDatasetReader::ReadMetadata(uint64_t index, std::string* json) const {
   const WdsSampleLocation& e = *Find(index, &shard);
   json->resize(e.json_size);
   return e.json_size == 0 ? Status::OK() : files_[shard]->Read(e.json_offset, e.json_size, json->data());
+}
+
+Status WdsDatasetReader::ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const {
+  data->clear();
+  *present = false;
+  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
+  size_t shard;
+  const WdsSampleLocation& e = *Find(index, &shard);
+  for (const WdsSampleLocation::Field& f : e.fields) {
+    if (f.name != name) continue;
+    *present = true;
+    data->resize(f.size);
+    return f.size == 0 ? Status::OK() : files_[shard]->Read(f.offset, f.size, data->data());
+  }
+  return Status::OK();
 }
 
 }  // namespace shardpack

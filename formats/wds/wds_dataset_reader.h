@@ -20,6 +20,7 @@ class WdsDatasetReader final : public DatasetReader {
   static Status OpenShards(Env* env, const std::vector<std::string>& paths, std::unique_ptr<DatasetReader>* reader);
   Status Read(uint64_t index, ReadSample* out) const override;
   Status ReadMetadata(uint64_t index, std::string* json) const override;
+  Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
 
  private:
   // The location of sample `index` (which CheckIndex accepted) and its shard.

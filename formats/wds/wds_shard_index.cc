@@ -15,6 +15,13 @@ constexpr uint64_t kMaxClsBytes = 64;
 bool IsCls(const std::string& ext) { return LowerExtension(ext) == "cls"; }
 bool IsJson(const std::string& ext) { return LowerExtension(ext) == "json"; }
 
+// A member besides the image and the class: one of the sample's fields. Its ".json" is also what
+// ReadMetadata returns (a third-party shard has no shardpack metadata).
+void AddField(const std::string& ext, uint64_t offset, uint64_t size, WdsSampleLocation* s) {
+  if (IsJson(ext)) s->json_offset = offset, s->json_size = size;
+  s->fields.push_back({ext, offset, size});
+}
+
 // Builds the locations from a DALI index (shardpack's own, or DALI's wds2idx output).
 Status IndexFromDaliIndex(Env* env, const std::string& path, const std::string& index_path,
                           std::vector<WdsSampleLocation>* samples) {
@@ -40,13 +47,13 @@ Status IndexFromDaliIndex(Env* env, const std::string& path, const std::string& 
         s.format = format;
         s.offset = m.offset;
         s.size = m.size;
-      } else if (IsJson(m.ext)) {
-        s.json_offset = m.offset;
-        s.json_size = m.size;
-      } else if (IsCls(m.ext) && m.size <= kMaxClsBytes) {
+      } else if (IsCls(m.ext)) {
+        if (m.size > kMaxClsBytes) continue;
         std::string cls(m.size, '\0');
         SHARDPACK_RETURN_IF_ERROR(file->Read(m.offset, m.size, cls.data()));
         if (!ParseClsField(cls, &s.label)) s.label = -1;
+      } else {
+        AddField(m.ext, m.offset, m.size, &s);
       }
     }
     if (s.format == ImageFormat::kUnknown) {
@@ -107,13 +114,13 @@ Status IndexByScanning(Env* env, const std::string& path, std::vector<WdsSampleL
       current.format = format;
       current.offset = m.data_offset;
       current.size = m.size;
-    } else if (IsJson(ext)) {
-      current.json_offset = m.data_offset;
-      current.json_size = m.size;
-    } else if (IsCls(ext) && m.size <= kMaxClsBytes) {
+    } else if (IsCls(ext)) {
+      if (m.size > kMaxClsBytes) continue;
       std::string cls;
       SHARDPACK_RETURN_IF_ERROR(reader->ReadData(kMaxClsBytes, &cls));
       if (!ParseClsField(cls, &current.label)) current.label = -1;
+    } else {
+      AddField(ext, m.data_offset, m.size, &current);
     }
   }
 }

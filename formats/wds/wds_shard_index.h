@@ -17,8 +17,15 @@ struct WdsSampleLocation {
   ImageFormat format = ImageFormat::kUnknown;
   uint64_t offset = 0;  // of the image member's data in the shard file
   uint64_t size = 0;
-  uint64_t json_offset = 0;  // of the .json member's data; json_size 0 when there is none
+  uint64_t json_offset = 0;  // of the metadata member's data; json_size 0 when there is none
   uint64_t json_size = 0;
+  // The sample's other members (caption, annotations, mask), where they are: field name, offset
+  // of the data, size. Empty for most datasets, so it costs a sample nothing then.
+  struct Field {
+    std::string name;
+    uint64_t offset = 0, size = 0;
+  };
+  std::vector<Field> fields;
 };
 
 // The DALI index that belongs to a shard: "<path without .tar>.idx".

@@ -57,6 +57,14 @@ class DatasetReader {
     json->clear();
     return CheckIndex(index);
   }
+  // The bytes of the sample's field `name` (a caption "txt", annotations "json", a mask
+  // "seg.png"; docs/formats/source-layout.md), untouched; *present false when the sample has no
+  // such field or the format keeps none. Thread-safe.
+  virtual Status ReadField(uint64_t index, const std::string& /*name*/, std::string* data, bool* present) const {
+    data->clear();
+    *present = false;
+    return CheckIndex(index);
+  }
 
   // Hints for readers whose shards arrive over a network (a URL opened without a full download).
   // PlanReads: the shards in the order of their first use (`first` ascending), which they download

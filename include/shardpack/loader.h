@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ struct LoaderOptions {
   // read the system refuses, a download that keeps failing) always stops the epoch with its error.
   bool skip_corrupt = true;
   uint64_t max_pixels = 178'956'970;
+  // Fields to deliver with each image, by name ("txt", "json"; docs/formats/source-layout.md), in
+  // Batch::fields. A sample without one gets no value for it, or, with require_fields, stops the
+  // epoch with an error naming the sample and field.
+  std::vector<std::string> fields;
+  bool require_fields = false;
   BatchAllocator allocator;  // empty: new[] / delete[]
   Env* env = nullptr;
   // A dataset URL: cache folder, cache bound, shards downloaded ahead (docs/remote.md). The loader
@@ -67,6 +73,9 @@ struct Batch {
   std::vector<int32_t> labels;
   std::vector<std::string> keys;
   std::vector<uint64_t> indices;  // dataset indices
+  // fields[f][i]: the bytes of field LoaderOptions::fields[f] of sample i, untouched; no value when
+  // the sample has no such field (or was skipped as corrupt).
+  std::vector<std::vector<std::optional<std::string>>> fields;
 };
 
 // What the loader measured, the "is my GPU starving?" answer.

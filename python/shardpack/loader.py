@@ -1,11 +1,26 @@
 """shardpack.Loader: the drop-in replacement for a DataLoader over a packed dataset."""
 
+import json
 import warnings
 
 from . import _shardpack
 from ._distributed import default_rank_world
 
 _TRANSFORMS = ("train", "eval")
+
+
+def decode_fields(names, columns):
+    """{name: [value or None per sample]}: text fields as str, JSON fields parsed, others bytes."""
+    decoded = {}
+    for name, values in zip(names, columns):
+        kind = name.rsplit(".", 1)[-1].lower()
+        if kind == "txt":
+            decoded[name] = [None if v is None else v.decode("utf-8") for v in values]
+        elif kind == "json":
+            decoded[name] = [None if v is None else json.loads(v) for v in values]
+        else:
+            decoded[name] = list(values)
+    return decoded
 
 
 class Loader:
@@ -35,6 +50,13 @@ class Loader:
         "bfloat16"; NCHW, (x - mean) / std with mean and std on the 0-255 scale) or left "uint8".
         torch's current stream waits for each batch; a buffer is reused once its tensor is freed.
 
+    fields: names of a sample's other files to deliver with each image, e.g. ("txt",) for captions
+        or ("txt", "json"); docs/formats/source-layout.md. Iterating then yields (images, labels,
+        fields) where fields maps each name to a list aligned with the images: "txt" (and "*.txt")
+        as str, "json" (and "*.json") as the parsed object, others as bytes, None where a sample
+        has no such field. require_fields: a missing field stops the epoch with an error naming the
+        sample instead. CPU only for now.
+
     Iterating yields (images, labels): images share memory with the C++ batch buffer (no copy);
     labels are int64. A buffer is reused only once nothing refers to its tensor any more, so
     keeping a batch is safe (keeping more than `prefetch` + 1 of them raises an error instead of
@@ -47,7 +69,8 @@ class Loader:
                  prefetch=2, skip_corrupt=True, shuffle_buffer=0, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3),
                  flip=0.5, fast_decode=True, worker=0, num_workers=1, device="cpu", dtype="float32",
                  mean=(0.485 * 255, 0.456 * 255, 0.406 * 255), std=(0.229 * 255, 0.224 * 255, 0.225 * 255),
-                 depth=3, cache_dir=None, cache_limit=0, prefetch_shards=0, downloads=4):
+                 depth=3, cache_dir=None, cache_limit=0, prefetch_shards=0, downloads=4, fields=(),
+                 require_fields=False):
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
         if layout not in ("NHWC", "NCHW"):
@@ -78,6 +101,12 @@ class Loader:
                         prefetch_shards=int(prefetch_shards), downloads=int(downloads)))
         device = str(device)
         self._cuda = device.startswith("cuda")
+        if isinstance(fields, str):
+            raise TypeError(f"fields takes a sequence of names, e.g. ({fields!r},), not a string")
+        self._fields = tuple(str(f) for f in fields)
+        if self._fields and self._cuda:
+            raise ValueError("fields are delivered by the CPU loader only for now: use device='cpu' and move "
+                             "the images with .to('cuda', non_blocking=True) (pin_memory=True)")
         if self._cuda:
             if not _shardpack.has_cuda:
                 raise RuntimeError("this shardpack was built without CUDA (no CUDA toolkit at build time)")
@@ -87,7 +116,8 @@ class Loader:
             self._impl = _shardpack.CudaFeed(str(path), **common, device=index, depth=int(depth), dtype=dtype,
                                              mean=[float(v) for v in mean], std=[float(v) for v in std])
         elif device == "cpu":
-            self._impl = _shardpack.Loader(str(path), **common, allocate=allocate)
+            self._impl = _shardpack.Loader(str(path), **common, allocate=allocate, fields=list(self._fields),
+                                           require_fields=bool(require_fields))
         else:
             raise ValueError(f"device must be 'cpu' or 'cuda[:N]', not {device!r}")
         self._epoch = 0
@@ -110,7 +140,10 @@ class Loader:
         for lease in self.batches():
             # CUDA: DLPack, on torch's current stream, which waits for the batch's copy.
             images = torch.from_dlpack(lease) if self._cuda else torch.from_numpy(lease.images())
-            yield images, torch.from_numpy(lease.labels())
+            if self._fields:
+                yield images, torch.from_numpy(lease.labels()), decode_fields(self._fields, lease.fields())
+            else:
+                yield images, torch.from_numpy(lease.labels())
 
     def batches(self):
         """Like iterating, but yields the batch objects themselves: on the CPU, images(), labels(),

@@ -444,6 +444,21 @@ PYBIND11_MODULE(_shardpack, m) {
              return py::array_t<uint64_t>(py::ssize_t(l.batch().indices.size()), l.batch().indices.data());
            })
       .def("keys", [](const BatchLease& l) { return l.batch().keys; })
+      .def(
+          "fields",
+          [](const BatchLease& l) {
+            // One list per requested field, aligned with the images: bytes, or None where absent.
+            py::list columns;
+            for (const std::vector<std::optional<std::string>>& column : l.batch().fields) {
+              py::list values;
+              for (const std::optional<std::string>& v : column) {
+                values.append(v ? py::object(py::bytes(*v)) : py::object(py::none()));
+              }
+              columns.append(values);
+            }
+            return columns;
+          },
+          "The requested fields: one list per field, in the order asked, bytes or None per sample")
       .def_property_readonly("epoch", [](const BatchLease& l) { return l.batch().epoch; })
       .def_property_readonly("index", [](const BatchLease& l) { return l.batch().index; })
       .def_property_readonly("count", [](const BatchLease& l) { return l.batch().count; })
@@ -456,19 +471,20 @@ PYBIND11_MODULE(_shardpack, m) {
                        uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
                        std::pair<double, double> scale, std::pair<double, double> ratio, double flip, bool nchw,
                        int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode, py::object allocate,
-                       const py::dict& remote) {
-             return std::make_unique<PyLoader>(
-                 path,
-                 MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size, worker,
-                                   num_workers, height, width, eval, eval_resize, scale, ratio, flip, nchw, threads,
-                                   prefetch, skip_corrupt, fast_decode, remote),
-                 allocate);
+                       const py::dict& remote, std::vector<std::string> fields, bool require_fields) {
+             LoaderOptions o = MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size,
+                                                 worker, num_workers, height, width, eval, eval_resize, scale, ratio,
+                                                 flip, nchw, threads, prefetch, skip_corrupt, fast_decode, remote);
+             o.fields = std::move(fields);
+             o.require_fields = require_fields;
+             return std::make_unique<PyLoader>(path, o, allocate);
            }),
            py::arg("path"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("shuffle_buffer"),
            py::arg("drop_last"), py::arg("rank"), py::arg("world_size"), py::arg("worker"), py::arg("num_workers"),
            py::arg("height"), py::arg("width"), py::arg("eval"), py::arg("eval_resize"), py::arg("scale"),
            py::arg("ratio"), py::arg("flip"), py::arg("nchw"), py::arg("threads"), py::arg("prefetch"),
-           py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("allocate"), py::arg("remote") = py::dict())
+           py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("allocate"), py::arg("remote") = py::dict(),
+           py::arg("fields") = std::vector<std::string>(), py::arg("require_fields") = false)
       .def("batches_per_epoch", &PyLoader::batches_per_epoch)
       .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("samples_done") = 0)

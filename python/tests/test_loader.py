@@ -206,3 +206,47 @@ def test_cuda_device(wds):
         expected = (x.permute(0, 3, 1, 2).float() - mean) / std
         assert torch.allclose(gx.cpu(), expected, atol=1e-4)
         assert torch.equal(gy, y)
+
+
+def test_fields_arrive_with_their_own_images_over_two_ranks(tmp_path):
+    """Captions and annotations (issue 16): a caption names its image, so every caption must arrive
+    beside the image whose key it names; str and parsed JSON in Python, None where absent."""
+    from PIL import Image
+
+    src = tmp_path / "src"
+    expected = {}
+    for i in range(30):
+        folder = src / f"part{i % 3}"
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (20 + i % 4, 16), (i * 8, 0, 0)).save(folder / f"{i:03d}.jpg", quality=90)
+        key = f"part{i % 3}_{i:03d}"
+        caption = None if i % 7 == 6 else f"picture {key} — ü"
+        if caption is not None:
+            (folder / f"{i:03d}.txt").write_text(caption, encoding="utf-8")
+        annotation = {"i": i} if i % 2 == 0 else None
+        if annotation is not None:
+            (folder / f"{i:03d}.json").write_text('{"i": %d}' % i)
+        expected[key] = (caption, annotation)
+    out = tmp_path / "out"
+    subprocess.run([tool("SHARDPACK_CLI"), "pack", str(src), str(out), "--layout", "samples", "--quiet", "--no-sync",
+                    "--samples-per-shard", "8"], check=True)
+    seen = {}
+    for rank in range(2):
+        loader = shardpack.Loader(out, batch_size=4, size=8, seed=9, rank=rank, world_size=2, fields=("txt", "json"))
+        loader.set_epoch(1)
+        for lease in loader.batches():
+            txts, jsons = lease.fields()
+            assert len(txts) == len(jsons) == lease.count
+            for key, txt, js in zip(lease.keys(), txts, jsons):
+                seen[key] = (None if txt is None else txt.decode("utf-8"), js)
+    assert set(seen) == set(expected)
+    for key, (caption, annotation) in expected.items():
+        assert seen[key][0] == caption, key
+        assert seen[key][1] == (None if annotation is None else ('{"i": %d}' % annotation["i"]).encode()), key
+    # The decoded form iteration yields: str, parsed JSON, None.
+    loader = shardpack.Loader(out, batch_size=30, size=8, shuffle=False, fields=("txt", "json"))
+    (_, _, fields), = list(loader)
+    got = dict(zip([k for lease in loader.batches() for k in lease.keys()], zip(fields["txt"], fields["json"])))
+    assert got == expected
+    with pytest.raises(TypeError, match="sequence of names"):
+        shardpack.Loader(out, fields="txt")

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Samples with captions (issue 16), against the same images alone, measured in the same run and
+# alternating (the machines are shared and noisy, so only the ratios mean anything):
+#  - pack: an image-caption tree of N pairs against the tree of the N images alone (both wds,
+#    --no-sync);
+#  - load: `shardpack bench --fields txt` on the packed pairs against `shardpack bench` on the
+#    images alone (images/s, random-resized-crop to 224, all cores).
+#
+#   scripts/bench-fields.sh [--images N] [--runs R] [--seconds S] [--work DIR] [--bin DIR]
+#
+# The image tree is scripts/bench-pack.sh's (generated once, cached in DIR); the caption tree is a
+# hard-linked copy of it plus one caption of 40 to 120 bytes (UTF-8, like LAION's) per image.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+images=20000 runs=5 seconds=8 work=build/bench bin=
+while (($#)); do
+  case $1 in
+    --images) images=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) echo "usage: $0 [--images N] [--runs R] [--seconds S] [--work DIR] [--bin DIR]" >&2; exit 2 ;;
+  esac
+done
+if [[ -z $bin ]]; then
+  scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+  bin=build/release
+fi
+mkdir -p "$work"
+src=$work/tree-$images
+if [[ ! -f $src/.complete ]]; then
+  echo "generating $images images in $src ..."
+  rm -rf "$src"
+  $bin/tests/make_image_tree "$src" --classes 100 --images "$images" --png-every 0 --noise 46 --jobs "$(nproc)"
+  touch "$src/.complete"
+fi
+pairs=$work/tree-$images-captions
+if [[ ! -f $pairs/.complete ]]; then
+  echo "adding captions in $pairs ..."
+  rm -rf "$pairs"
+  cp -al "$src" "$pairs"
+  rm -f "$pairs/.complete"
+  /usr/bin/python3 - "$pairs" <<'EOF'
+import os, random, sys
+root = sys.argv[1]
+rng = random.Random(16)
+words = "a photo of the small large red blue dog cat bird on in near beach street garden café naïve".split()
+for folder in sorted(os.listdir(root)):
+    for name in sorted(os.listdir(os.path.join(root, folder))):
+        caption = " ".join(rng.choice(words) for _ in range(rng.randrange(8, 24)))[:120]
+        with open(os.path.join(root, folder, name.split(".")[0] + ".txt"), "w", encoding="utf-8") as f:
+            f.write(caption)
+EOF
+  touch "$pairs/.complete"
+fi
+cat "$src"/*/* "$pairs"/*/*.txt >/dev/null  # warm the page cache
+
+seconds_of() {  # wall seconds of "$@", after flushing earlier runs' dirty pages
+  sync
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >/dev/null 2>&1
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+rate_of() {  # images/s of a loader bench
+  $bin/shardpack bench "$@" --seconds "$seconds" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["images_per_s"])'
+}
+
+alone=() with=() load_alone=() load_with=()
+for ((r = 1; r <= runs; r++)); do
+  rm -rf "$work/out-alone" "$work/out-pairs"
+  if ((r % 2)); then
+    alone+=("$(seconds_of $bin/shardpack pack "$src" "$work/out-alone" --no-sync --quiet)")
+    with+=("$(seconds_of $bin/shardpack pack "$pairs" "$work/out-pairs" --no-sync --quiet)")
+  else
+    with+=("$(seconds_of $bin/shardpack pack "$pairs" "$work/out-pairs" --no-sync --quiet)")
+    alone+=("$(seconds_of $bin/shardpack pack "$src" "$work/out-alone" --no-sync --quiet)")
+  fi
+  echo "run $r: pack images ${alone[-1]} s, pack image-caption pairs ${with[-1]} s"
+done
+for ((r = 1; r <= (runs + 1) / 2; r++)); do
+  if ((r % 2)); then
+    load_alone+=("$(rate_of "$work/out-alone")")
+    load_with+=("$(rate_of "$work/out-pairs" --fields txt)")
+  else
+    load_with+=("$(rate_of "$work/out-pairs" --fields txt)")
+    load_alone+=("$(rate_of "$work/out-alone")")
+  fi
+  echo "load $r: images only ${load_alone[-1]} images/s, with captions ${load_with[-1]} images/s"
+done
+ta=$(median "${alone[@]}") tw=$(median "${with[@]}")
+la=$(median "${load_alone[@]}") lw=$(median "${load_with[@]}")
+awk -v n="$images" -v ta="$ta" -v tw="$tw" -v la="$la" -v lw="$lw" -v cores="$(nproc)" 'BEGIN {
+  printf "cores: %d, %d images\n", cores, n
+  printf "pack images alone        %6.2f s  %7.0f images/s\n", ta, n / ta
+  printf "pack image-caption pairs %6.2f s  %7.0f samples/s\n", tw, n / tw
+  printf "ratio pairs / images alone (throughput): %.3f\n", ta / tw
+  printf "load images only         %7.0f images/s\n", la
+  printf "load with fields=txt     %7.0f images/s\n", lw
+  printf "ratio with captions / images only (throughput): %.3f\n", lw / la
+}'
