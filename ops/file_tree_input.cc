@@ -55,6 +55,7 @@ Status FileTreeInput::Next(PackItem* item, bool* done) {
   item->field_relpaths.resize(item->fields.size());
   for (size_t i = 0; i < item->fields.size(); ++i) {
     item->fields[i].name = f.fields[i].name;
+    item->fields[i].data = f.fields[i].value;
     item->field_relpaths[i] = f.fields[i].relpath;
   }
   ++next_;
@@ -66,7 +67,8 @@ std::vector<SkippedFile> FileTreeInput::initial_skips() const {
   if (keep_fields_) return skips;
   for (const SourceFile& f : tree_.files) {
     for (const SourceField& field : f.fields) {
-      skips.push_back({field.relpath,
+      const std::string what = field.relpath.empty() ? f.relpath + " (field " + field.name + ")" : field.relpath;
+      skips.push_back({what,
                        "not packed: this output format keeps only a sample's image (--format wds keeps "
                        "its other files too)"});
     }
@@ -86,6 +88,7 @@ Status FileTreeInput::Load(PackItem* item) const {
   };
   SHARDPACK_RETURN_IF_ERROR(read(item->relpath, &item->bytes));
   for (size_t i = 0; i < item->fields.size(); ++i) {
+    if (item->field_relpaths[i].empty()) continue;  // an inline value, which Next() gave
     SHARDPACK_RETURN_IF_ERROR(read(item->field_relpaths[i], &item->fields[i].data));
   }
   return Status::OK();

@@ -206,7 +206,7 @@ class Scanner {
         problem = "the class comes from the folder; a .cls file beside an image is not packed";
       }
       if (problem.empty()) {
-        sample.fields.push_back({field, prefix + n});
+        sample.fields.push_back({field, prefix + n, ""});
       } else {
         Skip(prefix + n, problem);
       }

@@ -34,7 +34,8 @@ namespace shardpack {
 
 struct SourceField {
   std::string name;     // "txt", "seg.png"
-  std::string relpath;  // of its file
+  std::string relpath;  // of its file; empty when the value is inline
+  std::string value;    // a value given in a --list table (a caption, a JSON text)
 };
 
 struct SourceFile {

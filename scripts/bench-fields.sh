@@ -55,10 +55,20 @@ for folder in sorted(os.listdir(root)):
 EOF
   touch "$pairs/.complete"
 fi
-cat "$src"/*/* "$pairs"/*/*.txt >/dev/null  # warm the page cache
+find "$src" "$pairs" -type f -exec cat {} + >/dev/null  # warm the page cache
 
-seconds_of() {  # wall seconds of "$@", after flushing earlier runs' dirty pages
+# As in scripts/bench-pack.sh: each timed command starts right after touching and freeing more memory
+# than it will write, so that no contender gets pages the host took back (docs/performance.md,
+# "Memory the host took back"), and after earlier runs' dirty pages are flushed.
+bytes=$(du -sb --exclude=.complete "$src" | cut -f1)
+avail_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+warm_bytes=$((bytes + (512 << 20)))
+if ((warm_bytes > avail_kb * 1024 / 2)); then warm_bytes=$((avail_kb * 1024 / 2)); fi
+warm_memory() { /usr/bin/python3 -c "bytearray($warm_bytes)"; }
+
+seconds_of() {  # wall seconds of "$@"
   sync
+  warm_memory
   local t0 t1
   t0=$(date +%s.%N)
   "$@" >/dev/null 2>&1
@@ -71,17 +81,21 @@ rate_of() {  # images/s of a loader bench
 }
 
 alone=() with=() load_alone=() load_with=()
+pack_alone() { rm -rf "$work/out-alone" "$work/out-pairs"; seconds_of $bin/shardpack pack "$src" "$work/out-alone" --no-sync --quiet; }
+pack_pairs() { rm -rf "$work/out-alone" "$work/out-pairs"; seconds_of $bin/shardpack pack "$pairs" "$work/out-pairs" --no-sync --quiet; }
 for ((r = 1; r <= runs; r++)); do
-  rm -rf "$work/out-alone" "$work/out-pairs"
   if ((r % 2)); then
-    alone+=("$(seconds_of $bin/shardpack pack "$src" "$work/out-alone" --no-sync --quiet)")
-    with+=("$(seconds_of $bin/shardpack pack "$pairs" "$work/out-pairs" --no-sync --quiet)")
+    alone+=("$(pack_alone)")
+    with+=("$(pack_pairs)")
   else
-    with+=("$(seconds_of $bin/shardpack pack "$pairs" "$work/out-pairs" --no-sync --quiet)")
-    alone+=("$(seconds_of $bin/shardpack pack "$src" "$work/out-alone" --no-sync --quiet)")
+    with+=("$(pack_pairs)")
+    alone+=("$(pack_alone)")
   fi
   echo "run $r: pack images ${alone[-1]} s, pack image-caption pairs ${with[-1]} s"
 done
+# Both datasets for the loader (the last pack removed one of them).
+[[ -f $work/out-alone/manifest.json ]] || $bin/shardpack pack "$src" "$work/out-alone" --no-sync --quiet
+[[ -f $work/out-pairs/manifest.json ]] || $bin/shardpack pack "$pairs" "$work/out-pairs" --no-sync --quiet
 for ((r = 1; r <= (runs + 1) / 2; r++)); do
   if ((r % 2)); then
     load_alone+=("$(rate_of "$work/out-alone")")

@@ -276,8 +276,9 @@ void AddPackOptions(CLI::App* pack, PackFlags& pf) {
                    "uploaded as they complete, the manifest last (docs/distributed.md)")
       ->required();
   pack->add_option("--list", pf.options.list_file,
-                   "Pack the files listed in FILE (lines 'relative_path<TAB>label', label an integer or a class name) "
-                   "instead of scanning SRC");
+                   "Pack the files listed in FILE instead of scanning SRC: lines 'relative_path<TAB>label' (label an "
+                   "integer or a class name), or a table of samples with fields: .jsonl, .csv or .tsv with a header "
+                   "(columns image, cls, and fields such as txt, json)");
   pack->add_flag("--shuffle", pf.options.shuffle, "Shuffle sample order once at pack time (for streaming readers)");
   pack->add_option("--seed", pf.options.seed, "Seed for --shuffle")->capture_default_str();
   pack->add_option("--key", pf.keys, "Sample keys: index (zero-padded sample number) or path (from the relative path)")

@@ -195,6 +195,48 @@ for name, source in [("converted", out), ("converted-shards", os.path.join(out, 
                 check(ours == theirs, f"{name}: {key} changed")
     check(len(again) == (len(samples) if name == "converted" else 7), f"{name}: {len(again)} samples")
 
+# --- a table of samples (--list): JSON Lines and CSV with inline captions and annotations -------
+stems = sorted(k for k in expected if not k.startswith("bad/"))[:6]
+rows = []
+for n, stem in enumerate(stems):
+    row = {"image": stem + ".jpg", "cls": n % 2, "txt": f"caption {n} — ü" if n != 2 else ""}
+    if n % 3 == 0:
+        row["json"] = {"boxes": [[n, 1, 2, 3]], "name": "ü"}
+    rows.append(row)
+listed = os.path.join(work, "samples.jsonl")
+with open(listed, "w", encoding="utf-8") as f:
+    for row in rows:
+        f.write(json.dumps(row, ensure_ascii=False) + "\n")
+r = run("pack", src, os.path.join(work, "listed"), "--list", listed, "--key", "path", "--no-sync", "--quiet")
+check(r.returncode == 0, f"pack --list samples.jsonl: {r.stderr}")
+_, from_list = read_shards(os.path.join(work, "listed"))
+for n, (stem, row) in enumerate(zip(stems, rows)):
+    got = from_list.get(stem.replace("/", "_"), {})
+    check(got.get("jpg") == expected[stem]["jpg"], f"list {stem}: image bytes")
+    check(got.get("cls") == str(n % 2).encode(), f"list {stem}: label {got.get('cls')}")
+    check(got.get("txt") == row["txt"].encode("utf-8"), f"list {stem}: caption {got.get('txt')!r}")
+    if "json" in row:  # the annotations as compact JSON text; shardpack's metadata in .meta.json
+        want_json = json.dumps(row["json"], separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
+        check(got.get("json") == want_json, f"list {stem}: annotations {got.get('json')!r} != {want_json!r}")
+        check(json.loads(got.get("meta.json", b"{}")).get("path") == stem + ".jpg", f"list {stem}: metadata")
+    else:  # no annotations: .json is shardpack's metadata, as without fields
+        check(json.loads(got.get("json", b"{}")).get("path") == stem + ".jpg" and "meta.json" not in got,
+              f"list {stem}: metadata")
+    check("seg.png" not in got, f"list {stem}: a list names its fields; files beside the image do not join")
+bad_csv = os.path.join(work, "bad.csv")
+with open(bad_csv, "wb") as f:
+    f.write(b"image,txt\n" + stems[0].encode() + b".jpg,fine\n,a caption without its image\n")
+r = run("pack", src, os.path.join(work, "bad-csv"), "--list", bad_csv, "--no-sync", "--quiet")
+check(r.returncode == 1 and r.stderr == f"pack failed: {bad_csv} line 3: no image path in column 'image'\n",
+      f"a CSV row without a path: {r.stderr!r}")
+check(not os.path.exists(os.path.join(work, "bad-csv", "manifest.json")), "a failed list left a manifest")
+latin = os.path.join(work, "latin.csv")
+with open(latin, "wb") as f:
+    f.write(b"image,txt\n" + stems[0].encode() + b".jpg,caf\xe9\n" + stems[1].encode() + b".jpg,ok\n")
+r = run("pack", src, os.path.join(work, "latin"), "--list", latin, "--no-sync")
+check(r.returncode == 0 and f"skipped {stems[0]}.jpg: field txt is not valid UTF-8 text\n" in r.stderr,
+      f"a non-UTF-8 caption in a CSV: {r.returncode} {r.stderr!r}")
+
 # --- the imagenet layout: captions beside the images of class folders ---------------------------
 inet = os.path.join(work, "imagenet")
 for c, cls in enumerate(["cat", "dog"]):
