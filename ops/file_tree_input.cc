@@ -68,9 +68,7 @@ std::vector<SkippedFile> FileTreeInput::initial_skips() const {
   for (const SourceFile& f : tree_.files) {
     for (const SourceField& field : f.fields) {
       const std::string what = field.relpath.empty() ? f.relpath + " (field " + field.name + ")" : field.relpath;
-      skips.push_back({what,
-                       "not packed: this output format keeps only a sample's image (--format wds keeps "
-                       "its other files too)"});
+      skips.push_back({what, kFieldsNotStored});
     }
   }
   return skips;

@@ -288,12 +288,19 @@ class Packer {
     sample.bytes = item->bytes;
     sample.bytes_xxh64 = item->bytes_xxh64;
     sample.pixels = &item->pixels;
-    if (!item->fields.empty()) sample.fields = &item->fields;
+    if (!item->fields.empty() && format_.stores_fields()) sample.fields = &item->fields;
     SHARDPACK_RETURN_IF_ERROR(writer_->Add(sample));
     // Adding this sample published the shard before it: journal that shard, which holds everything
     // up to (not including) this item.
     if (writer_->published().size() > journaled_shards_) SHARDPACK_RETURN_IF_ERROR(WriteJournal(item->position));
     tally_.CountSample(item->bytes.size());
+    // Fields an input delivered although the format keeps none (inputs that can, report them
+    // before the pack starts instead): listed as files not packed, never dropped silently.
+    if (!format_.stores_fields()) {
+      for (const SampleField& f : item->fields) {
+        SHARDPACK_RETURN_IF_ERROR(tally_.Skip({item->relpath + " (field " + f.name + ")", kFieldsNotStored}));
+      }
+    }
     tally_.Report(false);
     return Status::OK();
   }

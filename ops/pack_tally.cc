@@ -28,7 +28,7 @@ void PackTally::Report(bool force) {
   if (!force && now - last_report_ < std::chrono::milliseconds(100)) return;
   last_report_ = now;
   // The input's initial skips (unreadable folders, files that are no images) count as done.
-  const uint64_t initial = input_.initial_skips().size();
+  const uint64_t initial = initial_skips_;
   PackProgress p;
   p.files_done = files_done_ + initial;
   p.files_total = input_.expected() + initial;

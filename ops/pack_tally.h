@@ -16,7 +16,7 @@ namespace shardpack {
 class PackTally {
  public:
   PackTally(const PackOptions& options, const PackInput& input)
-      : options_(options), input_(input), start_(Clock::now()) {}
+      : options_(options), input_(input), initial_skips_(input.initial_skips().size()), start_(Clock::now()) {}
 
   // Continues the counts of an interrupted run: `journal` holds its samples and skips, and it had
   // accounted for `files_done` inputs.
@@ -42,6 +42,7 @@ class PackTally {
 
   const PackOptions& options_;
   const PackInput& input_;
+  const uint64_t initial_skips_;  // counted once: an input builds its list anew on each call
   const Clock::time_point start_;
   Clock::time_point last_report_;
   std::vector<SkippedFile> skipped_;

@@ -34,7 +34,8 @@ TEST(LmdbRecord, RoundTripsHeaderAndImage) {
 TEST(LmdbRecord, RejectsDamagedRecords) {
   nlohmann::json header;
   std::string_view image;
-  EXPECT_EQ(ParseLmdbRecord("XPR1\0\0\0\0", &header, &image).message(), "record does not start with the SPR1 magic");
+  EXPECT_EQ(ParseLmdbRecord("XPR1\0\0\0\0", &header, &image).message(),
+            "record does not start with the SPR1 or SPR2 magic");
   EXPECT_EQ(ParseLmdbRecord(std::string("SPR1\xff\0\0\0{}", 10), &header, &image).message(),
             "record header length runs past the record");
   EXPECT_EQ(ParseLmdbRecord(std::string("SPR1\x02\0\0\0[]", 10), &header, &image).message(),
@@ -54,6 +55,36 @@ TEST(LmdbRecord, RejectsDamagedRecords) {
   }
   const std::string good = EncodeLmdbRecord({{"label", -1}, {"width", 4294967295u}, {"key", "a"}}, "img");
   EXPECT_TRUE(ParseLmdbRecord(good, &header, &image).ok());
+}
+
+// A record with fields (SPR2): the image, then each field, sizes and checksums in the header;
+// byte offsets computed here by hand.
+TEST(LmdbRecord, FieldsFollowTheImageInAnSpr2Record) {
+  const std::vector<SampleField> fields = {{"json", "{}"}, {"txt", "a dog"}};
+  nlohmann::json h = {{"label", 1}};
+  AddLmdbFieldsHeader("img", fields, &h);
+  const std::string record = EncodeLmdbRecord(h, "img", &fields);
+  const std::string json = h.dump();
+  EXPECT_EQ(record.substr(0, 4), "SPR2");
+  EXPECT_EQ(record.size(), 8 + json.size() + 3 + 2 + 5);
+  EXPECT_EQ(record.substr(8 + json.size()), "img{}a dog");
+  EXPECT_EQ(h["fields"][1]["xxh64"], ChecksumHex(Xxh64("a dog")));
+  nlohmann::json header;
+  std::string_view image;
+  std::vector<LmdbField> parsed;
+  ASSERT_TRUE(ParseLmdbRecord(record, &header, &image, &parsed).ok());
+  EXPECT_EQ(image, "img");
+  ASSERT_EQ(parsed.size(), 2u);
+  EXPECT_EQ(parsed[0].name, "json");
+  EXPECT_EQ(parsed[0].data, "{}");
+  EXPECT_EQ(parsed[1].data, "a dog");
+  // Sizes that do not add up to the record are refused, never read past it.
+  EXPECT_EQ(ParseLmdbRecord(record + "x", &header, &image, &parsed).message(),
+            "SPR2 record sizes do not add up to the record");
+  h["fields"][1]["size"] = 500;
+  EXPECT_EQ(ParseLmdbRecord(EncodeLmdbRecord(h, "img", &fields), &header, &image, &parsed).message(),
+            "SPR2 record field entry {\"name\":\"txt\",\"size\":500,\"xxh64\":\"" + ChecksumHex(Xxh64("a dog")) +
+                "\"} is not {name, size, xxh64} within the record");
 }
 
 class LmdbPackTest : public DatasetTest {

@@ -467,15 +467,32 @@ TEST_F(LoaderFieldsTest, RequireFieldsNamesTheSampleWithoutAndOtherFormatsHaveNo
   // paths_[3] is c0/img3.JPG, the first image without a caption; in key order c0_img3 is index 3.
   EXPECT_EQ(s.message(), "sample c0_img3 (index 3) has no field 'txt', and require_fields is set");
 
-  po.format = DatasetFormat::kLmdb;  // keeps no fields: the captions are reported, every value absent
-  ASSERT_TRUE(PackTo(out("lmdb"), po, &r).ok());
-  EXPECT_EQ(r.manifest.skipped.size(), 21u);
+  // LMDB keeps fields too (SPR2 records): the same captions at the same indices as from wds.
   o.require_fields = false;
+  ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  ASSERT_TRUE(loader->Next(&b).ok());
+  ASSERT_NE(b, nullptr);
+  const std::vector<std::optional<std::string>> from_wds = b->fields[0];
+  EXPECT_EQ(std::count(from_wds.begin(), from_wds.end(), std::nullopt), 6);
+  po.format = DatasetFormat::kLmdb;
+  ASSERT_TRUE(PackTo(out("lmdb"), po, &r).ok());
+  EXPECT_TRUE(r.manifest.skipped.empty());
   ASSERT_TRUE(Loader::Open(out("lmdb"), o, &loader).ok());
   ASSERT_TRUE(loader->StartEpoch(0).ok());
   ASSERT_TRUE(loader->Next(&b).ok());
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(b->fields.size(), 1u);
+  EXPECT_EQ(b->fields[0], from_wds);
+
+  // Raw keeps no fields: each caption is reported as not packed, and every value is absent.
+  po.format = DatasetFormat::kRaw;
+  po.crop_height = po.crop_width = 8;
+  ASSERT_TRUE(PackTo(out("raw"), po, &r).ok());
+  EXPECT_EQ(r.manifest.skipped.size(), 21u);
+  ASSERT_TRUE(Loader::Open(out("raw"), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  ASSERT_TRUE(loader->Next(&b).ok());
+  ASSERT_NE(b, nullptr);
   EXPECT_EQ(std::count(b->fields[0].begin(), b->fields[0].end(), std::nullopt), 27);
 }
 

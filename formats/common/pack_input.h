@@ -35,6 +35,10 @@ struct PackItem {
   Status status;        // a problem with this sample: it is skipped and reported
 };
 
+// Why a sample's field is listed as not packed when the output format keeps no fields.
+inline constexpr const char* kFieldsNotStored =
+    "not packed: this output format keeps only a sample's image (--format wds or lmdb keeps its other files too)";
+
 class PackInput {
  public:
   virtual ~PackInput() = default;

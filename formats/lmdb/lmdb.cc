@@ -52,6 +52,7 @@ class LmdbFormatImpl final : public Format {
   bool OwnsFile(std::string_view name) const override { return name == kLmdbDataFile || name == kLmdbLockFile; }
   bool reads_shards_through_env() const override { return false; }  // mdb_env_open opens data.mdb
   bool writes_through_env() const override { return false; }
+  bool stores_fields() const override { return true; }
   // The environment is one file of a fixed name: nothing to take for an unlisted shard.
   bool LooksLikeShard(std::string_view) const override { return false; }
 };

@@ -31,4 +31,25 @@ Status LmdbDatasetReader::Read(uint64_t index, ReadSample* out) const {
   });
 }
 
+Status LmdbDatasetReader::ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const {
+  data->clear();
+  *present = false;
+  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
+  std::string key = IndexKey(index);
+  return lmdb_->Read([&](MDB_txn* txn, MDB_dbi dbi) -> Status {
+    MDB_val k{key.size(), key.data()}, v;
+    const int rc = mdb_get(txn, dbi, &k, &v);
+    if (rc != 0) return LmdbError("cannot read record " + key, rc);
+    LmdbSample sample;
+    SHARDPACK_RETURN_IF_ERROR(
+        ParseLmdbSample(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), key, &sample));
+    for (const LmdbField& f : sample.fields) {
+      if (f.name != name) continue;
+      data->assign(f.data.data(), f.data.size());
+      *present = true;
+    }
+    return Status::OK();
+  });
+}
+
 }  // namespace shardpack

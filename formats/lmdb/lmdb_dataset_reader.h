@@ -14,6 +14,7 @@ class LmdbDatasetReader final : public DatasetReader {
  public:
   static Status Open(const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
   Status Read(uint64_t index, ReadSample* out) const override;
+  Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
 
  private:
   explicit LmdbDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)) {}

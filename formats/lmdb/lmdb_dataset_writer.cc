@@ -83,14 +83,15 @@ Status LmdbDatasetWriter::Open() {
   return LmdbEnvironment::Open(dir_, /*read_only=*/false, initial_map_size_, &lmdb_);
 }
 
-Status LmdbDatasetWriter::Queue(std::string key, const std::string& header, std::string_view image, bool raw_value) {
+Status LmdbDatasetWriter::Queue(std::string key, const std::string& header, std::string_view image,
+                                const std::vector<SampleField>* fields, bool raw_value) {
   const size_t offset = filling_.bytes.size();
-  const size_t size = raw_value ? header.size() : 8 + header.size() + image.size();
   if (raw_value) {
     filling_.bytes.append(header);
   } else {
-    AppendLmdbRecord(header, image, &filling_.bytes);  // appends, so the buffer is never zero-filled first
+    AppendLmdbRecord(header, image, fields, &filling_.bytes);  // appends, so the buffer is never zero-filled first
   }
+  const size_t size = filling_.bytes.size() - offset;
   filling_.records.push_back({std::move(key), offset, size});
   if (filling_.records.size() >= kBatchSamples || filling_.bytes.size() >= kBatchBytes) return StartCommit();
   return Status::OK();
@@ -162,16 +163,24 @@ Status LmdbDatasetWriter::Add(const Sample& sample) {
   header["key"] = sample.key;
   header["label"] = sample.label;
   header["xxh64"] = ChecksumHex(BytesChecksum(sample));
-  status_ = Queue(IndexKey(samples_), header.dump(), sample.bytes, /*raw_value=*/false);
+  const bool with_fields = sample.fields != nullptr && !sample.fields->empty();
+  if (with_fields) AddLmdbFieldsHeader(sample.bytes, *sample.fields, &header);
+  status_ = Queue(IndexKey(samples_), header.dump(), sample.bytes, sample.fields, /*raw_value=*/false);
   if (!status_.ok()) return status_;
   bytes_ += 8 + sample.bytes.size();
+  if (with_fields) {
+    for (const SampleField& f : *sample.fields) {
+      bytes_ += f.data.size();
+      ++field_counts_[f.name];
+    }
+  }
   ++samples_;
   return Status::OK();
 }
 
 Status LmdbDatasetWriter::Finish(const nlohmann::json& dataset_info, std::vector<ShardEntry>* shards) {
   if (!status_.ok()) return status_;
-  status_ = Queue(kLmdbMetadataKey, dataset_info.dump(), {}, /*raw_value=*/true);
+  status_ = Queue(kLmdbMetadataKey, dataset_info.dump(), {}, nullptr, /*raw_value=*/true);
   if (status_.ok()) status_ = StartCommit();
   if (status_.ok()) status_ = WaitForCommit();
   if (status_.ok() && sync_) status_ = lmdb_->Sync();
@@ -188,6 +197,7 @@ Status LmdbDatasetWriter::Finish(const nlohmann::json& dataset_info, std::vector
   ShardEntry entry;
   entry.file = kLmdbDataFile;
   entry.samples = samples_;
+  entry.fields = field_counts_;
   uint64_t checksum = 0;
   status_ = ChecksumMappedFile(path, &checksum, &entry.bytes);
   if (!status_.ok()) return status_;

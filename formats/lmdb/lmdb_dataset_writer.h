@@ -20,6 +20,7 @@
 #pragma once
 
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,8 +70,9 @@ class LmdbDatasetWriter final : public DatasetWriter {
   };
 
   Status Open();
-  // Queues one record; `header` and `image` are copied. A raw value is `header` alone.
-  Status Queue(std::string key, const std::string& header, std::string_view image, bool raw_value);
+  // Queues one record; `header`, `image` and the fields are copied. A raw value is `header` alone.
+  Status Queue(std::string key, const std::string& header, std::string_view image,
+               const std::vector<SampleField>* fields, bool raw_value);
   // Hands filling_ to a commit thread, after the previous batch's commit has ended.
   Status StartCommit();
   // Waits for the batch in commit, if any; its status.
@@ -92,6 +94,7 @@ class LmdbDatasetWriter final : public DatasetWriter {
   bool created_files_ = false;  // Open() may have created the environment's files (Abandon removes them)
   uint64_t samples_ = 0;
   uint64_t bytes_ = 0;
+  std::map<std::string, uint64_t> field_counts_;
   uint64_t map_size_ = 0;
 };
 

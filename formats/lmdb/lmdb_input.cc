@@ -41,6 +41,10 @@ Status LmdbInput::Next(PackItem* item, bool* done) {
   item->key = item->status.ok() ? std::move(sample.key) : std::string(key);
   item->label = sample.label;
   item->bytes.assign(sample.image.data(), sample.image.size());
+  item->fields.clear();
+  item->field_relpaths.clear();
+  // The pipeline reports them as not packed when the output format keeps none.
+  for (const LmdbField& f : sample.fields) item->fields.push_back({f.name, std::string(f.data)});
   return Status::OK();
 }
 

@@ -75,6 +75,11 @@ void VerifyLmdbDataset(Env* env, const std::string& dir, const ShardEntry& entry
       return Status::OK();
     }
     const std::string_view image = sample.image;
+    for (const LmdbField& f : sample.fields) {
+      if (ChecksumHex(Xxh64(f.data)) != f.xxh64) {
+        problem(std::string(key), "checksum mismatch: the bytes of its field " + f.name + " changed");
+      }
+    }
     if (ChecksumHex(Xxh64(image)) != sample.xxh64) {
       problem(std::string(key), "checksum mismatch: image bytes of this sample changed");
     }

@@ -252,12 +252,45 @@ check(all(m["cls"] in (b"0", b"1") and json.loads(m["json"])["class"] in ("cat",
 for m in inet_samples.values():
     check(m["txt"].decode().split()[0] == json.loads(m["json"])["class"], "a caption travels with its own image")
 
-r = run("pack", inet, os.path.join(work, "inet-lmdb"), "--format", "lmdb", "--no-sync")
+# LMDB keeps fields in SPR2 records (docs/formats/lmdb.md), read here with python3-lmdb and struct.
+import lmdb  # noqa: E402
+import struct  # noqa: E402
+
+r = run("pack", inet, os.path.join(work, "inet-lmdb"), "--format", "lmdb", "--no-sync", "--quiet")
 check(r.returncode == 0, f"pack lmdb: {r.stderr}")
+env = lmdb.open(os.path.join(work, "inet-lmdb"), readonly=True, lock=False)
+records = 0
+with env.begin() as txn:
+    for key, value in txn.cursor():
+        if key == b"__shardpack__":
+            continue
+        records += 1
+        check(value[:4] == b"SPR2", f"lmdb {key}: magic {value[:4]!r}")
+        (n,) = struct.unpack_from("<I", value, 4)
+        header = json.loads(value[8:8 + n])
+        rest = value[8 + n:]
+        image = rest[:header["image_size"]]
+        check(image == open(os.path.join(inet, header["path"]), "rb").read(), f"lmdb {key}: image bytes")
+        check([f["name"] for f in header["fields"]] == ["txt"], f"lmdb {key}: fields {header['fields']}")
+        caption = rest[header["image_size"]:header["image_size"] + header["fields"][0]["size"]]
+        want = open(os.path.join(inet, header["path"].rsplit(".", 1)[0] + ".txt"), "rb").read()
+        check(caption == want and len(rest) == header["image_size"] + len(want), f"lmdb {key}: caption {caption!r}")
+check(records == 6, f"lmdb records: {records}")
+r = run("verify", os.path.join(work, "inet-lmdb"))
+check(r.returncode == 0, f"verify lmdb: {r.stdout} {r.stderr}")
+# wds -> lmdb -> wds keeps every member.
+r1 = run("convert", os.path.join(work, "inet-lmdb"), os.path.join(work, "inet-back"), "--no-sync", "--quiet")
+check(r1.returncode == 0, f"convert lmdb to wds: {r1.stderr}")
+_, back = read_shards(os.path.join(work, "inet-back"))
+check(back == inet_samples, "wds -> lmdb -> wds changed a sample")
+
+# Raw keeps no fields: each caption is reported as not packed.
+r = run("pack", inet, os.path.join(work, "inet-raw"), "--format", "raw", "--crop", "16", "--no-sync")
+check(r.returncode == 0, f"pack raw: {r.stderr}")
 for cls in ["cat", "dog"]:
     for i in range(3):
         line = (f"skipped {cls}/{i:04d}.txt: not packed: this output format keeps only a sample's image "
-                f"(--format wds keeps its other files too)\n")
-        check(line in r.stderr, f"lmdb: the caption {cls}/{i:04d}.txt was not reported: {r.stderr!r}")
+                f"(--format wds or lmdb keeps its other files too)\n")
+        check(line in r.stderr, f"raw: the caption {cls}/{i:04d}.txt was not reported: {r.stderr!r}")
 
 sys.exit(t.finish())
