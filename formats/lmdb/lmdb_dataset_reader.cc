@@ -12,7 +12,9 @@ Status LmdbDatasetReader::Open(const std::string& dir, Manifest manifest, std::u
   return Status::OK();
 }
 
-Status LmdbDatasetReader::Read(uint64_t index, ReadSample* out) const {
+// Parses sample `index`'s record inside a read transaction and hands it to `use`, while the
+// record's views are valid.
+Status LmdbDatasetReader::WithSample(uint64_t index, const std::function<void(LmdbSample&)>& use) const {
   SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
   std::string key = IndexKey(index);
   return lmdb_->Read([&](MDB_txn* txn, MDB_dbi dbi) -> Status {
@@ -22,33 +24,30 @@ Status LmdbDatasetReader::Read(uint64_t index, ReadSample* out) const {
     LmdbSample sample;
     SHARDPACK_RETURN_IF_ERROR(
         ParseLmdbSample(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), key, &sample));
+    use(sample);
+    return Status::OK();
+  });
+}
+
+Status LmdbDatasetReader::Read(uint64_t index, ReadSample* out) const {
+  return WithSample(index, [out](LmdbSample& sample) {
     out->key = std::move(sample.key);
     out->label = sample.label;
     out->format = sample.format;
     out->encoded.assign(sample.image.data(), sample.image.size());
     out->pixels = DecodedImage();
-    return Status::OK();
   });
 }
 
 Status LmdbDatasetReader::ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const {
   data->clear();
   *present = false;
-  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
-  std::string key = IndexKey(index);
-  return lmdb_->Read([&](MDB_txn* txn, MDB_dbi dbi) -> Status {
-    MDB_val k{key.size(), key.data()}, v;
-    const int rc = mdb_get(txn, dbi, &k, &v);
-    if (rc != 0) return LmdbError("cannot read record " + key, rc);
-    LmdbSample sample;
-    SHARDPACK_RETURN_IF_ERROR(
-        ParseLmdbSample(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), key, &sample));
+  return WithSample(index, [&](LmdbSample& sample) {
     for (const LmdbField& f : sample.fields) {
       if (f.name != name) continue;
       data->assign(f.data.data(), f.data.size());
       *present = true;
     }
-    return Status::OK();
   });
 }
 

@@ -2,10 +2,12 @@
 // (LMDB readers do not block each other or the writer).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "formats/lmdb/lmdb_environment.h"
+#include "formats/lmdb/lmdb_format.h"
 #include "shardpack/dataset_reader.h"
 
 namespace shardpack {
@@ -17,6 +19,7 @@ class LmdbDatasetReader final : public DatasetReader {
   Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
 
  private:
+  Status WithSample(uint64_t index, const std::function<void(LmdbSample&)>& use) const;
   explicit LmdbDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)) {}
   std::unique_ptr<LmdbEnvironment> lmdb_;
 };
