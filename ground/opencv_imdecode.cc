@@ -36,16 +36,22 @@ const Codecs& LoadCodecs() {
   return codecs;
 }
 
-}  // namespace
-
-Status OpenCvImDecode(const cv::Mat& encoded, cv::Mat* bgr) {
+Status ImDecode(const cv::Mat& encoded, int flags, cv::Mat* out) {
   const Codecs& codecs = LoadCodecs();
   if (codecs.imdecode == nullptr) return Status::Unsupported(codecs.error);
   // The declaration's own type, so that a change of signature fails to compile here.
   static_assert(
       std::is_same_v<decltype(static_cast<cv::Mat (*)(cv::InputArray, int)>(&cv::imdecode)), ImDecodeFunction>);
-  *bgr = codecs.imdecode(encoded, cv::IMREAD_COLOR);
+  *out = codecs.imdecode(encoded, flags);
   return Status::OK();
+}
+
+}  // namespace
+
+Status OpenCvImDecode(const cv::Mat& encoded, cv::Mat* bgr) { return ImDecode(encoded, cv::IMREAD_COLOR, bgr); }
+
+Status OpenCvImDecodeAsStored(const cv::Mat& encoded, cv::Mat* image) {
+  return ImDecode(encoded, cv::IMREAD_UNCHANGED, image);
 }
 
 }  // namespace shardpack

@@ -1,4 +1,4 @@
-// cv::imdecode(encoded, IMREAD_COLOR), with OpenCV's image codecs loaded on first use.
+// cv::imdecode(encoded, flags), with OpenCV's image codecs loaded on first use.
 //
 // Why not link libopencv_imgcodecs: Debian's build of it depends on about 130 libraries (GDAL,
 // poppler, HDF5, x265, ...), whose loading and initialisation took 0.13 s of every process start
@@ -17,5 +17,8 @@ namespace shardpack {
 // *bgr: the image as 8-bit BGR (empty when the bytes cannot be decoded). Unsupported, naming the
 // library, when it cannot be loaded. May throw cv::Exception, as cv::imdecode does. Thread-safe.
 Status OpenCvImDecode(const cv::Mat& encoded, cv::Mat* bgr);
+// *image: the image with its stored depth and channels (IMREAD_UNCHANGED), e.g. one 8-bit channel
+// for a greyscale PNG. Otherwise as OpenCvImDecode.
+Status OpenCvImDecodeAsStored(const cv::Mat& encoded, cv::Mat* image);
 
 }  // namespace shardpack

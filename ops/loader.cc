@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "ground/image_decode_rgb.h"
+#include "ground/label_mask.h"
 #include "ground/tsan_annotations.h"
 #include "ops/worker_threads.h"
 #include "shardpack/dataset_reader.h"
@@ -100,7 +101,17 @@ void SplitPlanes(const cv::Mat& hwc, uint8_t* out) {
 struct Slot {
   uint8_t* data = nullptr;
   size_t capacity = 0;
+  uint8_t* mask_data = nullptr;  // with LoaderOptions::mask
+  size_t mask_capacity = 0;
   Batch batch;
+};
+
+// The crop a sample's image was given, kept for its mask. One pointer for the chooser to capture.
+struct CropChoice {
+  const LoaderOptions* options;
+  std::mt19937_64* rng;
+  cv::Size full;  // the image's oriented size
+  CropPlan plan;
 };
 
 }  // namespace
@@ -133,11 +144,21 @@ struct Loader::Impl {
   ~Impl() {
     StopProducer();
     for (Slot& s : slots) {
-      if (options.allocator.free)
-        options.allocator.free(s.data, s.capacity);
-      else
-        delete[] s.data;
+      FreeBuffer(s.data, s.capacity);
+      FreeBuffer(s.mask_data, s.mask_capacity);
     }
+  }
+
+  uint8_t* AllocateBuffer(size_t bytes) {
+    return options.allocator.allocate ? options.allocator.allocate(bytes) : new uint8_t[bytes];
+  }
+
+  void FreeBuffer(uint8_t* data, size_t bytes) {
+    if (data == nullptr) return;
+    if (options.allocator.free)
+      options.allocator.free(data, bytes);
+    else
+      delete[] data;
   }
 
   void StopProducer() {
@@ -149,8 +170,9 @@ struct Loader::Impl {
     if (producer.joinable()) producer.join();
   }
 
-  // Decodes and transforms sample `index` into `out` (H x W x 3, or 3 planes for NCHW).
-  Status FillSample(uint64_t epoch, uint64_t index, uint8_t* out, int32_t* label, std::string* key) {
+  // Decodes and transforms sample `index` into `out` (H x W x 3, or 3 planes for NCHW), and its
+  // mask, with the same crop and flip, into `mask_out` (H x W) when one is asked for.
+  Status FillSample(uint64_t epoch, uint64_t index, uint8_t* out, uint8_t* mask_out, int32_t* label, std::string* key) {
     thread_local ReadSample sample;
     const auto t0 = Clock::now();
     Status s = reader->Read(index, &sample);
@@ -164,29 +186,57 @@ struct Loader::Impl {
     thread_local cv::Mat hwc;
     cv::Mat dst = options.nchw ? (hwc.create(H, W, CV_8UC3), hwc) : cv::Mat(H, W, CV_8UC3, out);
     std::mt19937_64 rng = SampleRng(options.sampler.seed, epoch, index);
+    CropChoice choice{&options, &rng, {}, {}};
     try {
       if (!sample.encoded.empty()) {
         // Training crops are drawn on the full size; only the crop is decoded, coarse enough to cover the output.
-        const LoaderOptions& o = options;
         s = DecodeCrop(
-            sample.encoded, o.max_pixels, [&o, &rng](cv::Size full) { return LoaderCropPlan(o, &rng, full); },
-            o.fast_decode && !o.eval, &dst);
+            sample.encoded, options.max_pixels,
+            [&choice](cv::Size full) {
+              choice.full = full;
+              choice.plan = LoaderCropPlan(*choice.options, choice.rng, full);
+              return choice.plan;
+            },
+            options.fast_decode && !options.eval, &dst);
         if (!s.ok()) return s;
       } else {
         const cv::Mat rgb(int(sample.pixels.height), int(sample.pixels.width), CV_8UC3, sample.pixels.rgb.data());
+        choice.full = rgb.size();
+        choice.plan = LoaderCropPlan(options, &rng, rgb.size());
         if (rgb.rows == H && rgb.cols == W && options.eval) {
           rgb.copyTo(dst);  // already the right size (raw shards packed for this crop)
+          choice.plan.box = cv::Rect2d(0, 0, W, H);
         } else {
-          const CropPlan plan = LoaderCropPlan(options, &rng, rgb.size());
-          ResizeCrop(rgb, plan, &dst);
+          ResizeCrop(rgb, choice.plan, &dst);
         }
       }
-      if (!options.eval && Uniform(rng, 0, 1) < options.flip) cv::flip(dst, dst, 1);
+      const bool flip = !options.eval && Uniform(rng, 0, 1) < options.flip;
+      if (flip) cv::flip(dst, dst, 1);
       if (options.nchw) SplitPlanes(dst, out);
+      if (mask_out != nullptr) SHARDPACK_RETURN_IF_ERROR(FillMask(index, *key, choice, flip, mask_out));
     } catch (const cv::Exception& e) {
       return Status::Corrupt(std::string("cannot transform sample: ") + e.what());
     }
     decode_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t1).count());
+    return Status::OK();
+  }
+
+  // Sample `index`'s mask, given the crop and flip its image got, into `out` (H x W).
+  Status FillMask(uint64_t index, const std::string& key, const CropChoice& choice, bool flip, uint8_t* out) {
+    thread_local std::string bytes;
+    thread_local cv::Mat mask;
+    bool present = false;
+    const auto t0 = Clock::now();
+    SHARDPACK_RETURN_IF_ERROR(reader->ReadField(index, options.mask, &bytes, &present));
+    read_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+    const std::string sample = "sample " + key + " (index " + std::to_string(index) + ")";
+    if (!present) return Status::Corrupt(sample + " has no mask field '" + options.mask + "'");
+    bytes_read += bytes.size();
+    const Status s = DecodeLabelMask(bytes, choice.full, options.max_pixels, &mask);
+    if (!s.ok()) return Status::Corrupt(sample + ", field '" + options.mask + "': " + s.message());
+    cv::Mat dst(int(options.height), int(options.width), CV_8UC1, out);
+    CropLabelMask(mask, choice.plan, &dst);
+    if (flip) cv::flip(dst, dst, 1);
     return Status::OK();
   }
 
@@ -223,6 +273,9 @@ struct Loader::Impl {
     const size_t per_image = size_t(options.height) * options.width * 3;
     batch.image_bytes = per_image * batch.count;
     batch.images = slot->data;
+    const size_t per_mask = options.mask.empty() ? 0 : size_t(options.height) * options.width;
+    batch.masks = slot->mask_data;
+    batch.mask_bytes = per_mask * batch.count;
     std::vector<Status> errors(batch.count);
     // ThreadSanitizer tokens (ground/tsan_annotations.h); static, so that a task reaches them without
     // reading the lambda it runs, which is what they order.
@@ -230,10 +283,12 @@ struct Loader::Impl {
     const auto fill = [&](uint32_t i) {
       HappensAfter(&start);
       uint8_t* out = slot->data + per_image * i;
-      errors[i] = FillSample(epoch, batch.indices[i], out, &batch.labels[i], &batch.keys[i]);
+      uint8_t* mask_out = per_mask == 0 ? nullptr : slot->mask_data + per_mask * i;
+      errors[i] = FillSample(epoch, batch.indices[i], out, mask_out, &batch.labels[i], &batch.keys[i]);
       if (errors[i].ok() && !options.fields.empty()) errors[i] = ReadFields(batch.indices[i], i, &batch);
       if (!errors[i].ok()) {
         std::memset(out, 0, per_image);
+        if (mask_out != nullptr) std::memset(mask_out, 0, per_mask);
         for (std::vector<std::optional<std::string>>& column : batch.fields) column[i].reset();
       }
       HappensBefore(&finish);
@@ -344,11 +399,18 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;
   impl->slots.resize(size_t(options.prefetch) + 2);
   impl->held.assign(impl->slots.size(), false);
+  const size_t mask_bytes =
+      options.mask.empty() ? 0 : size_t(options.height) * options.width * options.sampler.batch_size;
   for (Slot& s : impl->slots) {
     s.capacity = impl->batch_bytes;
-    s.data = options.allocator.allocate ? options.allocator.allocate(s.capacity) : new uint8_t[s.capacity];
+    s.data = impl->AllocateBuffer(s.capacity);
     if (s.data == nullptr)
       return Status::IOError("cannot allocate a batch buffer of " + std::to_string(s.capacity) + " bytes");
+    if (mask_bytes == 0) continue;
+    s.mask_capacity = mask_bytes;
+    s.mask_data = impl->AllocateBuffer(mask_bytes);
+    if (s.mask_data == nullptr)
+      return Status::IOError("cannot allocate a mask buffer of " + std::to_string(mask_bytes) + " bytes");
   }
   loader->reset(new Loader(std::move(impl)));
   return Status::OK();

@@ -56,6 +56,12 @@ struct LoaderOptions {
   // epoch with an error naming the sample and field.
   std::vector<std::string> fields;
   bool require_fields = false;
+  // A label mask to crop with each image (a segmentation mask, e.g. "seg.png"): that field decoded
+  // as one 8-bit channel of class ids, of the image's size, and given exactly the image's crop and
+  // flip, resampled by nearest neighbour so that every value stays a class id; Batch::masks. A
+  // sample without it, or whose mask is not one 8-bit channel of its image's size, counts as
+  // corrupt (skipped with skip_corrupt). Empty: no masks.
+  std::string mask;
   BatchAllocator allocator;  // empty: new[] / delete[]
   Env* env = nullptr;
   // A dataset URL: cache folder, cache bound, shards downloaded ahead (docs/remote.md). The loader
@@ -76,6 +82,9 @@ struct Batch {
   // fields[f][i]: the bytes of field LoaderOptions::fields[f] of sample i, untouched; no value when
   // the sample has no such field (or was skipped as corrupt).
   std::vector<std::vector<std::optional<std::string>>> fields;
+  // With LoaderOptions::mask: count x H x W uint8 class ids, pixel for pixel under `images`.
+  const uint8_t* masks = nullptr;
+  size_t mask_bytes = 0;
 };
 
 // What the loader measured, the "is my GPU starving?" answer.
@@ -117,7 +126,8 @@ class Loader {
   // that no batch could ever be produced, it fails (InvalidArgument) instead of waiting forever.
   Status Acquire(const Batch** batch, uint32_t* slot);
   void Release(uint32_t slot);
-  // The batch buffers, allocated once: (prefetch + 2) of batch_bytes() each.
+  // The batch buffers, allocated once: (prefetch + 2) of batch_bytes() each; with a mask, as many
+  // mask buffers of batch_size x H x W bytes besides.
   std::vector<const uint8_t*> buffers() const;
   size_t batch_bytes() const;
   LoaderStats stats() const;

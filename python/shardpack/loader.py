@@ -56,6 +56,11 @@ class Loader:
         as str, "json" (and "*.json") as the parsed object, others as bytes, None where a sample
         has no such field. require_fields: a missing field stops the epoch with an error naming the
         sample instead. CPU only for now.
+    mask: a field holding each sample's label mask, e.g. "seg.png" (one 8-bit channel of class ids,
+        of the image's size): decoded and given exactly the image's crop and flip, resampled by
+        nearest neighbour so every value stays a class id. Iterating then yields (images, labels,
+        masks[, fields]) with masks a (N, H, W) uint8 tensor. A sample without a usable mask counts
+        as corrupt (skip_corrupt). CPU only for now.
 
     Iterating yields (images, labels): images share memory with the C++ batch buffer (no copy);
     labels are int64. A buffer is reused only once nothing refers to its tensor any more, so
@@ -70,7 +75,7 @@ class Loader:
                  flip=0.5, fast_decode=True, worker=0, num_workers=1, device="cpu", dtype="float32",
                  mean=(0.485 * 255, 0.456 * 255, 0.406 * 255), std=(0.229 * 255, 0.224 * 255, 0.225 * 255),
                  depth=3, cache_dir=None, cache_limit=0, prefetch_shards=0, downloads=4, fields=(),
-                 require_fields=False):
+                 require_fields=False, mask=None):
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
         if layout not in ("NHWC", "NCHW"):
@@ -104,9 +109,10 @@ class Loader:
         if isinstance(fields, str):
             raise TypeError(f"fields takes a sequence of names, e.g. ({fields!r},), not a string")
         self._fields = tuple(str(f) for f in fields)
-        if self._fields and self._cuda:
-            raise ValueError("fields are delivered by the CPU loader only for now: use device='cpu' and move "
-                             "the images with .to('cuda', non_blocking=True) (pin_memory=True)")
+        self._mask = None if mask is None else str(mask)
+        if (self._fields or self._mask) and self._cuda:
+            raise ValueError("fields and masks are delivered by the CPU loader only for now: use device='cpu' and "
+                             "move the tensors with .to('cuda', non_blocking=True) (pin_memory=True)")
         if self._cuda:
             if not _shardpack.has_cuda:
                 raise RuntimeError("this shardpack was built without CUDA (no CUDA toolkit at build time)")
@@ -117,7 +123,7 @@ class Loader:
                                              mean=[float(v) for v in mean], std=[float(v) for v in std])
         elif device == "cpu":
             self._impl = _shardpack.Loader(str(path), **common, allocate=allocate, fields=list(self._fields),
-                                           require_fields=bool(require_fields))
+                                           require_fields=bool(require_fields), mask=self._mask or "")
         else:
             raise ValueError(f"device must be 'cpu' or 'cuda[:N]', not {device!r}")
         self._epoch = 0
@@ -140,10 +146,12 @@ class Loader:
         for lease in self.batches():
             # CUDA: DLPack, on torch's current stream, which waits for the batch's copy.
             images = torch.from_dlpack(lease) if self._cuda else torch.from_numpy(lease.images())
+            batch = (images, torch.from_numpy(lease.labels()))
+            if self._mask:
+                batch += (torch.from_numpy(lease.masks()),)
             if self._fields:
-                yield images, torch.from_numpy(lease.labels()), decode_fields(self._fields, lease.fields())
-            else:
-                yield images, torch.from_numpy(lease.labels())
+                batch += (decode_fields(self._fields, lease.fields()),)
+            yield batch
 
     def batches(self):
         """Like iterating, but yields the batch objects themselves: on the CPU, images(), labels(),

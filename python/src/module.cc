@@ -86,6 +86,14 @@ class BatchLease {
       shape.insert(shape.end(), {py::ssize_t(l.h_), py::ssize_t(l.w_), 3});
     return py::array(py::dtype::of<uint8_t>(), shape, b.images, self);
   }
+  // The masks (LoaderOptions::mask) as a (count, H, W) uint8 array over the loader's buffer.
+  static py::object Masks(py::object self) {
+    BatchLease& l = self.cast<BatchLease&>();
+    const Batch& b = l.batch();
+    if (b.masks == nullptr) return py::none();
+    const std::vector<py::ssize_t> shape = {py::ssize_t(b.count), py::ssize_t(l.h_), py::ssize_t(l.w_)};
+    return py::array(py::dtype::of<uint8_t>(), shape, b.masks, self);
+  }
   uint32_t slot() const { return slot_; }
 
  private:
@@ -434,6 +442,9 @@ PYBIND11_MODULE(_shardpack, m) {
 
   py::class_<BatchLease>(m, "BatchLease", "One batch, its buffer on loan until no array uses it.")
       .def("images", &BatchLease::Images, "uint8 array over the batch buffer (no copy); keeps the lease alive")
+      .def("masks", &BatchLease::Masks,
+           "(count, H, W) uint8 class ids over the mask buffer (no copy), cropped and flipped as the images; "
+           "None without a mask")
       .def("labels",
            [](const BatchLease& l) {
              return py::array_t<int64_t>(py::ssize_t(l.batch().labels.size()),
@@ -471,12 +482,13 @@ PYBIND11_MODULE(_shardpack, m) {
                        uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
                        std::pair<double, double> scale, std::pair<double, double> ratio, double flip, bool nchw,
                        int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode, py::object allocate,
-                       const py::dict& remote, std::vector<std::string> fields, bool require_fields) {
+                       const py::dict& remote, std::vector<std::string> fields, bool require_fields, std::string mask) {
              LoaderOptions o = MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size,
                                                  worker, num_workers, height, width, eval, eval_resize, scale, ratio,
                                                  flip, nchw, threads, prefetch, skip_corrupt, fast_decode, remote);
              o.fields = std::move(fields);
              o.require_fields = require_fields;
+             o.mask = std::move(mask);
              return std::make_unique<PyLoader>(path, o, allocate);
            }),
            py::arg("path"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("shuffle_buffer"),
@@ -484,7 +496,7 @@ PYBIND11_MODULE(_shardpack, m) {
            py::arg("height"), py::arg("width"), py::arg("eval"), py::arg("eval_resize"), py::arg("scale"),
            py::arg("ratio"), py::arg("flip"), py::arg("nchw"), py::arg("threads"), py::arg("prefetch"),
            py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("allocate"), py::arg("remote") = py::dict(),
-           py::arg("fields") = std::vector<std::string>(), py::arg("require_fields") = false)
+           py::arg("fields") = std::vector<std::string>(), py::arg("require_fields") = false, py::arg("mask") = "")
       .def("batches_per_epoch", &PyLoader::batches_per_epoch)
       .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("samples_done") = 0)
@@ -513,6 +525,9 @@ PYBIND11_MODULE(_shardpack, m) {
   py::class_<DeviceBatchHandle>(m, "DeviceBatch", "A batch in GPU memory; torch.from_dlpack(batch) makes the tensor.")
       .def("__dlpack__", &DeviceBatchHandle::Dlpack, py::arg("stream") = py::none())
       .def("__dlpack_device__", &DeviceBatchHandle::DlpackDevice)
+      .def("masks", &BatchLease::Masks,
+           "(count, H, W) uint8 class ids over the mask buffer (no copy), cropped and flipped as the images; "
+           "None without a mask")
       .def("labels", &DeviceBatchHandle::Labels)
       .def("indices", &DeviceBatchHandle::Indices);
   py::class_<PyCudaFeed>(m, "CudaFeed")

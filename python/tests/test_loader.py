@@ -250,3 +250,41 @@ def test_fields_arrive_with_their_own_images_over_two_ranks(tmp_path):
     assert got == expected
     with pytest.raises(TypeError, match="sequence of names"):
         shardpack.Loader(out, fields="txt")
+
+
+@pytest.mark.parametrize("fmt", ["wds", "lmdb"])
+def test_masks_get_their_images_crop_and_flip(fmt, tmp_path):
+    """Segmentation masks (issue 16): Pillow writes images whose red is x and green is y, and masks
+    (mode L) holding x for even samples and y for odd ones. Bilinear resizing keeps a ramp a ramp,
+    so the mask cropped by nearest neighbour must match the image's red (or green) to one level,
+    pixel for pixel, whatever crop and flip the sample drew; and with captions alongside."""
+    from PIL import Image
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(10):
+        w, h = 50 + 19 * i, 40 + 13 * i
+        x, y = np.meshgrid(np.arange(w, dtype=np.uint8), np.arange(h, dtype=np.uint8))
+        rgb = np.stack([x, y, np.full_like(x, i)], axis=-1)
+        Image.fromarray(rgb, "RGB").save(src / f"{i:02d}.png")
+        Image.fromarray(x if i % 2 == 0 else y, "L").save(src / f"{i:02d}.seg.png")
+        (src / f"{i:02d}.txt").write_text(f"sample {i}")
+    out = tmp_path / fmt
+    subprocess.run([tool("SHARDPACK_CLI"), "pack", str(src), str(out), "--layout", "samples", "--format", fmt,
+                    "--quiet", "--no-sync", "--samples-per-shard", "4"], check=True)
+    flips = set()
+    for epoch in range(4):
+        loader = shardpack.Loader(out, batch_size=4, size=(20, 28), seed=1, mask="seg.png", fields=("txt",))
+        loader.set_epoch(epoch)
+        for images, labels, masks, fields in loader:
+            assert masks.dtype == torch.uint8 and tuple(masks.shape) == tuple(images.shape[:3])
+            for image, mask, caption in zip(images.numpy(), masks.numpy(), fields["txt"]):
+                i = int(image[0, 0, 2])
+                assert caption == f"sample {i}"
+                reference = image[:, :, i % 2].astype(int)
+                assert np.abs(mask.astype(int) - reference).max() <= 1, (epoch, i)
+                if i % 2 == 0:
+                    flips.add(bool(mask[0, 0] > mask[0, -1]))
+    assert flips == {True, False}
+    with pytest.raises(ValueError, match="CPU loader only"):
+        shardpack.Loader(out, device="cuda", mask="seg.png")

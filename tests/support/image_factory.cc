@@ -61,6 +61,13 @@ std::string EncodeWithOpenCv(const std::string& rgb, int width, int height, Imag
   return std::string(buf.begin(), buf.end());
 }
 
+std::string EncodeGreyPng(const std::string& grey, int width, int height) {
+  const cv::Mat mat(height, width, CV_8UC1, const_cast<char*>(grey.data()));
+  std::vector<uchar> buf;
+  if (!cv::imencode(".png", mat, buf)) throw std::runtime_error("imencode failed");
+  return std::string(buf.begin(), buf.end());
+}
+
 std::string MakeImage(ImageFormat format, int width, int height, uint64_t seed) {
   std::string rgb = MakePixels(width, height, seed);
   if (format == ImageFormat::kJpeg) return EncodeJpeg(rgb, width, height);

@@ -16,6 +16,8 @@ std::string MakePixels(int width, int height, uint64_t seed, int noise = 24);
 std::string EncodeJpeg(const std::string& rgb, int width, int height, int quality = 90);
 // PNG, WebP (lossless) or BMP through OpenCV.
 std::string EncodeWithOpenCv(const std::string& rgb, int width, int height, ImageFormat format);
+// A single-channel 8-bit PNG (a label mask) of row-major grey values, through OpenCV.
+std::string EncodeGreyPng(const std::string& grey, int width, int height);
 // Convenience: pixels from MakePixels encoded as `format`.
 std::string MakeImage(ImageFormat format, int width, int height, uint64_t seed);
 

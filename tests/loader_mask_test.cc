@@ -1,0 +1,153 @@
+// Label masks in the loader: each sample's "seg.png" gets exactly its image's crop and flip.
+//
+// The images are coordinate ramps (red = x, green = y, lossless PNG) and each mask holds its own x
+// (even samples) or y (odd samples). Bilinear resampling keeps a ramp a ramp, so wherever the image
+// crop samples the source, its red (or green) value says where; the mask, resampled by nearest
+// neighbour, must say the same to within one level. A wrong box, scale or flip breaks this by many
+// levels over most of the crop.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "shardpack/loader.h"
+#include "tests/support/dataset_fixture.h"
+
+namespace shardpack {
+namespace {
+
+using testing::WriteFile;
+
+constexpr int kSamples = 12;
+constexpr int kHeight = 24, kWidth = 32;  // output
+
+int SampleWidth(int i) { return 40 + 17 * i; }  // up to 227: a coordinate fits in a byte
+int SampleHeight(int i) { return 30 + 11 * i; }
+
+class LoaderMaskTest : public testing::DatasetTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  // c0/img<i>.png (the ramps, with blue = i) and c0/img<i>.seg.png beside each.
+  void MakeRampTree() {
+    for (int i = 0; i < kSamples; ++i) {
+      const int w = SampleWidth(i), h = SampleHeight(i);
+      std::string rgb(size_t(w) * h * 3, '\0'), grey(size_t(w) * h, '\0');
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+          const size_t p = size_t(y) * w + x;
+          rgb[3 * p] = char(x), rgb[3 * p + 1] = char(y), rgb[3 * p + 2] = char(i);
+          grey[p] = char(i % 2 == 0 ? x : y);
+        }
+      }
+      const std::string stem = src() + "/c0/img" + std::to_string(i);
+      WriteFile(stem + ".png", testing::EncodeWithOpenCv(rgb, w, h, ImageFormat::kPng));
+      WriteFile(stem + ".seg.png", testing::EncodeGreyPng(grey, w, h));
+    }
+  }
+
+  void PackRamps() {
+    PackOptions po = QuietOptions();
+    po.format = testing::FormatNamed(GetParam());
+    po.samples_per_shard = 5;
+    po.path_keys = true;
+    PackResult r;
+    ASSERT_TRUE(PackTo(out(), po, &r).ok());
+    ASSERT_TRUE(r.manifest.skipped.empty());
+  }
+
+  static LoaderOptions Options(bool eval) {
+    LoaderOptions o;
+    o.sampler.batch_size = 4;
+    o.sampler.seed = 3;
+    o.height = kHeight;
+    o.width = kWidth;
+    o.threads = 2;
+    o.eval = eval;
+    o.eval_resize = 40;
+    o.mask = "seg.png";
+    return o;
+  }
+};
+
+TEST_P(LoaderMaskTest, EveryMaskGetsItsImagesCropAndFlip) {
+  MakeRampTree();
+  PackRamps();
+  for (const bool eval : {false, true}) {
+    std::unique_ptr<Loader> loader;
+    ASSERT_TRUE(Loader::Open(out(), Options(eval), &loader).ok());
+    std::set<int> seen;
+    int flipped = 0, upright = 0;
+    for (uint64_t epoch = 0; epoch < 3; ++epoch) {
+      ASSERT_TRUE(loader->StartEpoch(epoch).ok());
+      for (const Batch* b = nullptr; loader->Next(&b).ok() && b != nullptr;) {
+        ASSERT_NE(b->masks, nullptr);
+        ASSERT_EQ(b->mask_bytes, size_t(b->count) * kHeight * kWidth);
+        for (uint32_t n = 0; n < b->count; ++n) {
+          const uint8_t* image = b->images + size_t(n) * kHeight * kWidth * 3;
+          const uint8_t* mask = b->masks + size_t(n) * kHeight * kWidth;
+          const int sample = image[2];  // blue
+          seen.insert(sample);
+          const int channel = sample % 2 == 0 ? 0 : 1;  // the coordinate this mask holds
+          int worst = 0;
+          for (int p = 0; p < kHeight * kWidth; ++p) worst = std::max(worst, std::abs(mask[p] - image[3 * p + channel]));
+          EXPECT_LE(worst, 1) << "sample " << sample << (eval ? " eval" : " train") << " epoch " << epoch;
+          if (channel == 0) (mask[0] > mask[kWidth - 1] ? flipped : upright)++;
+        }
+      }
+    }
+    EXPECT_EQ(seen.size(), size_t(kSamples));
+    EXPECT_EQ(loader->stats().corrupt, 0u);
+    if (eval) {
+      EXPECT_EQ(flipped, 0);
+    } else {
+      EXPECT_GT(flipped, 0);  // both kinds happened, so the flip was tested
+      EXPECT_GT(upright, 0);
+    }
+  }
+}
+
+TEST_P(LoaderMaskTest, AMissingOrColourMaskIsACorruptSampleNamedAndCounted) {
+  MakeRampTree();
+  // Sample 1 loses its mask; sample 2's mask becomes a colour image of the right size.
+  ASSERT_EQ(std::remove((src() + "/c0/img1.seg.png").c_str()), 0);
+  const int w = SampleWidth(2), h = SampleHeight(2);
+  WriteFile(src() + "/c0/img2.seg.png",
+            testing::EncodeWithOpenCv(std::string(size_t(w) * h * 3, '\x07'), w, h, ImageFormat::kPng));
+  PackRamps();
+  LoaderOptions o = Options(false);
+  o.sampler.shuffle = false;
+  std::unique_ptr<Loader> loader;
+  ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  const Batch* b = nullptr;
+  ASSERT_TRUE(loader->Next(&b).ok());
+  ASSERT_NE(b, nullptr);
+  // Keys in name order: img0, img1, img10, img11, img2, ...
+  EXPECT_EQ(b->keys[1], "c0_img1");
+  EXPECT_EQ(b->labels[1], -1);
+  EXPECT_EQ(b->labels[0], 0);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(b->masks) + kHeight * kWidth, kHeight * kWidth),
+            std::string(kHeight * kWidth, '\0'));
+  do ASSERT_TRUE(loader->Next(&b).ok());
+  while (b != nullptr);
+  EXPECT_EQ(loader->stats().corrupt, 2u);
+  EXPECT_EQ(loader->stats().images, uint64_t(kSamples - 2));
+
+  o.skip_corrupt = false;
+  ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  Status s = loader->Next(&b);
+  EXPECT_EQ(s.message(), "sample c0_img1 (index 1) has no mask field 'seg.png'");
+  o.sampler.batch_size = 1;
+  ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0, 4).ok());  // index 4 is img2
+  s = loader->Next(&b);
+  EXPECT_EQ(s.message(),
+            "sample c0_img2 (index 4), field 'seg.png': mask has 3 channel(s) of 8 bits; a mask must be one 8-bit "
+            "channel of class ids (a greyscale PNG, PIL mode L)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, LoaderMaskTest, ::testing::Values("wds", "lmdb"));
+
+}  // namespace
+}  // namespace shardpack
