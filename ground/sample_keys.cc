@@ -46,6 +46,13 @@ std::vector<std::string> UniquePathKeys(const std::vector<std::string>& relpaths
   return keys;
 }
 
+std::string FieldKind(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  std::string kind = dot == std::string::npos ? name : name.substr(dot + 1);
+  for (char& c : kind) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  return kind;
+}
+
 std::string FieldNameProblem(const std::string& name) {
   if (name.empty() || name.size() > kMaxFieldNameLength) {
     return "field name '" + name + "' is not 1 to " + std::to_string(kMaxFieldNameLength) + " bytes long";

@@ -22,6 +22,8 @@ inline constexpr size_t kMaxMemberNameLength = 100;
 
 // Empty when `name` is a valid field name, else why not (for a skip report).
 std::string FieldNameProblem(const std::string& name);
+// What a field holds, by its last extension, lower case: "png" of "seg.png", "txt" of "TXT".
+std::string FieldKind(const std::string& name);
 
 enum class KeyScheme {
   kIndex,  // the zero-padded global sample index: "000000042"

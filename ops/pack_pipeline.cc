@@ -288,18 +288,32 @@ class Packer {
     sample.bytes = item->bytes;
     sample.bytes_xxh64 = item->bytes_xxh64;
     sample.pixels = &item->pixels;
-    if (!item->fields.empty() && format_.stores_fields()) sample.fields = &item->fields;
+    // The fields the format keeps; those it does not are reported once the sample is in.
+    std::vector<SampleField> kept;
+    std::vector<size_t> dropped;
+    for (size_t i = 0; i < item->fields.size(); ++i) {
+      if (!format_.StoresField(item->fields[i].name)) dropped.push_back(i);
+    }
+    if (dropped.empty()) {
+      if (!item->fields.empty()) sample.fields = &item->fields;
+    } else if (dropped.size() < item->fields.size()) {
+      for (const SampleField& f : item->fields) {
+        if (format_.StoresField(f.name)) kept.push_back(f);
+      }
+      sample.fields = &kept;
+    }
     SHARDPACK_RETURN_IF_ERROR(writer_->Add(sample));
     // Adding this sample published the shard before it: journal that shard, which holds everything
     // up to (not including) this item.
     if (writer_->published().size() > journaled_shards_) SHARDPACK_RETURN_IF_ERROR(WriteJournal(item->position));
     tally_.CountSample(item->bytes.size());
-    // Fields an input delivered although the format keeps none (inputs that can, report them
-    // before the pack starts instead): listed as files not packed, never dropped silently.
-    if (!format_.stores_fields()) {
-      for (const SampleField& f : item->fields) {
-        SHARDPACK_RETURN_IF_ERROR(tally_.Skip({item->relpath + " (field " + f.name + ")", kFieldsNotStored}));
-      }
+    // Fields an input delivered that the format does not keep (inputs report them before the pack
+    // starts instead when it keeps none): listed as files not packed, never dropped silently.
+    for (const size_t i : dropped) {
+      const bool own_file = i < item->field_relpaths.size() && !item->field_relpaths[i].empty();
+      const std::string what =
+          own_file ? item->field_relpaths[i] : item->relpath + " (field " + item->fields[i].name + ")";
+      SHARDPACK_RETURN_IF_ERROR(tally_.Skip({what, kFieldsNotStored}));
     }
     tally_.Report(false);
     return Status::OK();

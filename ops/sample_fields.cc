@@ -2,19 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ground/sample_keys.h"
 #include "ops/source_scan.h"
 #include "shardpack/image.h"
 
 namespace shardpack {
 namespace {
-
-// "png" of "seg.png", "txt" of "txt".
-std::string LastPart(const std::string& field) {
-  const size_t dot = field.rfind('.');
-  std::string last = dot == std::string::npos ? field : field.substr(dot + 1);
-  for (char& c : last) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  return last;
-}
 
 std::string Size(uint32_t width, uint32_t height) { return std::to_string(width) + "x" + std::to_string(height); }
 
@@ -22,7 +15,7 @@ std::string Size(uint32_t width, uint32_t height) { return std::to_string(width)
 
 Status CheckSampleFields(const PackItem& item) {
   for (const SampleField& f : item.fields) {
-    const std::string kind = LastPart(f.name);
+    const std::string kind = FieldKind(f.name);
     if (kind == "txt" && !IsValidUtf8(f.data)) {
       return Status::Corrupt("field " + f.name + " is not valid UTF-8 text");
     }

@@ -61,9 +61,12 @@ class Format {
   virtual Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_bytes,
                                   std::unique_ptr<PackInput>* input) const;
 
-  // Whether the writer stores Sample::fields (a sample's caption, annotations, mask). Formats
-  // that do not are never given any: the inputs report those files as not packed.
+  // Whether the writer stores any of Sample::fields (a sample's caption, annotations, mask).
+  // Formats that do not are never given any: the inputs report those files as not packed.
   virtual bool stores_fields() const { return false; }
+  // Whether it stores the field `name`: the pipeline gives the writer only those, and reports the
+  // others as not packed.
+  virtual bool StoresField(const std::string& /*name*/) const { return stores_fields(); }
 
   // --- reading ---
 

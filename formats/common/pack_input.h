@@ -37,7 +37,8 @@ struct PackItem {
 
 // Why a sample's field is listed as not packed when the output format keeps no fields.
 inline constexpr const char* kFieldsNotStored =
-    "not packed: this output format keeps only a sample's image (--format wds or lmdb keeps its other files too)";
+    "not packed: this output format does not keep this file (raw keeps txt and json fields besides the pixels; "
+    "--format wds or lmdb keeps every file)";
 
 class PackInput {
  public:

@@ -8,6 +8,7 @@
 #include "formats/raw/raw_dataset_writer.h"
 #include "formats/raw/raw_verifier.h"
 #include "ground/manifest_json.h"
+#include "ground/sample_keys.h"
 
 namespace shardpack {
 namespace {
@@ -94,9 +95,17 @@ class RawFormatImpl final : public Format {
     return ReadShardSampleTable(env, dir, shard, records);
   }
 
+  // Text fields (captions, annotations) go into a per-shard JSON Lines side file; other files
+  // (masks) are not kept yet.
+  bool stores_fields() const override { return true; }
+  bool StoresField(const std::string& name) const override {
+    const std::string kind = FieldKind(name);
+    return kind == "txt" || kind == "json";
+  }
+
   bool OwnsFile(std::string_view name) const override {
     return EndsWith(name, ".npy") || EndsWith(name, ".zst") || EndsWith(name, ".keys.txt") ||
-           EndsWith(name, ".samples.tsv");
+           EndsWith(name, ".samples.tsv") || EndsWith(name, ".fields.jsonl");
   }
   bool LooksLikeShard(std::string_view name) const override {
     return name.size() > 4 && (EndsWith(name, ".npy") || EndsWith(name, ".zst")) && name.find('.') == name.rfind('.');

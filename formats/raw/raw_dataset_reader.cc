@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "formats/common/shard_file.h"
 #include "formats/raw/raw_format.h"
@@ -11,6 +12,30 @@
 #include "ground/side_file.h"
 
 namespace shardpack {
+
+namespace {
+
+// The shard's fields side file, checked against its manifest checksum, kept open with the offsets
+// of its lines (one a sample, N+1 offsets), not its text: a dataset's captions need not fit in
+// memory. Nothing when the shard has no such file.
+Status OpenFieldsFile(Env* env, const std::string& dir, const ShardEntry& shard,
+                      std::unique_ptr<RandomAccessFile>* file, std::vector<uint64_t>* lines) {
+  const std::string name = RawSideFileName(shard.file, ".fields.jsonl");
+  const auto side =
+      std::find_if(shard.side_files.begin(), shard.side_files.end(), [&](const SideFile& f) { return f.file == name; });
+  if (side == shard.side_files.end()) return Status::OK();
+  std::string text;
+  SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, *side, &text));
+  lines->assign(1, 0);
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) lines->push_back(at + 1);
+  if (lines->size() != shard.samples + 1 || lines->back() != text.size()) {
+    return Status::DataLoss(JoinPath(dir, name) + " has " + std::to_string(lines->size() - 1) + " lines for " +
+                            std::to_string(shard.samples) + " samples (run shardpack verify)");
+  }
+  return env->NewRandomAccessFile(JoinPath(dir, name), file);
+}
+
+}  // namespace
 
 Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest,
                               std::unique_ptr<DatasetReader>* reader) {
@@ -52,6 +77,11 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
       }
       expected_offset += rec.size;
     }
+    std::unique_ptr<RandomAccessFile> field_file;
+    std::vector<uint64_t> field_lines;
+    SHARDPACK_RETURN_IF_ERROR(OpenFieldsFile(env, dir, shard, &field_file, &field_lines));
+    r->field_files_.push_back(std::move(field_file));
+    r->field_lines_.push_back(std::move(field_lines));
     r->files_.push_back(std::move(opened.file));
     r->tables_.push_back(std::move(opened.table));
     r->chunks_.push_back(std::move(chunks));
@@ -95,6 +125,29 @@ Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
     return Status::DataLoss(manifest().shards[shard].file + ": chunk of sample " + r.key + " does not decompress");
   }
   std::memcpy(out->pixels.rgb.data(), data.data() + (r.offset - begin), r.size);
+  return Status::OK();
+}
+
+Status RawDatasetReader::ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const {
+  data->clear();
+  *present = false;
+  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
+  size_t shard;
+  uint64_t local;
+  locator_.Locate(index, &shard, &local);
+  if (field_files_[shard] == nullptr) return Status::OK();
+  const std::vector<uint64_t>& lines = field_lines_[shard];
+  std::string line(lines[local + 1] - lines[local], '\0');
+  SHARDPACK_RETURN_IF_ERROR(field_files_[shard]->Read(lines[local], line.size(), line.data()));
+  const nlohmann::json fields = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  const std::string file = RawSideFileName(manifest().shards[shard].file, ".fields.jsonl");
+  if (!fields.is_object()) return Status::DataLoss(file + ": line " + std::to_string(local + 1) + " is damaged");
+  const auto it = fields.find(name);
+  if (it == fields.end()) return Status::OK();
+  if (!it->is_string())
+    return Status::DataLoss(file + ": field " + name + " of line " + std::to_string(local + 1) + " is not a string");
+  *data = it->get<std::string>();
+  *present = true;
   return Status::OK();
 }
 

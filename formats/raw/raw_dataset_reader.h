@@ -1,5 +1,6 @@
 // Random access to the images of a raw dataset: one pread for a plain shard; for a zstd shard, its
-// chunk is read and decompressed (the cost of random access that docs/formats/raw.md states).
+// chunk is read and decompressed (the cost of random access that docs/formats/raw.md states). Text
+// fields: a line of the shard's fields side file.
 #pragma once
 
 #include <memory>
@@ -16,6 +17,8 @@ class RawDatasetReader final : public DatasetReader {
  public:
   static Status Open(Env* env, const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
   Status Read(uint64_t index, ReadSample* out) const override;
+  // Text fields from the shard's "<stem>.fields.jsonl": one pread of the sample's line.
+  Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
 
  private:
   explicit RawDatasetReader(Manifest manifest)
@@ -26,6 +29,9 @@ class RawDatasetReader final : public DatasetReader {
   std::vector<std::unique_ptr<RandomAccessFile>> files_;
   std::vector<std::vector<SampleRecord>> tables_;
   std::vector<std::vector<int64_t>> chunks_;  // zstd: frame offsets per shard
+  // Per shard: its fields side file (null without one) and where each sample's line starts (N+1).
+  std::vector<std::unique_ptr<RandomAccessFile>> field_files_;
+  std::vector<std::vector<uint64_t>> field_lines_;
 };
 
 }  // namespace shardpack

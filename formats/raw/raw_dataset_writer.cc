@@ -2,6 +2,8 @@
 
 #include <zstd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "formats/raw/raw_format.h"
 #include "ground/checksum.h"
 #include "ground/side_file.h"
@@ -21,6 +23,18 @@ Status RawDatasetWriter::Add(const Sample& sample) {
     return Fail(Status::InvalidArgument("image of " + std::to_string(px.width) + "x" + std::to_string(px.height) +
                                         " does not match the shard's " + std::to_string(options_.width) + "x" +
                                         std::to_string(options_.height)));
+  }
+  // Each field as a JSON string of its bytes (pack checked that text is UTF-8 and JSON parses), so
+  // that reading it back gives the very bytes packed.
+  nlohmann::json fields = nlohmann::json::object();
+  if (sample.fields != nullptr) {
+    for (const SampleField& f : *sample.fields) fields[f.name] = f.data;
+  }
+  std::string fields_line;
+  try {
+    fields_line = fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict) + "\n";
+  } catch (const nlohmann::json::exception&) {
+    return Fail(Status::InvalidArgument("a text field of sample " + std::string(sample.key) + " is not UTF-8"));
   }
   const uint64_t size = px.rgb.size();
   SHARDPACK_RETURN_IF_ERROR(MakeRoomFor(size));
@@ -50,6 +64,10 @@ Status RawDatasetWriter::Add(const Sample& sample) {
   labels_.push_back(sample.label);
   keys_ += record.key + "\n";
   sample_table_ += FormatSampleRecord(record);
+  fields_jsonl_ += fields_line;
+  if (sample.fields != nullptr) {
+    for (const SampleField& f : *sample.fields) ++field_counts_[f.name];
+  }
   CountSample();
   return Status::OK();
 }
@@ -78,6 +96,8 @@ Status RawDatasetWriter::OpenShard(uint64_t index) {
   offsets_.clear();
   shapes_.clear();
   sample_table_ = kSampleTableHeader;
+  fields_jsonl_.clear();
+  field_counts_.clear();
   return Status::OK();
 }
 
@@ -127,6 +147,8 @@ Status RawDatasetWriter::CloseShard(ShardEntry* out) {
   entry.xxh64 = ChecksumHex(checksum);
   SHARDPACK_RETURN_IF_ERROR(Publish(".labels.npy", NpyHeader("<i4", {n}) + NpyInt32Body(labels_), &entry));
   SHARDPACK_RETURN_IF_ERROR(Publish(".keys.txt", keys_, &entry));
+  if (!field_counts_.empty()) SHARDPACK_RETURN_IF_ERROR(Publish(".fields.jsonl", fields_jsonl_, &entry));
+  entry.fields = field_counts_;
   if (compressed()) {
     const uint64_t chunks = chunk_offsets_.size();
     SHARDPACK_RETURN_IF_ERROR(

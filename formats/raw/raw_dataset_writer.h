@@ -5,8 +5,11 @@
 // placeholder header, which is rewritten with the final sample count when the shard completes; then
 // its side files are published and the shard renamed into place. Roll-over as for WebDataset: before
 // a sample that would push the shard past shard_size_bytes, or once it holds samples_per_shard.
+// Text fields (Sample::fields, txt and json only: RawFormat's StoresField) go into a JSON Lines
+// side file, a line per sample.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +59,10 @@ class RawDatasetWriter final : public ShardedDatasetWriter {
   std::vector<int64_t> offsets_;  // keep_size: byte offsets of each image, relative to the data
   std::vector<int32_t> shapes_;   // keep_size: height, width, 3 per image
   std::string sample_table_;
+  // Text fields: one JSON object a sample ({} without), published as "<stem>.fields.jsonl" when
+  // any sample of the shard has one, so that datasets without fields stay as they were.
+  std::string fields_jsonl_;
+  std::map<std::string, uint64_t> field_counts_;
   // Compressed shards: pixels of the chunk being gathered, and where each written frame starts.
   std::string chunk_;
   uint32_t chunk_count_ = 0;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "formats/common/format.h"
@@ -152,6 +154,10 @@ class RawShardChecker {
       if (i != table_.size()) Problem("", side.file + ": lists " + std::to_string(i) + " keys");
       return;
     }
+    if (EndsWith(side.file, ".fields.jsonl")) {
+      CheckFields(side.file, text);
+      return;
+    }
     NpyInfo info;
     Status s = ParseNpyHeader(text, &info);
     if (!s.ok()) {
@@ -203,6 +209,30 @@ class RawShardChecker {
           Problem(table_[i].key, side.file + ": shape disagrees with the sample table");
         }
       }
+    }
+  }
+
+  // A line a sample, each an object of strings, and as many of each field as the manifest counts.
+  void CheckFields(const std::string& file, const std::string& text) {
+    std::map<std::string, uint64_t> counts;
+    std::istringstream in(text);
+    std::string line;
+    size_t i = 0;
+    for (; std::getline(in, line); ++i) {
+      const std::string key = i < table_.size() ? table_[i].key : "";
+      const nlohmann::json fields = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      const bool strings = fields.is_object() && std::all_of(fields.begin(), fields.end(),
+                                                             [](const nlohmann::json& v) { return v.is_string(); });
+      if (!strings) {
+        Problem(key, file + ": line " + std::to_string(i + 1) + " is not a JSON object of strings");
+        return;
+      }
+      for (const auto& item : fields.items()) ++counts[item.key()];
+    }
+    if (i != table_.size()) {
+      Problem("", file + ": " + std::to_string(i) + " lines for " + std::to_string(table_.size()) + " samples");
+    } else if (counts != shard_.fields) {
+      Problem("", file + ": field counts disagree with the manifest");
     }
   }
 

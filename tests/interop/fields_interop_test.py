@@ -12,7 +12,8 @@ dot of the base name), never against shardpack's own reader:
 - output byte-identical with 1 and 2 threads; convert of the dataset keeps every member;
 - bad inputs (a mask of another size, a non-UTF-8 caption, JSON that does not parse, a second
   image, a sample without an image) are skipped with a reason naming them;
-- a format without fields (lmdb) reports each caption as not packed.
+- raw keeps txt and json fields in a JSON Lines side file (read back with json) and reports each
+  mask as not packed.
 
 Usage: fields_interop_test.py SHARDPACK WORKDIR
 """
@@ -284,13 +285,38 @@ check(r1.returncode == 0, f"convert lmdb to wds: {r1.stderr}")
 _, back = read_shards(os.path.join(work, "inet-back"))
 check(back == inet_samples, "wds -> lmdb -> wds changed a sample")
 
-# Raw keeps no fields: each caption is reported as not packed.
-r = run("pack", inet, os.path.join(work, "inet-raw"), "--format", "raw", "--crop", "16", "--no-sync")
+# Raw keeps text fields in a JSON Lines file beside each shard, read here with json alone; a mask
+# is reported as not packed, each by its file.
+raw = os.path.join(work, "raw")
+r = run("pack", src, raw, "--layout", "samples", "--format", "raw", "--crop", "16", "--samples-per-shard", "7",
+        "--no-sync")
 check(r.returncode == 0, f"pack raw: {r.stderr}")
-for cls in ["cat", "dog"]:
-    for i in range(3):
-        line = (f"skipped {cls}/{i:04d}.txt: not packed: this output format keeps only a sample's image "
-                f"(--format wds or lmdb keeps its other files too)\n")
-        check(line in r.stderr, f"raw: the caption {cls}/{i:04d}.txt was not reported: {r.stderr!r}")
+not_kept = ("not packed: this output format does not keep this file (raw keeps txt and json fields besides the "
+            "pixels; --format wds or lmdb keeps every file)")
+raw_manifest = json.load(open(os.path.join(raw, "manifest.json")))
+want_raw_skipped = dict(want_skipped, **{f"{stem}.seg.png": not_kept for stem, f in expected.items() if "seg.png" in f})
+check({s["path"]: s["reason"] for s in raw_manifest["skipped"]} == want_raw_skipped,
+      f"raw skipped: {raw_manifest['skipped']}")
+check("skipped part0/deep/0000.seg.png: " + not_kept + "\n" in r.stderr, f"raw did not report a mask: {r.stderr!r}")
+text_counts = {k: v for k, v in counts.items() if k in ("txt", "json")}
+check(raw_manifest.get("fields") == text_counts, f"raw fields {raw_manifest.get('fields')} != {text_counts}")
+raw_fields = {}
+for shard in sorted(f for f in os.listdir(raw) if f.endswith(".npy") and f.count(".") == 1):
+    stem = os.path.join(raw, shard[:-4])
+    keys = open(stem + ".keys.txt", encoding="utf-8").read().splitlines()
+    lines = open(stem + ".fields.jsonl", encoding="utf-8").read().splitlines() if os.path.exists(
+        stem + ".fields.jsonl") else ["{}"] * len(keys)
+    check(len(lines) == len(keys), f"{shard}: {len(lines)} field lines for {len(keys)} keys")
+    for key, line in zip(keys, lines):
+        raw_fields[key] = {name: value.encode("utf-8") for name, value in json.loads(line).items()}
+want_raw = {stem.replace("/", "_"): {k: v for k, v in f.items() if k in ("txt", "json")} for stem, f in expected.items()}
+check(raw_fields == want_raw, "raw: the text fields read back with json differ from the files packed")
+r = run("verify", raw)
+check(r.returncode == 0, f"verify raw: {r.stdout} {r.stderr}")
+first = os.path.join(raw, "shard-000000.fields.jsonl")
+text = open(first, encoding="utf-8").read()
+open(first, "w", encoding="utf-8").write(text.replace("dog", "cat", 1))
+r = run("verify", raw)
+check(r.returncode != 0 and "shard-000000.fields.jsonl" in r.stdout + r.stderr, f"verify of a changed caption: {r.stdout}")
 
 sys.exit(t.finish())
