@@ -89,7 +89,8 @@ TEST_P(LoaderMaskTest, EveryMaskGetsItsImagesCropAndFlip) {
           seen.insert(sample);
           const int channel = sample % 2 == 0 ? 0 : 1;  // the coordinate this mask holds
           int worst = 0;
-          for (int p = 0; p < kHeight * kWidth; ++p) worst = std::max(worst, std::abs(mask[p] - image[3 * p + channel]));
+          for (int p = 0; p < kHeight * kWidth; ++p)
+            worst = std::max(worst, std::abs(mask[p] - image[3 * p + channel]));
           EXPECT_LE(worst, 1) << "sample " << sample << (eval ? " eval" : " train") << " epoch " << epoch;
           if (channel == 0) (mask[0] > mask[kWidth - 1] ? flipped : upright)++;
         }
