@@ -6,6 +6,7 @@
 #include <opencv2/core.hpp>
 #include <string_view>
 
+#include "shardpack/image.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
@@ -41,5 +42,10 @@ using CropChooser = std::function<CropPlan(cv::Size full)>;
 void ResizeCrop(const cv::Mat& src, const CropPlan& plan, cv::Mat* dst);
 
 Status DecodeCrop(std::string_view bytes, uint64_t max_pixels, const CropChooser& choose, bool fast, cv::Mat* dst);
+
+// DecodeAndTransform (shardpack/image.h), also giving the plan it followed and the image's oriented
+// full size, so that a label mask can be cut exactly as its image was (raw packs keep masks so).
+Status DecodeAndTransformPlanned(std::string_view bytes, const TransformOptions& options, DecodedImage* out,
+                                 CropPlan* plan, cv::Size* full);
 
 }  // namespace shardpack

@@ -171,11 +171,29 @@ CropPlan TransformPlan(const TransformOptions& o, cv::Size full) {
 }  // namespace
 
 Status DecodeAndTransform(std::string_view bytes, const TransformOptions& o, DecodedImage* out) {
+  CropPlan plan;
+  cv::Size full;
+  return DecodeAndTransformPlanned(bytes, o, out, &plan, &full);
+}
+
+Status DecodeAndTransformPlanned(std::string_view bytes, const TransformOptions& o, DecodedImage* out, CropPlan* plan,
+                                 cv::Size* full) {
   // The plan follows from the image's full size, never from a reduced size a scaled JPEG decode
   // produced, so the output size does not depend on the decoder's shortcut.
+  struct Chosen {
+    const TransformOptions* options;
+    CropPlan* plan;
+    cv::Size* full;
+  } chosen{&o, plan, full};
   cv::Mat result;
   SHARDPACK_RETURN_IF_ERROR(DecodeCrop(
-      bytes, o.max_pixels, [&o](cv::Size full) { return TransformPlan(o, full); }, false, &result));
+      bytes, o.max_pixels,
+      [&chosen](cv::Size size) {
+        *chosen.full = size;
+        *chosen.plan = TransformPlan(*chosen.options, size);
+        return *chosen.plan;
+      },
+      false, &result));
   out->width = static_cast<uint32_t>(result.cols);
   out->height = static_cast<uint32_t>(result.rows);
   out->rgb.resize(size_t(result.cols) * result.rows * 3);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "ground/masked_transform.h"
 #include "ground/opencv_imdecode.h"
 #include "shardpack/image.h"
 
@@ -68,6 +70,27 @@ void CropLabelMask(const cv::Mat& mask, const CropPlan& plan, cv::Mat* dst) {
     uint8_t* out = dst->ptr<uint8_t>(y);
     for (int x = 0; x < plan.out.width; ++x) out[x] = in[xs[size_t(x)]];
   }
+}
+
+Status DecodeAndTransformWithMasks(std::string_view bytes, const TransformOptions& options,
+                                   const std::vector<std::string_view>& masks, DecodedImage* out,
+                                   std::vector<std::string>* mask_pixels, size_t* bad_mask) {
+  *bad_mask = masks.size();  // none: the image itself
+  CropPlan plan;
+  cv::Size full;
+  SHARDPACK_RETURN_IF_ERROR(DecodeAndTransformPlanned(bytes, options, out, &plan, &full));
+  mask_pixels->resize(masks.size());
+  thread_local cv::Mat mask, cut;
+  for (size_t i = 0; i < masks.size(); ++i) {
+    *bad_mask = i;
+    SHARDPACK_RETURN_IF_ERROR(DecodeLabelMask(masks[i], full, options.max_pixels, &mask));
+    CropLabelMask(mask, plan, &cut);
+    std::string& pixels = (*mask_pixels)[i];
+    pixels.resize(size_t(cut.rows) * cut.cols);
+    for (int y = 0; y < cut.rows; ++y) std::memcpy(pixels.data() + size_t(y) * cut.cols, cut.ptr(y), cut.cols);
+  }
+  *bad_mask = masks.size();
+  return Status::OK();
 }
 
 }  // namespace shardpack

@@ -53,6 +53,10 @@ std::string FieldKind(const std::string& name) {
   return kind;
 }
 
+bool IsImageFieldKind(const std::string& kind) {
+  return kind == "jpg" || kind == "jpeg" || kind == "png" || kind == "webp" || kind == "bmp";
+}
+
 std::string FieldNameProblem(const std::string& name) {
   if (name.empty() || name.size() > kMaxFieldNameLength) {
     return "field name '" + name + "' is not 1 to " + std::to_string(kMaxFieldNameLength) + " bytes long";

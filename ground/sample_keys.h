@@ -24,6 +24,9 @@ inline constexpr size_t kMaxMemberNameLength = 100;
 std::string FieldNameProblem(const std::string& name);
 // What a field holds, by its last extension, lower case: "png" of "seg.png", "txt" of "TXT".
 std::string FieldKind(const std::string& name);
+// Whether a field of this kind is an image (jpg, jpeg, png, webp, bmp): a mask, which must have
+// its sample's image's size.
+bool IsImageFieldKind(const std::string& kind);
 
 enum class KeyScheme {
   kIndex,  // the zero-padded global sample index: "000000042"

@@ -213,7 +213,9 @@ struct Loader::Impl {
       const bool flip = !options.eval && Uniform(rng, 0, 1) < options.flip;
       if (flip) cv::flip(dst, dst, 1);
       if (options.nchw) SplitPlanes(dst, out);
-      if (mask_out != nullptr) SHARDPACK_RETURN_IF_ERROR(FillMask(index, *key, choice, flip, mask_out));
+      if (mask_out != nullptr) {
+        SHARDPACK_RETURN_IF_ERROR(FillMask(index, *key, choice, flip, sample.encoded.empty(), mask_out));
+      }
     } catch (const cv::Exception& e) {
       return Status::Corrupt(std::string("cannot transform sample: ") + e.what());
     }
@@ -221,21 +223,29 @@ struct Loader::Impl {
     return Status::OK();
   }
 
-  // Sample `index`'s mask, given the crop and flip its image got, into `out` (H x W).
-  Status FillMask(uint64_t index, const std::string& key, const CropChoice& choice, bool flip, uint8_t* out) {
+  // Sample `index`'s mask, given the crop and flip its image got, into `out` (H x W). stored: the
+  // image came as stored pixels (raw), and so does its mask, cut as the image was at pack time.
+  Status FillMask(uint64_t index, const std::string& key, const CropChoice& choice, bool flip, bool stored,
+                  uint8_t* out) {
     thread_local std::string bytes;
     thread_local cv::Mat mask;
     bool present = false;
     const auto t0 = Clock::now();
-    SHARDPACK_RETURN_IF_ERROR(reader->ReadField(index, options.mask, &bytes, &present));
+    SHARDPACK_RETURN_IF_ERROR(stored ? reader->ReadMaskPixels(index, options.mask, &bytes, &present)
+                                     : reader->ReadField(index, options.mask, &bytes, &present));
     read_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
     const std::string sample = "sample " + key + " (index " + std::to_string(index) + ")";
     if (!present) return Status::Corrupt(sample + " has no mask field '" + options.mask + "'");
     bytes_read += bytes.size();
-    const Status s = DecodeLabelMask(bytes, choice.full, options.max_pixels, &mask);
-    if (!s.ok()) return Status::Corrupt(sample + ", field '" + options.mask + "': " + s.message());
+    cv::Mat wrapped;  // stored: the pixels as read, of the image's size (ReadMaskPixels says so)
+    if (stored) {
+      wrapped = cv::Mat(choice.full, CV_8UC1, bytes.data());
+    } else {
+      const Status s = DecodeLabelMask(bytes, choice.full, options.max_pixels, &mask);
+      if (!s.ok()) return Status::Corrupt(sample + ", field '" + options.mask + "': " + s.message());
+    }
     cv::Mat dst(int(options.height), int(options.width), CV_8UC1, out);
-    CropLabelMask(mask, choice.plan, &dst);
+    CropLabelMask(stored ? wrapped : mask, choice.plan, &dst);
     if (flip) cv::flip(dst, dst, 1);
     return Status::OK();
   }

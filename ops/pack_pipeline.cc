@@ -288,6 +288,7 @@ class Packer {
     sample.bytes = item->bytes;
     sample.bytes_xxh64 = item->bytes_xxh64;
     sample.pixels = &item->pixels;
+    if (!item->masks.empty()) sample.masks = &item->masks;
     // The fields the format keeps; those it does not are reported once the sample is in.
     std::vector<SampleField> kept;
     std::vector<size_t> dropped;

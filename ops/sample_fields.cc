@@ -22,7 +22,7 @@ Status CheckSampleFields(const PackItem& item) {
     if (kind == "json" && !nlohmann::json::accept(f.data)) {
       return Status::Corrupt("field " + f.name + " is not valid JSON");
     }
-    if (kind == "jpg" || kind == "jpeg" || kind == "png" || kind == "webp" || kind == "bmp") {
+    if (IsImageFieldKind(kind)) {
       ImageInfo info;
       const Status s = ProbeImage(f.data, &info);
       if (!s.ok()) return Status::Corrupt("field " + f.name + " is not a readable image: " + s.message());

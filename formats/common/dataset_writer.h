@@ -26,6 +26,13 @@ struct SampleField {
   std::string data;  // the file's bytes, untouched
 };
 
+// A label mask (an image field, e.g. "seg.png") decoded and cut as its sample's image was, for
+// formats that store pixels (raw): one 8-bit channel of the stored image's width x height.
+struct SampleMask {
+  std::string name;  // the field's name
+  std::string pixels;
+};
+
 // One sample on its way into a dataset. The writer copies what it keeps; views stay the caller's.
 struct Sample {
   std::string_view key;         // unique, no '.' or '/' (lib/sample_keys.h)
@@ -45,6 +52,8 @@ struct Sample {
   // The sample's other files, sorted by name, for formats that store them (Format::stores_fields);
   // nullptr when none.
   const std::vector<SampleField>* fields = nullptr;
+  // The sample's masks as pixels, when the format's PrepareSample made them (raw); nullptr when none.
+  const std::vector<SampleMask>* masks = nullptr;
 };
 
 // XXH64 of sample.bytes, computed only when the sample does not carry it.

@@ -31,14 +31,15 @@ struct PackItem {
   std::optional<uint64_t> bytes_xxh64;      // of `bytes`, for formats that record it per sample
   bool loaded = false;                      // bytes filled by Next()
   ImageInfo info;
-  DecodedImage pixels;  // raw format: decoded and transformed
-  Status status;        // a problem with this sample: it is skipped and reported
+  DecodedImage pixels;            // raw format: decoded and transformed
+  std::vector<SampleMask> masks;  // raw format: its mask fields, cut as `pixels` was
+  Status status;                  // a problem with this sample: it is skipped and reported
 };
 
 // Why a sample's field is listed as not packed when the output format keeps no fields.
 inline constexpr const char* kFieldsNotStored =
-    "not packed: this output format does not keep this file (raw keeps txt and json fields besides the pixels; "
-    "--format wds or lmdb keeps every file)";
+    "not packed: this output format does not keep this file (raw keeps txt and json fields and image masks "
+    "besides the pixels; --format wds or lmdb keeps every file)";
 
 class PackInput {
  public:

@@ -8,6 +8,7 @@
 #include "formats/raw/raw_dataset_writer.h"
 #include "formats/raw/raw_verifier.h"
 #include "ground/manifest_json.h"
+#include "ground/masked_transform.h"
 #include "ground/sample_keys.h"
 
 namespace shardpack {
@@ -52,8 +53,31 @@ class RawFormatImpl final : public Format {
     if (o.compress == RawCompression::kZstd) (*j)["chunk_samples"] = o.chunk_samples;
   }
 
+  // The image decoded and transformed; each mask field decoded and cut by the same plan, by
+  // nearest neighbour, so that its class ids stay exact and line up with the stored pixels.
   Status PrepareSample(const PackOptions& options, PackItem* item) const override {
-    return DecodeAndTransform(item->bytes, RawTransform(options), &item->pixels);
+    std::vector<std::string_view> masks;
+    std::vector<std::string> names;
+    for (const SampleField& f : item->fields) {
+      if (!IsImageFieldKind(FieldKind(f.name))) continue;
+      masks.push_back(f.data);
+      names.push_back(f.name);
+    }
+    thread_local std::vector<std::string> pixels;
+    size_t bad = 0;
+    const Status s =
+        DecodeAndTransformWithMasks(item->bytes, RawTransform(options), masks, &item->pixels, &pixels, &bad);
+    item->masks.resize(masks.size());
+    if (!s.ok()) {
+      if (bad >= masks.size()) return s;
+      return Status::Corrupt("field " + names[bad] + ": " + s.message() +
+                             " (raw keeps image fields as label masks; --format wds or lmdb keeps any file)");
+    }
+    for (size_t i = 0; i < masks.size(); ++i) {
+      item->masks[i].name = names[i];
+      item->masks[i].pixels.swap(pixels[i]);
+    }
+    return Status::OK();
   }
 
   std::unique_ptr<DatasetWriter> NewWriter(Env* env, const std::string& out,
@@ -95,12 +119,12 @@ class RawFormatImpl final : public Format {
     return ReadShardSampleTable(env, dir, shard, records);
   }
 
-  // Text fields (captions, annotations) go into a per-shard JSON Lines side file; other files
-  // (masks) are not kept yet.
+  // Text fields (captions, annotations) go into a per-shard JSON Lines side file, image fields
+  // (masks) into a pixel array per field; other files are not kept.
   bool stores_fields() const override { return true; }
   bool StoresField(const std::string& name) const override {
     const std::string kind = FieldKind(name);
-    return kind == "txt" || kind == "json";
+    return kind == "txt" || kind == "json" || IsImageFieldKind(kind);
   }
 
   bool OwnsFile(std::string_view name) const override {

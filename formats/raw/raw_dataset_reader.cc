@@ -35,6 +35,39 @@ Status OpenFieldsFile(Env* env, const std::string& dir, const ShardEntry& shard,
   return env->NewRandomAccessFile(JoinPath(dir, name), file);
 }
 
+// The shard's mask arrays (raw_format.h): each presence file, checked against its manifest
+// checksum, and its array opened after checking that it holds a slot for every sample
+// (`pixels`: the shard's pixel count, its images' width x height added up).
+template <typename MaskArray>
+Status OpenMaskArrays(Env* env, const std::string& dir, const ShardEntry& shard, uint64_t pixels,
+                      std::map<std::string, MaskArray>* masks) {
+  for (const SideFile& side : shard.side_files) {
+    const std::string field = RawMaskFieldOfPresenceFile(shard.file, side.file);
+    if (field.empty()) continue;
+    std::string text;
+    SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, side, &text));
+    NpyInfo info;
+    const Status s = ParseNpyHeader(text, &info);
+    if (!s.ok() || info.descr != "|u1" || info.shape != std::vector<uint64_t>{shard.samples} ||
+        text.size() != info.data_offset + shard.samples) {
+      return Status::DataLoss(JoinPath(dir, side.file) + " is not a uint8 array of " + std::to_string(shard.samples) +
+                              " presence flags (run shardpack verify)");
+    }
+    const std::string array = JoinPath(dir, RawMaskFileName(shard.file, field));
+    uint64_t size = 0;
+    SHARDPACK_RETURN_IF_ERROR(env->GetFileSize(array, &size));
+    if (size != kNpyHeaderBytes + pixels) {
+      return Status::DataLoss(array + " has " + std::to_string(size) + " bytes, not the " +
+                              std::to_string(kNpyHeaderBytes + pixels) + " its " + std::to_string(shard.samples) +
+                              " masks need (run shardpack verify)");
+    }
+    MaskArray& m = (*masks)[field];
+    m.present = text.substr(info.data_offset);
+    SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(array, &m.file));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest,
@@ -64,7 +97,9 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
     // (zstd), each image height x width x 3 bytes: the only layout pack writes, so any other table
     // would read the wrong bytes.
     uint64_t expected_offset = r->chunk_samples_ == 0 ? kNpyHeaderBytes : 0;
+    uint64_t pixels = 0;
     for (const SampleRecord& rec : opened.table) {
+      pixels += uint64_t(rec.width) * rec.height;
       if (rec.size != uint64_t(rec.width) * rec.height * 3 || rec.offset != expected_offset) {
         return Status::DataLoss(JoinPath(dir, shard.sample_table.file) + ": sample " + rec.key + " (" +
                                 std::to_string(rec.width) + "x" + std::to_string(rec.height) + ") claims " +
@@ -82,6 +117,7 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
     SHARDPACK_RETURN_IF_ERROR(OpenFieldsFile(env, dir, shard, &field_file, &field_lines));
     r->field_files_.push_back(std::move(field_file));
     r->field_lines_.push_back(std::move(field_lines));
+    SHARDPACK_RETURN_IF_ERROR(OpenMaskArrays(env, dir, shard, pixels, &r->masks_.emplace_back()));
     r->files_.push_back(std::move(opened.file));
     r->tables_.push_back(std::move(opened.table));
     r->chunks_.push_back(std::move(chunks));
@@ -147,6 +183,25 @@ Status RawDatasetReader::ReadField(uint64_t index, const std::string& name, std:
   if (!it->is_string())
     return Status::DataLoss(file + ": field " + name + " of line " + std::to_string(local + 1) + " is not a string");
   *data = it->get<std::string>();
+  *present = true;
+  return Status::OK();
+}
+
+Status RawDatasetReader::ReadMaskPixels(uint64_t index, const std::string& name, std::string* pixels,
+                                        bool* present) const {
+  pixels->clear();
+  *present = false;
+  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
+  size_t shard;
+  uint64_t local;
+  locator_.Locate(index, &shard, &local);
+  const auto it = masks_[shard].find(name);
+  if (it == masks_[shard].end() || it->second.present[local] == '\0') return Status::OK();
+  // A mask slot has a byte per pixel where the image has three: its offset is the image's / 3.
+  const SampleRecord& r = tables_[shard][local];
+  const uint64_t image_offset = r.offset - (chunk_samples_ == 0 ? kNpyHeaderBytes : 0);
+  pixels->resize(uint64_t(r.width) * r.height);
+  SHARDPACK_RETURN_IF_ERROR(it->second.file->Read(kNpyHeaderBytes + image_offset / 3, pixels->size(), pixels->data()));
   *present = true;
   return Status::OK();
 }

@@ -1,8 +1,9 @@
 // Random access to the images of a raw dataset: one pread for a plain shard; for a zstd shard, its
 // chunk is read and decompressed (the cost of random access that docs/formats/raw.md states). Text
-// fields: a line of the shard's fields side file.
+// fields: a line of the shard's fields side file. Masks: a slot of the shard's mask array.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ class RawDatasetReader final : public DatasetReader {
   Status Read(uint64_t index, ReadSample* out) const override;
   // Text fields from the shard's "<stem>.fields.jsonl": one pread of the sample's line.
   Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
+  // Label masks from the shard's "<stem>.<name>.npy": one pread of the sample's slot.
+  Status ReadMaskPixels(uint64_t index, const std::string& name, std::string* pixels, bool* present) const override;
 
  private:
   explicit RawDatasetReader(Manifest manifest)
@@ -32,6 +35,12 @@ class RawDatasetReader final : public DatasetReader {
   // Per shard: its fields side file (null without one) and where each sample's line starts (N+1).
   std::vector<std::unique_ptr<RandomAccessFile>> field_files_;
   std::vector<std::vector<uint64_t>> field_lines_;
+  // Per shard: its mask arrays by field, each with its presence bytes (one a sample).
+  struct MaskArray {
+    std::unique_ptr<RandomAccessFile> file;
+    std::string present;
+  };
+  std::vector<std::map<std::string, MaskArray>> masks_;
 };
 
 }  // namespace shardpack

@@ -6,12 +6,13 @@
 
 #include "formats/raw/raw_format.h"
 #include "ground/checksum.h"
+#include "ground/sample_keys.h"
 #include "ground/side_file.h"
 
 namespace shardpack {
 
 RawDatasetWriter::RawDatasetWriter(Env* env, RawWriterOptions options)
-    : ShardedDatasetWriter(env, options), options_(std::move(options)) {}
+    : ShardedDatasetWriter(env, options), options_(std::move(options)), masks_(env, options_.dir, options_.sync) {}
 
 RawDatasetWriter::~RawDatasetWriter() { Abandon(); }
 
@@ -26,9 +27,12 @@ Status RawDatasetWriter::Add(const Sample& sample) {
   }
   // Each field as a JSON string of its bytes (pack checked that text is UTF-8 and JSON parses), so
   // that reading it back gives the very bytes packed.
+  // Image fields arrive as Sample::masks instead.
   nlohmann::json fields = nlohmann::json::object();
   if (sample.fields != nullptr) {
-    for (const SampleField& f : *sample.fields) fields[f.name] = f.data;
+    for (const SampleField& f : *sample.fields) {
+      if (!IsImageFieldKind(FieldKind(f.name))) fields[f.name] = f.data;
+    }
   }
   std::string fields_line;
   try {
@@ -56,6 +60,8 @@ Status RawDatasetWriter::Add(const Sample& sample) {
     s = file_->Append(bytes);
   }
   if (!s.ok()) return Fail(s);
+  s = masks_.Add(sample.masks, px.width, px.height);
+  if (!s.ok()) return Fail(s);
   if (options_.keep_size) {
     offsets_.push_back(static_cast<int64_t>(shard_bytes_ - (compressed() ? 0 : kNpyHeaderBytes)));
     shapes_.insert(shapes_.end(), {static_cast<int32_t>(px.height), static_cast<int32_t>(px.width), 3});
@@ -65,8 +71,10 @@ Status RawDatasetWriter::Add(const Sample& sample) {
   keys_ += record.key + "\n";
   sample_table_ += FormatSampleRecord(record);
   fields_jsonl_ += fields_line;
-  if (sample.fields != nullptr) {
-    for (const SampleField& f : *sample.fields) ++field_counts_[f.name];
+  has_text_fields_ = has_text_fields_ || !fields.empty();
+  for (const auto& item : fields.items()) ++field_counts_[item.key()];
+  if (sample.masks != nullptr) {
+    for (const SampleMask& m : *sample.masks) ++field_counts_[m.name];
   }
   CountSample();
   return Status::OK();
@@ -97,7 +105,9 @@ Status RawDatasetWriter::OpenShard(uint64_t index) {
   shapes_.clear();
   sample_table_ = kSampleTableHeader;
   fields_jsonl_.clear();
+  has_text_fields_ = false;
   field_counts_.clear();
+  masks_.Start(shard_file_, !options_.keep_size, options_.height, options_.width);
   return Status::OK();
 }
 
@@ -147,7 +157,8 @@ Status RawDatasetWriter::CloseShard(ShardEntry* out) {
   entry.xxh64 = ChecksumHex(checksum);
   SHARDPACK_RETURN_IF_ERROR(Publish(".labels.npy", NpyHeader("<i4", {n}) + NpyInt32Body(labels_), &entry));
   SHARDPACK_RETURN_IF_ERROR(Publish(".keys.txt", keys_, &entry));
-  if (!field_counts_.empty()) SHARDPACK_RETURN_IF_ERROR(Publish(".fields.jsonl", fields_jsonl_, &entry));
+  if (has_text_fields_) SHARDPACK_RETURN_IF_ERROR(Publish(".fields.jsonl", fields_jsonl_, &entry));
+  SHARDPACK_RETURN_IF_ERROR(masks_.Publish(&entry.side_files));
   entry.fields = field_counts_;
   if (compressed()) {
     const uint64_t chunks = chunk_offsets_.size();
@@ -171,6 +182,7 @@ void RawDatasetWriter::DiscardShard() {
   (void)file_->Close();
   file_.reset();
   (void)env_->RemoveFile(JoinPath(dir_, shard_file_ + ".tmp"));
+  masks_.Discard();
 }
 
 }  // namespace shardpack

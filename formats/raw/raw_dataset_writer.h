@@ -5,8 +5,9 @@
 // placeholder header, which is rewritten with the final sample count when the shard completes; then
 // its side files are published and the shard renamed into place. Roll-over as for WebDataset: before
 // a sample that would push the shard past shard_size_bytes, or once it holds samples_per_shard.
-// Text fields (Sample::fields, txt and json only: RawFormat's StoresField) go into a JSON Lines
-// side file, a line per sample.
+// Text fields (Sample::fields of kind txt and json) go into a JSON Lines side file, a line per
+// sample; label masks (Sample::masks, cut by the pipeline as the image was) into a pixel array per
+// field (RawMaskArrays).
 #pragma once
 
 #include <map>
@@ -16,6 +17,7 @@
 
 #include "formats/common/dataset_writer.h"
 #include "formats/common/sharded_dataset_writer.h"
+#include "formats/raw/raw_mask_arrays.h"
 #include "ground/sample_table.h"
 #include "shardpack/env.h"
 
@@ -62,7 +64,9 @@ class RawDatasetWriter final : public ShardedDatasetWriter {
   // Text fields: one JSON object a sample ({} without), published as "<stem>.fields.jsonl" when
   // any sample of the shard has one, so that datasets without fields stay as they were.
   std::string fields_jsonl_;
-  std::map<std::string, uint64_t> field_counts_;
+  bool has_text_fields_ = false;
+  std::map<std::string, uint64_t> field_counts_;  // text fields and masks
+  RawMaskArrays masks_;
   // Compressed shards: pixels of the chunk being gathered, and where each written frame starts.
   std::string chunk_;
   uint32_t chunk_count_ = 0;

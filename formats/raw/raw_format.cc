@@ -131,4 +131,22 @@ std::string RawSideFileName(const std::string& shard_file, const std::string& su
   return shard_file.substr(0, shard_file.size() - 4) + suffix;
 }
 
+std::string RawMaskFileName(const std::string& shard_file, const std::string& field) {
+  return RawSideFileName(shard_file, "." + field + ".npy");
+}
+
+std::string RawMaskPresenceFileName(const std::string& shard_file, const std::string& field) {
+  return RawSideFileName(shard_file, "." + field + ".present.npy");
+}
+
+std::string RawMaskFieldOfPresenceFile(const std::string& shard_file, const std::string& side_file) {
+  const std::string stem = RawSideFileName(shard_file, ".");
+  const std::string suffix = ".present.npy";
+  if (side_file.size() <= stem.size() + suffix.size() || side_file.compare(0, stem.size(), stem) != 0 ||
+      side_file.compare(side_file.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return "";
+  }
+  return side_file.substr(stem.size(), side_file.size() - stem.size() - suffix.size());
+}
+
 }  // namespace shardpack

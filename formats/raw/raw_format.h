@@ -48,4 +48,13 @@ std::string NpyInt64Body(const std::vector<int64_t>& values);
 std::string RawShardFileName(const std::string& prefix, uint64_t index, bool compressed = false);
 std::string RawSideFileName(const std::string& shard_file, const std::string& suffix);  // e.g. ".labels.npy"
 
+// Label masks (image fields such as "seg.png"): "<stem>.<field>.npy" holds a uint8 slot per sample
+// (zeros where the sample has none), laid out as the shard's images with one channel: (N, H, W), or
+// 1-D for --keep-size with sample i's mask at its image's pixel-data offset / 3. Beside it
+// "<stem>.<field>.present.npy", uint8 (N,): 1 where the sample has that mask.
+std::string RawMaskFileName(const std::string& shard_file, const std::string& field);
+std::string RawMaskPresenceFileName(const std::string& shard_file, const std::string& field);
+// The field whose presence file `side_file` of `shard_file` is; empty when it is none.
+std::string RawMaskFieldOfPresenceFile(const std::string& shard_file, const std::string& side_file);
+
 }  // namespace shardpack

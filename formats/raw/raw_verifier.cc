@@ -6,12 +6,14 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "formats/common/format.h"
 #include "formats/raw/raw_format.h"
 #include "ground/checksum.h"
 #include "ground/range_checksums.h"
+#include "ground/sample_keys.h"
 #include "ground/sample_table.h"
 
 namespace shardpack {
@@ -47,6 +49,15 @@ class RawShardChecker {
     if (!compressed) CheckPixelHeader(path, size);
     for (const SideFile& side : shard_.side_files) CheckSideFile(side);
     if (compressed) CheckChunks(path);
+    for (const auto& [field, count] : shard_.fields) {
+      if (!IsImageFieldKind(FieldKind(field))) continue;
+      for (const std::string& file :
+           {RawMaskFileName(shard_.file, field), RawMaskPresenceFileName(shard_.file, field)}) {
+        if (checked_masks_.count(file) == 0) {
+          Problem("", "the manifest counts " + std::to_string(count) + " masks " + field + " but lists no " + file);
+        }
+      }
+    }
   }
 
  private:
@@ -158,6 +169,14 @@ class RawShardChecker {
       CheckFields(side.file, text);
       return;
     }
+    if (const std::string field = RawMaskFieldOfPresenceFile(shard_.file, side.file); !field.empty()) {
+      CheckMaskPresence(side.file, field, text);
+      return;
+    }
+    if (const std::string field = MaskFieldOfArray(side.file); !field.empty()) {
+      CheckMaskArray(side.file, text);
+      return;
+    }
     NpyInfo info;
     Status s = ParseNpyHeader(text, &info);
     if (!s.ok()) {
@@ -212,6 +231,57 @@ class RawShardChecker {
     }
   }
 
+  // The mask field whose array `file` is ("<stem>.seg.png.npy": "seg.png"); empty for other files.
+  std::string MaskFieldOfArray(const std::string& file) const {
+    const std::string stem = RawSideFileName(shard_.file, ".");
+    if (file.size() <= stem.size() + 4 || file.compare(0, stem.size(), stem) != 0 || !EndsWith(file, ".npy")) return "";
+    const std::string field = file.substr(stem.size(), file.size() - stem.size() - 4);
+    return IsImageFieldKind(FieldKind(field)) ? field : "";
+  }
+
+  // A flag a sample, each 0 or 1, as many set as the manifest counts masks of `field`.
+  void CheckMaskPresence(const std::string& file, const std::string& field, const std::string& text) {
+    checked_masks_.insert(file);
+    NpyInfo info;
+    const uint64_t n = table_.size();
+    if (!ParseNpyHeader(text, &info).ok() || info.descr != "|u1" || info.shape != std::vector<uint64_t>{n} ||
+        text.size() != info.data_offset + n) {
+      Problem("", file + ": not a uint8 array of " + std::to_string(n) + " presence flags");
+      return;
+    }
+    uint64_t present = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const char flag = text[info.data_offset + i];
+      if (flag != '\0' && flag != '\1') {
+        Problem(table_[i].key, file + ": presence flag is " + std::to_string(int(flag)) + ", not 0 or 1");
+        return;
+      }
+      present += flag == '\1';
+    }
+    const auto counted = shard_.fields.find(field);
+    if (present != (counted == shard_.fields.end() ? 0 : counted->second)) {
+      Problem("", file + ": " + std::to_string(present) + " masks present, the manifest counts " +
+                      std::to_string(counted == shard_.fields.end() ? 0 : counted->second));
+    }
+  }
+
+  // A slot a sample, of its image's width x height, laid out as the images are (raw_format.h).
+  void CheckMaskArray(const std::string& file, const std::string& text) {
+    checked_masks_.insert(file);
+    uint64_t pixels = 0;
+    for (const SampleRecord& r : table_) pixels += uint64_t(r.width) * r.height;
+    std::vector<uint64_t> expected{pixels};
+    if (!options_.value("keep_size", false)) {
+      const auto crop = options_.value("crop", std::vector<uint64_t>{0, 0});
+      expected = {table_.size(), crop.size() == 2 ? crop[0] : 0, crop.size() == 2 ? crop[1] : 0};
+    }
+    NpyInfo info;
+    if (!ParseNpyHeader(text, &info).ok() || info.descr != "|u1" || info.fortran_order || info.shape != expected ||
+        info.data_offset != kNpyHeaderBytes || text.size() != kNpyHeaderBytes + pixels) {
+      Problem("", file + ": not the uint8 mask array of this shard's " + std::to_string(table_.size()) + " images");
+    }
+  }
+
   // A line a sample, each an object of strings, and as many of each field as the manifest counts.
   void CheckFields(const std::string& file, const std::string& text) {
     std::map<std::string, uint64_t> counts;
@@ -229,9 +299,13 @@ class RawShardChecker {
       }
       for (const auto& item : fields.items()) ++counts[item.key()];
     }
+    std::map<std::string, uint64_t> text_counts;  // masks are counted by their presence files
+    for (const auto& [field, count] : shard_.fields) {
+      if (!IsImageFieldKind(FieldKind(field))) text_counts[field] = count;
+    }
     if (i != table_.size()) {
       Problem("", file + ": " + std::to_string(i) + " lines for " + std::to_string(table_.size()) + " samples");
-    } else if (counts != shard_.fields) {
+    } else if (counts != text_counts) {
       Problem("", file + ": field counts disagree with the manifest");
     }
   }
@@ -244,6 +318,7 @@ class RawShardChecker {
   std::vector<SampleRecord> table_;
   uint64_t data_offset_ = kNpyHeaderBytes;
   std::vector<int64_t> chunk_offsets_;
+  std::set<std::string> checked_masks_;  // mask arrays and presence files seen
 };
 
 }  // namespace

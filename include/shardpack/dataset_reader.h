@@ -65,6 +65,15 @@ class DatasetReader {
     *present = false;
     return CheckIndex(index);
   }
+  // A label mask that the format keeps decoded (raw stores each image field as pixels, cut as its
+  // image was at pack time): field `name` of the sample as one 8-bit channel of the stored image's
+  // width x height, into *pixels; *present false when the sample has no such mask or the format
+  // keeps masks as files (ReadField gives those). Thread-safe.
+  virtual Status ReadMaskPixels(uint64_t index, const std::string& /*name*/, std::string* pixels, bool* present) const {
+    pixels->clear();
+    *present = false;
+    return CheckIndex(index);
+  }
 
   // Hints for readers whose shards arrive over a network (a URL opened without a full download).
   // PlanReads: the shards in the order of their first use (`first` ascending), which they download

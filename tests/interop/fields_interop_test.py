@@ -12,8 +12,9 @@ dot of the base name), never against shardpack's own reader:
 - output byte-identical with 1 and 2 threads; convert of the dataset keeps every member;
 - bad inputs (a mask of another size, a non-UTF-8 caption, JSON that does not parse, a second
   image, a sample without an image) are skipped with a reason naming them;
-- raw keeps txt and json fields in a JSON Lines side file (read back with json) and reports each
-  mask as not packed.
+- raw keeps txt and json fields in a JSON Lines side file (read back with json), and each mask as
+  a uint8 array (read back with numpy) equal to the documented nearest-neighbour crop computed
+  here from the source mask; a changed mask or caption fails verify.
 
 Usage: fields_interop_test.py SHARDPACK WORKDIR
 """
@@ -23,11 +24,13 @@ import os
 import random
 import subprocess
 import sys
+import math
 import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks, fresh_folder  # noqa: E402
 
+import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
 shardpack, work = sys.argv[1:3]
@@ -285,32 +288,59 @@ check(r1.returncode == 0, f"convert lmdb to wds: {r1.stderr}")
 _, back = read_shards(os.path.join(work, "inet-back"))
 check(back == inet_samples, "wds -> lmdb -> wds changed a sample")
 
-# Raw keeps text fields in a JSON Lines file beside each shard, read here with json alone; a mask
-# is reported as not packed, each by its file.
+# Raw keeps text fields in a JSON Lines file beside each shard, read here with json alone, and each
+# mask as a uint8 array beside the pixels, read with numpy and checked against the documented rule
+# (docs/formats/raw.md), computed here by hand from the source mask.
 raw = os.path.join(work, "raw")
 r = run("pack", src, raw, "--layout", "samples", "--format", "raw", "--crop", "16", "--samples-per-shard", "7",
         "--no-sync")
 check(r.returncode == 0, f"pack raw: {r.stderr}")
-not_kept = ("not packed: this output format does not keep this file (raw keeps txt and json fields besides the "
-            "pixels; --format wds or lmdb keeps every file)")
 raw_manifest = json.load(open(os.path.join(raw, "manifest.json")))
-want_raw_skipped = dict(want_skipped, **{f"{stem}.seg.png": not_kept for stem, f in expected.items() if "seg.png" in f})
-check({s["path"]: s["reason"] for s in raw_manifest["skipped"]} == want_raw_skipped,
+check({s["path"]: s["reason"] for s in raw_manifest["skipped"]} == want_skipped,
       f"raw skipped: {raw_manifest['skipped']}")
-check("skipped part0/deep/0000.seg.png: " + not_kept + "\n" in r.stderr, f"raw did not report a mask: {r.stderr!r}")
-text_counts = {k: v for k, v in counts.items() if k in ("txt", "json")}
-check(raw_manifest.get("fields") == text_counts, f"raw fields {raw_manifest.get('fields')} != {text_counts}")
-raw_fields = {}
+check(raw_manifest.get("fields") == counts, f"raw fields {raw_manifest.get('fields')} != {counts}")
+
+
+def raw_mask_reference(mask_png, crop):
+    """The crop x crop mask pack --crop stores: shorter side resized to `crop`, the longer to
+    round(long * crop / short), the centre crop of that, each output pixel the source pixel under
+    its centre (docs/formats/raw.md)."""
+    img = Image.open(io.BytesIO(mask_png))
+    w, h = img.size
+    nw = crop if w <= h else max(1, (w * crop + h // 2) // h)
+    nh = max(1, (h * crop + w // 2) // w) if w <= h else crop
+    fx, fy = w / nw, h / nh
+    x0, y0, bw, bh = (nw - crop) // 2 * fx, (nh - crop) // 2 * fy, crop * fx, crop * fy
+    xs = [min(max(int(math.floor(x0 + (i + 0.5) * (bw / crop))), 0), w - 1) for i in range(crop)]
+    ys = [min(max(int(math.floor(y0 + (i + 0.5) * (bh / crop))), 0), h - 1) for i in range(crop)]
+    px = img.load()
+    return np.array([[px[x, y] for x in xs] for y in ys], dtype=np.uint8)
+
+
+raw_fields, raw_masks = {}, {}
 for shard in sorted(f for f in os.listdir(raw) if f.endswith(".npy") and f.count(".") == 1):
     stem = os.path.join(raw, shard[:-4])
     keys = open(stem + ".keys.txt", encoding="utf-8").read().splitlines()
     lines = open(stem + ".fields.jsonl", encoding="utf-8").read().splitlines() if os.path.exists(
         stem + ".fields.jsonl") else ["{}"] * len(keys)
     check(len(lines) == len(keys), f"{shard}: {len(lines)} field lines for {len(keys)} keys")
-    for key, line in zip(keys, lines):
+    masks = np.load(stem + ".seg.png.npy", mmap_mode="r")
+    present = np.load(stem + ".seg.png.present.npy")
+    check(masks.shape == (len(keys), 16, 16) and masks.dtype == np.uint8, f"{shard}: masks {masks.shape}")
+    check(present.shape == (len(keys),) and set(present.tolist()) <= {0, 1}, f"{shard}: presence {present}")
+    for n, (key, line) in enumerate(zip(keys, lines)):
         raw_fields[key] = {name: value.encode("utf-8") for name, value in json.loads(line).items()}
+        if present[n]:
+            raw_masks[key] = np.array(masks[n])
+        else:
+            check(not masks[n].any(), f"{shard}: {key} has no mask, but its slot is not zeros")
 want_raw = {stem.replace("/", "_"): {k: v for k, v in f.items() if k in ("txt", "json")} for stem, f in expected.items()}
 check(raw_fields == want_raw, "raw: the text fields read back with json differ from the files packed")
+want_masks = {stem.replace("/", "_"): f["seg.png"] for stem, f in expected.items() if "seg.png" in f}
+check(sorted(raw_masks) == sorted(want_masks), f"raw: masks of {sorted(raw_masks)}, not {sorted(want_masks)}")
+for key, png in want_masks.items():
+    got, want = raw_masks.get(key), raw_mask_reference(png, 16)
+    check(got is not None and np.array_equal(got, want), f"raw: mask of {key} is not its documented crop")
 r = run("verify", raw)
 check(r.returncode == 0, f"verify raw: {r.stdout} {r.stderr}")
 first = os.path.join(raw, "shard-000000.fields.jsonl")
@@ -318,5 +348,13 @@ text = open(first, encoding="utf-8").read()
 open(first, "w", encoding="utf-8").write(text.replace("dog", "cat", 1))
 r = run("verify", raw)
 check(r.returncode != 0 and "shard-000000.fields.jsonl" in r.stdout + r.stderr, f"verify of a changed caption: {r.stdout}")
+open(first, "w", encoding="utf-8").write(text)
+masks_file = os.path.join(raw, "shard-000001.seg.png.npy")
+data = bytearray(open(masks_file, "rb").read())
+data[200] ^= 1
+open(masks_file, "wb").write(bytes(data))
+r = run("verify", raw)
+check(r.returncode != 0 and "shard-000001.seg.png.npy" in r.stdout and "shard-000000" not in r.stdout,
+      f"verify of a changed mask: {r.stdout}")
 
 sys.exit(t.finish())
