@@ -25,9 +25,9 @@ Status RawDatasetWriter::Add(const Sample& sample) {
                                         " does not match the shard's " + std::to_string(options_.width) + "x" +
                                         std::to_string(options_.height)));
   }
-  // Each field as a JSON string of its bytes (pack checked that text is UTF-8 and JSON parses), so
-  // that reading it back gives the very bytes packed.
-  // Image fields arrive as Sample::masks instead.
+  // Each text field as a JSON string of its bytes (pack checked that text is UTF-8 and JSON
+  // parses), so that reading it back gives the very bytes packed. Image fields (masks) arrive as
+  // Sample::masks, already cut.
   nlohmann::json fields = nlohmann::json::object();
   if (sample.fields != nullptr) {
     for (const SampleField& f : *sample.fields) {

@@ -58,7 +58,8 @@ Status RawMaskArrays::Add(const std::vector<SampleMask>* masks, uint32_t width, 
         if (m.name == field) mask = &m;
       }
     }
-    SHARDPACK_RETURN_IF_ERROR(mask != nullptr ? array.file->Append(mask->pixels) : AppendZeros(array.file.get(), pixels));
+    SHARDPACK_RETURN_IF_ERROR(mask != nullptr ? array.file->Append(mask->pixels)
+                                              : AppendZeros(array.file.get(), pixels));
     array.present.push_back(mask != nullptr ? '\1' : '\0');
   }
   ++samples_;
@@ -68,8 +69,7 @@ Status RawMaskArrays::Add(const std::vector<SampleMask>* masks, uint32_t width, 
 
 Status RawMaskArrays::Publish(std::vector<SideFile>* side_files) {
   for (auto& [field, array] : arrays_) {
-    const std::string header =
-        fixed_ ? NpyHeader("|u1", {samples_, height_, width_}) : NpyHeader("|u1", {pixels_});
+    const std::string header = fixed_ ? NpyHeader("|u1", {samples_, height_, width_}) : NpyHeader("|u1", {pixels_});
     SHARDPACK_RETURN_IF_ERROR(array.file->WriteAt(0, header));
     if (sync_) SHARDPACK_RETURN_IF_ERROR(array.file->Sync());
     SHARDPACK_RETURN_IF_ERROR(array.file->Close());

@@ -6,7 +6,10 @@ from . import _shardpack
 class Dataset:
     """ds[i] is sample i as a WebDataset-style dict: "__key__", "cls" (the label, -1 if none), the
     image bytes under their extension ("jpg", "png", "webp", "bmp") or, for raw datasets, the
-    decoded pixels as an (H, W, 3) uint8 array under "npy", and "json" when the sample has one."""
+    decoded pixels as an (H, W, 3) uint8 array under "npy"; each of the sample's fields under its
+    name as the file's bytes ("txt", "json", "seg.png"; a mask that a raw dataset keeps as pixels
+    as an (H, W) uint8 array); and shardpack's metadata, parsed, under "json" (under "meta.json"
+    when the sample has a "json" field of its own)."""
 
     def __init__(self, path):
         self._impl = _shardpack.Dataset(str(path))

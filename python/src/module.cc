@@ -194,15 +194,30 @@ class PyDataset {
   std::vector<std::string> classes() const { return reader_->manifest().classes; }
 
   // Sample i as a WebDataset-style dict: __key__, cls, the image bytes under their extension (or,
-  // for raw datasets, the pixels under "npy"), and json when the sample has it.
+  // for raw datasets, the pixels under "npy"), each of its fields under its name (the file's bytes;
+  // a mask raw keeps as pixels as an (H, W) array), and its metadata parsed under "json" (under
+  // "meta.json" when the sample has a json field of its own, as in its wds shard).
   py::dict Read(uint64_t index) const {
     ReadSample sample;
     std::string json;
+    struct Field {
+      std::string name, data;
+      bool pixels = false;
+    };
+    std::vector<Field> fields;
     Status s;
     {
       py::gil_scoped_release nogil;
       s = reader_->Read(index, &sample);
       if (s.ok()) s = reader_->ReadMetadata(index, &json);
+      for (const auto& [name, count] : FieldCounts(reader_->manifest())) {
+        Field f{name, "", false};
+        bool present = false;
+        if (s.ok()) s = reader_->ReadMaskPixels(index, name, &f.data, &present);
+        f.pixels = present;
+        if (s.ok() && !present) s = reader_->ReadField(index, name, &f.data, &present);
+        if (present) fields.push_back(std::move(f));
+      }
     }
     if (s.code() == Status::Code::kInvalidArgument) throw py::index_error(s.message());
     Raise(s);
@@ -217,7 +232,20 @@ class PyDataset {
       std::memcpy(pixels.mutable_data(), sample.pixels.rgb.data(), sample.pixels.rgb.size());
       d["npy"] = pixels;
     }
-    if (!json.empty()) d["json"] = py::module_::import("json").attr("loads")(py::str(json));
+    bool own_json = false;
+    for (const Field& f : fields) {
+      own_json = own_json || f.name == "json";
+      if (!f.pixels) {
+        d[py::str(f.name)] = py::bytes(f.data);
+        continue;
+      }
+      py::array_t<uint8_t> mask({py::ssize_t(sample.pixels.height), py::ssize_t(sample.pixels.width)});
+      std::memcpy(mask.mutable_data(), f.data.data(), f.data.size());
+      d[py::str(f.name)] = mask;
+    }
+    if (!json.empty()) {
+      d[own_json ? "meta.json" : "json"] = py::module_::import("json").attr("loads")(py::str(json));
+    }
     return d;
   }
 

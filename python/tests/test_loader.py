@@ -252,7 +252,7 @@ def test_fields_arrive_with_their_own_images_over_two_ranks(tmp_path):
         shardpack.Loader(out, fields="txt")
 
 
-@pytest.mark.parametrize("fmt", ["wds", "lmdb"])
+@pytest.mark.parametrize("fmt", ["wds", "lmdb", "raw"])
 def test_masks_get_their_images_crop_and_flip(fmt, tmp_path):
     """Segmentation masks (issue 16): Pillow writes images whose red is x and green is y, and masks
     (mode L) holding x for even samples and y for odd ones. Bilinear resizing keeps a ramp a ramp,
@@ -270,8 +270,9 @@ def test_masks_get_their_images_crop_and_flip(fmt, tmp_path):
         Image.fromarray(x if i % 2 == 0 else y, "L").save(src / f"{i:02d}.seg.png")
         (src / f"{i:02d}.txt").write_text(f"sample {i}")
     out = tmp_path / fmt
+    keep_size = ["--keep-size"] if fmt == "raw" else []  # raw: masks kept as pixels, at full size
     subprocess.run([tool("SHARDPACK_CLI"), "pack", str(src), str(out), "--layout", "samples", "--format", fmt,
-                    "--quiet", "--no-sync", "--samples-per-shard", "4"], check=True)
+                    "--quiet", "--no-sync", "--samples-per-shard", "4", *keep_size], check=True)
     flips = set()
     for epoch in range(4):
         loader = shardpack.Loader(out, batch_size=4, size=(20, 28), seed=1, mask="seg.png", fields=("txt",))
