@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -313,6 +314,41 @@ class PosixEnv final : public Env {
   }
 
   bool FileExists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
+
+  Status CachedShare(const std::string& path, double* share) override {
+    *share = 0;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || st.st_size == 0) {
+      ::close(fd);
+      *share = 1;  // nothing to read
+      return Status::OK();
+    }
+    // mincore() on a mapping of the file says, page by page, what is resident; mapping reads nothing.
+    void* map = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (map == MAP_FAILED) return Status::FromErrno("cannot map " + path, errno);
+    const size_t page = size_t(::sysconf(_SC_PAGESIZE)), pages = (size_t(st.st_size) + page - 1) / page;
+    std::vector<unsigned char> resident(pages);
+    const int r = ::mincore(map, size_t(st.st_size), resident.data());
+    const int e = errno;
+    ::munmap(map, size_t(st.st_size));
+    if (r != 0) return Status::FromErrno("cannot tell what is cached of " + path, e);
+    size_t held = 0;
+    for (unsigned char v : resident) held += v & 1;
+    *share = double(held) / double(pages);
+    return Status::OK();
+  }
+
+  Status DropCachedPages(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    const int e = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // returns the error, not errno
+    ::close(fd);
+    if (e != 0) return Status::FromErrno("cannot drop the cached pages of " + path, e);
+    return Status::OK();
+  }
 
   Status CreateDirs(const std::string& path) override {
     if (path.empty()) return Status::OK();

@@ -75,4 +75,55 @@ nlohmann::json BenchResultToJson(const BenchResult& r) {
           {"copy_busy_share", r.copy_busy_share}};
 }
 
+nlohmann::json DoctorReportToJson(const DoctorReport& r) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const DoctorLayer& l : r.layers) {
+    layers.push_back(
+        {{"name", l.name}, {"images_per_s", l.images_per_s}, {"detail", l.detail}, {"measured", l.measured}});
+  }
+  return {{"path", r.path},
+          {"packed_input", r.packed_input},
+          {"threads", r.threads},
+          {"cores", r.cores},
+          {"storage",
+           {{"files_listed", r.files_listed},
+            {"list_seconds", r.list_seconds},
+            {"files_listed_per_s", r.files_listed_per_s},
+            {"sample_files", r.sample_files},
+            {"sample_bytes", r.sample_bytes},
+            {"read1_files_per_s", r.read1_files_per_s},
+            {"read1_mb_per_s", r.read1_mb_per_s},
+            {"readn_files_per_s", r.readn_files_per_s},
+            {"readn_mb_per_s", r.readn_mb_per_s},
+            {"reread_files_per_s", r.reread_files_per_s},
+            {"cached_share", r.cached_share},
+            {"page_cache_held", r.page_cache_held},
+            {"cold", r.cold},
+            {"packed_mb_per_s", r.packed_mb_per_s},
+            {"packed_images_per_s", r.packed_images_per_s},
+            {"packed_cached_share", r.packed_cached_share}}},
+          {"decode",
+           {{"images", r.decoded},
+            {"full_decode_per_core", r.full_decode_per_core},
+            {"crop_decode_per_core", r.crop_decode_per_core},
+            {"median_width", r.median_width},
+            {"median_height", r.median_height},
+            {"median_megapixels", r.median_megapixels},
+            {"p90_megapixels", r.p90_megapixels},
+            {"share_above_2x_crop", r.share_above_2x_crop},
+            {"mean_image_bytes", r.mean_image_bytes}}},
+          {"transform", {{"per_core", r.transform_per_core}}},
+          {"host_to_device", {{"measured", false}, {"note", r.host_to_device_note}}},
+          {"loader",
+           {{"images_per_s", r.loader_images_per_s},
+            {"read_seconds", r.loader_read_seconds},
+            {"decode_seconds", r.loader_decode_seconds},
+            {"slowest_stage", r.loader_slowest_stage}}},
+          {"layers", layers},
+          {"feed_today", r.feed_today},
+          {"bottleneck", r.bottleneck},
+          {"verdict", r.verdict},
+          {"actions", r.actions}};
+}
+
 }  // namespace shardpack

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "ops/report_json.h"
 #include "ops/slurm_script.h"
 #include "shardpack/convert.h"
+#include "shardpack/doctor.h"
 #include "shardpack/loader_bench.h"
 #include "shardpack/pack.h"
 #include "shardpack/stat.h"
@@ -397,6 +399,57 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
   return 0;
 }
 
+// "12,345": thousands separated, for tables a person reads.
+std::string Grouped(double v) {
+  std::string digits = std::to_string(static_cast<long long>(std::llround(v)));
+  for (int i = int(digits.size()) - 3; i > 0; i -= 3) digits.insert(size_t(i), ",");
+  return digits;
+}
+
+int RunDoctor(const std::string& path, DoctorOptions o, bool json) {
+  o.progress = [](const std::string& line) { std::fprintf(stderr, "doctor: %s ...\n", line.c_str()); };
+  DoctorReport r;
+  const Status s = RunDoctor(path, o, &r);
+  if (!s.ok()) return Fail("doctor", s);
+  if (json) {
+    std::cout << DoctorReportToJson(r).dump(2) << "\n";
+    return 0;
+  }
+  std::printf("shardpack doctor: %s (%s; %d threads of %llu cores)\n\n", r.path.c_str(),
+              r.packed_input ? "packed dataset" : "image folder", r.threads, static_cast<unsigned long long>(r.cores));
+  std::printf("%-15s %12s  %s\n", "layer", "images/s", "measured");
+  for (const DoctorLayer& l : r.layers) {
+    std::printf("%-15s %12s  %s\n", l.name.c_str(), l.measured ? Grouped(l.images_per_s).c_str() : "-",
+                l.detail.c_str());
+  }
+  std::printf("%-15s %12s  %s threads over %s, batch %u (slowest stage: %s)\n\n", "loader",
+              Grouped(r.loader_images_per_s).c_str(), std::to_string(r.threads).c_str(),
+              r.packed_input ? "the dataset" : "the sample packed to wds", o.batch, r.loader_slowest_stage.c_str());
+  if (!r.packed_input) {
+    std::printf("storage: %s files listed in %.2f s (%s/s); sample %s files, %.1f MB; second pass %s files/s\n",
+                Grouped(double(r.files_listed)).c_str(), r.list_seconds, Grouped(r.files_listed_per_s).c_str(),
+                Grouped(double(r.sample_files)).c_str(), r.sample_bytes / 1e6, Grouped(r.reread_files_per_s).c_str());
+    std::printf("page cache: held %.0f%% of the sample before reading it; %s\n", 100 * r.cached_share,
+                r.cold ? "evicted first (--cold), as a real epoch over a large dataset reads"
+                : r.page_cache_held
+                    ? "the reads above came from memory: a real epoch over a dataset larger than memory reads slower "
+                      "(--cold measures that)"
+                    : "the reads above came mostly from the storage");
+  }
+  std::printf("packed: %s read front to back at %.1f MB/s (%s images/s); the page cache held %.0f%% of it%s\n",
+              r.packed_input ? "the dataset's shards" : "the sample's shard (in the temporary folder)",
+              r.packed_mb_per_s, Grouped(r.packed_images_per_s).c_str(), 100 * r.packed_cached_share,
+              r.packed_cached_share >= 0.9 && !r.packed_input ? " (just written), so compare it with --cold" : "");
+  if (r.decoded > 0) {
+    std::printf("images: median %ux%u (%.2f megapixels), p90 %.2f megapixels; %.0f%% have a shorter side over %u\n",
+                r.median_width, r.median_height, r.median_megapixels, r.p90_megapixels, 100 * r.share_above_2x_crop,
+                2 * o.crop);
+  }
+  std::printf("\nverdict: %s\n", r.verdict.c_str());
+  for (const std::string& a : r.actions) std::printf("  - %s\n", a.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int RunCommandLine(int argc, char** argv) {
@@ -514,6 +567,30 @@ int RunCommandLine(int argc, char** argv) {
       ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))
       ->capture_default_str();
 
+  std::string doctor_path;
+  DoctorOptions dop;
+  bool doctor_json = false;
+  CLI::App* doctor = app.add_subcommand(
+      "doctor",
+      "Measure where a training input pipeline starves the GPU (storage, decode, transform, the loader) on a "
+      "sample of PATH, and say what to do; reads a bounded sample, writes only into a temporary folder");
+  doctor->add_option("PATH", doctor_path, "An image folder (as pack reads it) or a packed dataset folder")->required();
+  doctor->add_option("--model-rate", dop.model_rate,
+                     "Images/s the training step consumes (time a few steps on one fixed batch); without it the "
+                     "verdict says how to measure it");
+  doctor->add_option("--batch", dop.batch, "Images per batch for the loader stage")->capture_default_str();
+  doctor->add_option("--crop", dop.crop, "Training crop: random-resized-crop to SIZE x SIZE plus flip")
+      ->capture_default_str();
+  doctor->add_option("--seconds", dop.seconds, "Time for all the measurements together")->capture_default_str();
+  doctor->add_option("--threads", dop.threads, "Threads for the parallel reads and the loader (0 = all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  doctor->add_option("--sample", dop.sample_files, "At most this many files are read")->capture_default_str();
+  doctor->add_flag("--cold", dop.cold,
+                   "Evict the sample's files from the page cache before reading them (posix_fadvise; no root "
+                   "needed), as a real epoch reads");
+  doctor->add_flag("--json", doctor_json, "Print every figure as JSON on stdout");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -528,6 +605,7 @@ int RunCommandLine(int argc, char** argv) {
     return RunSlurmScript(so);
   }
   if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top);
+  if (doctor->parsed()) return RunDoctor(doctor_path, dop, doctor_json);
   if (bench->parsed()) {
     if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);
     return RunBench(bench_dir, bo, bench_crop, bench_json, bench_device, bench_dtype, bench_cache_limit);

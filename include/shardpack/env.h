@@ -100,6 +100,18 @@ class Env {
     (void)xxh64;
     return Status::Unsupported("no stored checksum for " + path);
   }
+  // Asks the operating system to drop `path`'s cached pages, so that the next read comes from the
+  // storage (shardpack doctor --cold). Only clean pages go; nothing is written or lost. Unsupported
+  // where the storage has no such cache.
+  virtual Status DropCachedPages(const std::string& path) {
+    return Status::Unsupported("this Env cannot drop cached pages of " + path);
+  }
+  // The share of `path`'s pages held in the page cache now (0 to 1), without reading the file:
+  // whether reads of it will come from memory. Unsupported where the storage has no such cache.
+  virtual Status CachedShare(const std::string& path, double* share) {
+    *share = 0;
+    return Status::Unsupported("this Env cannot tell what is cached of " + path);
+  }
   // Waits for, then holds, an exclusive lock on `path` (created when missing) shared by every
   // process on this machine, until *lock is destroyed; a process that dies releases it. For work
   // that several processes might otherwise do twice (downloads into a shared cache). An Env

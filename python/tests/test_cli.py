@@ -25,3 +25,25 @@ def test_pack_through_python(tree, tmp_path):
     assert r.stdout.startswith("packed 60 samples into 1 shard")
     bad = run("pack", str(tmp_path / "missing"), str(tmp_path / "o2"))
     assert bad.returncode == 1 and "does not exist" in bad.stderr
+
+
+def test_doctor_json_gives_every_layer_and_a_verdict(tree, tmp_path):
+    """shardpack doctor --json (issue 18): the figures a script reads, consistent with each other:
+    the sample is within --sample, the table lists the layers fastest first, and the model rate far
+    above anything measured makes the input pipeline the bottleneck."""
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "shardpack", "doctor", str(tree / "src"), "--seconds", "2", "--sample",
+                        "20", "--crop", "32", "--batch", "8", "--model-rate", "1e9", "--json"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["storage"]["files_listed"] == 60 and report["storage"]["sample_files"] == 20
+    layers = [layer for layer in report["layers"] if layer["measured"]]
+    assert [layer["name"] for layer in layers if layer["name"] in ("storage", "decode", "transform")]
+    assert [layer["images_per_s"] for layer in layers] == sorted((layer["images_per_s"] for layer in layers),
+                                                                  reverse=True)
+    assert report["feed_today"] == layers[-1]["images_per_s"] and report["bottleneck"] == layers[-1]["name"]
+    assert report["verdict"].startswith("the input pipeline is the bottleneck")
+    assert report["loader"]["images_per_s"] > 0
+    assert os.listdir(tmp_path) == []  # its temporary folder is gone
+    assert "doctor: storage: listing" in r.stderr  # the progress lines

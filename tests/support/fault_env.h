@@ -7,12 +7,14 @@
 //   FailWritesOf     writes fail once the file would pass `limit` bytes: "No space left on device"
 //   FailSyncOf       fsync fails: "Input/output error"
 //   FailRenameTo     renaming onto the path fails: "Read-only file system"
+//   SlowReadsOf      reading a whole file (ReadFile) first waits this long: slow storage
 // and KillAtOperation(n) sends the process SIGKILL at its n-th mutating operation (create, write,
 // sync, close, rename, remove, directory sync), for kill-and-resume tests. Thread-safe.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <csignal>
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "shardpack/env.h"
 
@@ -38,6 +41,10 @@ class FaultEnv final : public Env {
   }
   void FailSyncOf(const std::string& suffix) { Add(&failing_syncs_, suffix); }
   void FailRenameTo(const std::string& suffix) { Add(&failing_renames_, suffix); }
+  void SlowReadsOf(const std::string& suffix, std::chrono::microseconds delay) {
+    Add(&slow_reads_, suffix);
+    slow_read_delay_ = delay;
+  }
   void KillAtOperation(uint64_t n) { kill_at_ = n; }
   uint64_t operations() const { return operations_; }
 
@@ -70,6 +77,7 @@ class FaultEnv final : public Env {
   }
   Status ReadFile(const std::string& p, uint64_t max, std::string* c) override {
     if (Matches(failing_reads_, p)) return Status::IOError("cannot read " + p + ": Input/output error");
+    if (Matches(slow_reads_, p)) std::this_thread::sleep_for(slow_read_delay_);
     SHARDPACK_RETURN_IF_ERROR(base_->ReadFile(p, max, c));
     if (Matches(corrupt_reads_, p) && !c->empty()) (*c)[c->size() / 2] ^= 0x20;
     return Status::OK();
@@ -186,7 +194,8 @@ class FaultEnv final : public Env {
   Env* base_ = Env::Default();
   std::mutex mu_;
   std::set<std::string> failing_reads_, corrupt_reads_, short_reads_, failing_creation_, failing_syncs_,
-      failing_renames_;
+      failing_renames_, slow_reads_;
+  std::chrono::microseconds slow_read_delay_{0};  // set before use, like the other faults
   std::map<std::string, uint64_t> write_limits_;
   std::atomic<uint64_t> operations_{0};
   std::atomic<uint64_t> kill_at_{0};

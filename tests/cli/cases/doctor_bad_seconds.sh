@@ -1,0 +1,2 @@
+# doctor with no time to measure in.
+run shardpack doctor src --seconds 0

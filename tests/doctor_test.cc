@@ -1,0 +1,176 @@
+// shardpack doctor: its verdict follows the evidence of its own measurements. No timing thresholds:
+// each test builds a tree where one layer is slower than the others by a wide margin (storage made
+// slow through the Env seam, or images that are costly to decode) and checks which layer the
+// doctor names, and what it recommends.
+#include "shardpack/doctor.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "ops/doctor_verdict.h"
+#include "tests/support/dataset_fixture.h"
+#include "tests/support/fault_env.h"
+
+namespace shardpack {
+namespace {
+
+using testing::WriteFile;
+
+class DoctorTest : public testing::DatasetTest {
+ protected:
+  DoctorOptions Options() {
+    DoctorOptions o;
+    o.seconds = 3;
+    o.threads = 2;
+    o.batch = 8;
+    o.crop = 32;
+    o.temp_parent = dir_.Sub("tmp");
+    std::filesystem::create_directories(o.temp_parent);
+    return o;
+  }
+  // What the doctor left in its temporary parent: nothing, once it returned.
+  size_t LeftInTemp(const DoctorOptions& o) {
+    return size_t(std::distance(std::filesystem::directory_iterator(o.temp_parent), {}));
+  }
+};
+
+TEST_F(DoctorTest, SlowStorageIsTheBottleneckAndPackingIsRecommended) {
+  MakeTree(2, 15);  // small images: decoding them is fast
+  testing::FaultEnv env;
+  env.SlowReadsOf(".JPG", std::chrono::milliseconds(20));  // a remote file system's latency per file
+  env.SlowReadsOf(".png", std::chrono::milliseconds(20));
+  DoctorOptions o = Options();
+  o.env = &env;
+  o.model_rate = 1e6;
+  DoctorReport r;
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_EQ(r.bottleneck, "storage");
+  EXPECT_FALSE(r.packed_input);
+  EXPECT_EQ(r.files_listed, 30u);
+  EXPECT_GT(r.sample_files, 0u);
+  EXPECT_LT(r.readn_files_per_s, r.crop_decode_per_core);  // the evidence the verdict rests on
+  ASSERT_FALSE(r.actions.empty());
+  EXPECT_EQ(r.actions[0].rfind("pack to wds (shardpack pack " + src() + " OUT)", 0), 0u) << r.actions[0];
+  EXPECT_EQ(r.verdict.rfind("the input pipeline is the bottleneck", 0), 0u) << r.verdict;
+  EXPECT_GT(r.loader_images_per_s, 0);
+  EXPECT_EQ(LeftInTemp(o), 0u);
+}
+
+TEST_F(DoctorTest, LargePngsAreDecodeBound) {
+  // Noisy PNGs of 1600x1200: tens of milliseconds to decode each, read from the page cache in far less.
+  for (int i = 0; i < 6; ++i) {
+    WriteFile(
+        src() + "/c0/big" + std::to_string(i) + ".png",
+        testing::EncodeWithOpenCv(testing::MakePixels(1600, 1200, uint64_t(i), 60), 1600, 1200, ImageFormat::kPng));
+  }
+  DoctorOptions o = Options();
+  o.crop = 224;
+  o.model_rate = 1e6;
+  DoctorReport r;
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_EQ(r.bottleneck, "decode");
+  EXPECT_LT(r.crop_decode_per_core * r.threads, r.readn_files_per_s);
+  EXPECT_EQ(r.median_width, 1600u);
+  EXPECT_EQ(r.median_height, 1200u);
+  EXPECT_DOUBLE_EQ(r.share_above_2x_crop, 1.0);  // 1200 > 448 for every image
+  bool raw = false, fewer_pixels = false, threads = false;
+  for (const std::string& a : r.actions) {
+    raw = raw || a.rfind("pre-decode to raw", 0) == 0;
+    fewer_pixels = fewer_pixels || a.rfind("fewer pixels at pack time: 100% of the images", 0) == 0;
+    threads = threads || a.rfind("more threads", 0) == 0;
+  }
+  EXPECT_TRUE(raw && fewer_pixels && threads);
+}
+
+TEST_F(DoctorTest, AModelFarFasterThanTheLoaderIsStarvedAndAFarSlowerOneIsTheBottleneck) {
+  MakeTree(2, 10);
+  DoctorOptions o = Options();
+  o.model_rate = 1e9;
+  DoctorReport r;
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_NE(r.bottleneck, "gpu");
+  EXPECT_EQ(r.verdict.rfind("the input pipeline is the bottleneck", 0), 0u) << r.verdict;
+
+  o.model_rate = 1e-3;
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_EQ(r.bottleneck, "gpu");
+  EXPECT_EQ(r.verdict.rfind("the GPU is the bottleneck", 0), 0u) << r.verdict;
+  EXPECT_TRUE(r.actions.empty());
+
+  o.model_rate = 0;  // unknown: the verdict says how to measure it
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_NE(r.verdict.find("rerun with --model-rate"), std::string::npos) << r.verdict;
+}
+
+TEST_F(DoctorTest, ReadsNoMoreThanItsSample) {
+  MakeTree(3, 10);
+  DoctorOptions o = Options();
+  o.sample_files = 8;
+  DoctorReport r;
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_EQ(r.files_listed, 30u);
+  EXPECT_EQ(r.sample_files, 8u);
+  EXPECT_EQ(LeftInTemp(o), 0u);
+}
+
+TEST_F(DoctorTest, APackedDatasetIsMeasuredFromItsShards) {
+  MakeTree(2, 10);
+  PackResult pr;
+  ASSERT_TRUE(PackTo(out(), QuietOptions(), &pr).ok());
+  DoctorOptions o = Options();
+  DoctorReport r;
+  ASSERT_TRUE(RunDoctor(out(), o, &r).ok());
+  EXPECT_TRUE(r.packed_input);
+  EXPECT_EQ(r.sample_files, 20u);
+  EXPECT_GT(r.packed_mb_per_s, 0);
+  EXPECT_GT(r.loader_images_per_s, 0);
+}
+
+TEST_F(DoctorTest, AFolderWithoutImagesIsAClearError) {
+  WriteFile(src() + "/notes.txt", "no images here");
+  DoctorReport r;
+  const Status s = RunDoctor(src(), Options(), &r);
+  EXPECT_EQ(s.code(), Status::Code::kNotFound);
+  EXPECT_EQ(s.message(), "no images in " + src() + " (jpg, jpeg, png, webp, bmp)");
+}
+
+// The verdict's arithmetic on figures given by hand.
+TEST(DoctorVerdict, DecodeBoundCountsTheCoresTheModelNeeds) {
+  DoctorReport r;
+  r.path = "/data/train";
+  r.threads = 4;
+  r.cores = 8;
+  r.readn_files_per_s = 5000;
+  r.crop_decode_per_core = 100;  // 400 images/s at 4 threads: the slowest layer
+  r.full_decode_per_core = 80;
+  r.transform_per_core = 1000;
+  r.mean_image_bytes = 100'000;
+  r.share_above_2x_crop = 0.1;
+  DoctorOptions o;
+  o.crop = 224;
+  o.model_rate = 450;
+  DrawVerdict(o, &r);
+  EXPECT_EQ(r.bottleneck, "decode");
+  EXPECT_DOUBLE_EQ(r.feed_today, 400);
+  ASSERT_EQ(r.layers.size(), 4u);
+  EXPECT_EQ(r.layers[0].name, "storage");  // fastest first; host to device (not measured) last
+  EXPECT_EQ(r.layers[3].name, "host to device");
+  EXPECT_EQ(r.verdict,
+            "the input pipeline is the bottleneck: it feeds 400 images/s (slowest layer: decode) and the model takes "
+            "450 images/s; the GPU waits 11% of the time");
+  ASSERT_EQ(r.actions.size(), 2u);  // 10% of large images: no advice to shrink them
+  // ceil(450 / 100) = 5 cores; 224 x 224 x 3 = 150,528 bytes = 1.5x the 100 kB encoded.
+  EXPECT_EQ(r.actions[0],
+            "more threads: at 100 images/s per core, 450 images/s needs 5 cores (this machine has 8; "
+            "estimate)");
+  EXPECT_EQ(r.actions[1].rfind("pre-decode to raw (shardpack pack SRC OUT --format raw --crop 224): no decode at "
+                               "load time; costs 151 KB of disk per image, 1.5x the encoded size (estimate)",
+                               0),
+            0u)
+      << r.actions[1];
+}
+
+}  // namespace
+}  // namespace shardpack
