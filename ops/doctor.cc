@@ -113,9 +113,7 @@ class Doctor {
     }
     MeasureDecode();
     MeasureTransform();
-    r_->host_to_device_note =
-        "not measured by doctor yet; with a GPU, `shardpack bench DATASET --device cuda` measures batches/s into GPU "
-        "memory (pinned buffers)";
+    MeasureHostToDevice();
     SHARDPACK_RETURN_IF_ERROR(MeasureLoader(dataset));
     DrawVerdict(o_, r_);
     return Status::OK();
@@ -384,6 +382,24 @@ class Doctor {
         },
         &seconds);
     r_->transform_per_core = n / seconds;
+  }
+
+  // Pageable and pinned copies of whole batches into GPU memory, where the build and the machine
+  // have CUDA.
+  void MeasureHostToDevice() {
+    if (!o_.host_to_device) {
+      r_->host_to_device_note = "not measured: this shardpack was built without CUDA";
+      return;
+    }
+    Progress("host to device: batches of " + std::to_string(o_.batch) + ", pageable and pinned");
+    const uint64_t batch_bytes = uint64_t(o_.batch) * o_.crop * o_.crop * 3;
+    const Status s = o_.host_to_device(batch_bytes, o_.seconds * kTransformShare, &r_->host_to_device);
+    if (!s.ok()) {
+      r_->host_to_device_note = "not measured: " + s.message();
+      return;
+    }
+    r_->host_to_device_measured = true;
+    r_->host_to_device_images_per_s = r_->host_to_device.pinned_batches_per_s * o_.batch;
   }
 
   Status MeasureLoader(const std::string& dataset) {

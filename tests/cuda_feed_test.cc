@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "ops/cuda/host_to_device_bench.h"
 #include "tests/support/dataset_fixture.h"
 #include "tests/support/normalize_reference.h"
 
@@ -116,6 +117,25 @@ TEST_F(CudaFeedTest, ForgettingDoneIsAnErrorNotACorruption) {
   EXPECT_EQ(
       feed->Next(&d).ToString(),
       "invalid argument: CudaFeed: Done() was not called for the batch 2 batches ago, whose device buffer comes next");
+}
+
+// shardpack doctor's host-to-device stage: without a device it says why, as CudaFeed::Open does; with
+// one, both copies ran and the batch rate is the pinned byte rate over the batch size.
+TEST(HostToDeviceBench, MeasuresPinnedAndPageableCopiesOrSaysWhyNot) {
+  std::string why;
+  HostToDeviceFigures f;
+  const uint64_t batch = 256ull * 224 * 224 * 3;
+  const Status s = MeasureHostToDevice(batch, 0.2, &f);
+  if (!CudaDeviceAvailable(&why)) {
+    EXPECT_EQ(s.ToString(), "unsupported: no usable CUDA device: " + why);
+    EXPECT_EQ(f.pinned_gb_per_s, 0);
+    return;
+  }
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(f.device.empty());
+  EXPECT_GT(f.pageable_gb_per_s, 0);
+  EXPECT_GT(f.pinned_gb_per_s, 0);
+  EXPECT_NEAR(f.pinned_batches_per_s * double(batch) / 1e9, f.pinned_gb_per_s, 1e-9 * f.pinned_gb_per_s);
 }
 
 }  // namespace

@@ -128,6 +128,23 @@ TEST_F(DoctorTest, APackedDatasetIsMeasuredFromItsShards) {
   EXPECT_GT(r.loader_images_per_s, 0);
 }
 
+TEST_F(DoctorTest, AHostToDeviceStageThatCannotRunSaysWhyInItsRow) {
+  MakeTree(1, 6);
+  DoctorOptions o = Options();
+  o.host_to_device = [](uint64_t, double, HostToDeviceFigures*) {
+    return Status::Unsupported("no usable CUDA device: no CUDA-capable device is detected");
+  };
+  DoctorReport r;
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_FALSE(r.host_to_device_measured);
+  ASSERT_FALSE(r.layers.empty());
+  EXPECT_EQ(r.layers.back().name, "host to device");
+  EXPECT_EQ(r.layers.back().detail, "not measured: no usable CUDA device: no CUDA-capable device is detected");
+  o.host_to_device = nullptr;  // a build without CUDA
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_EQ(r.layers.back().detail, "not measured: this shardpack was built without CUDA");
+}
+
 TEST_F(DoctorTest, AFolderWithoutImagesIsAClearError) {
   WriteFile(src() + "/notes.txt", "no images here");
   DoctorReport r;
@@ -170,6 +187,30 @@ TEST(DoctorVerdict, DecodeBoundCountsTheCoresTheModelNeeds) {
                                0),
             0u)
       << r.actions[1];
+}
+
+TEST(DoctorVerdict, PageableCopiesThatLimitAdvisePinnedMemory) {
+  DoctorReport r;
+  r.path = "/data/train";
+  r.threads = 16;
+  r.cores = 16;
+  r.readn_files_per_s = 50'000;
+  r.crop_decode_per_core = 2'000;
+  r.transform_per_core = 10'000;
+  r.host_to_device_measured = true;
+  r.host_to_device = {2.0, 20.0, 0, "NVIDIA H200"};
+  r.host_to_device_images_per_s = 9'000;  // below decode's 32,000: the copy limits
+  DoctorOptions o;
+  o.model_rate = 20'000;
+  DrawVerdict(o, &r);
+  EXPECT_EQ(r.bottleneck, "host to device");
+  EXPECT_EQ(r.layers.back().detail, "pinned 20.0 GB/s, pageable 2.0 GB/s (NVIDIA H200)");
+  ASSERT_EQ(r.actions.size(), 1u);
+  EXPECT_EQ(r.actions[0].rfind("copy from pinned memory (shardpack.Loader(device=\"cuda\") does: 20.0 GB/s against "
+                               "2.0 GB/s pageable, measured)",
+                               0),
+            0u)
+      << r.actions[0];
 }
 
 }  // namespace

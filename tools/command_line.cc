@@ -25,6 +25,7 @@
 #include "shardpack/verify.h"
 #ifdef SHARDPACK_HAVE_CUDA
 #include "ops/cuda/cuda_bench.h"
+#include "ops/cuda/host_to_device_bench.h"
 #endif
 #include "tools/progress_printer.h"
 
@@ -408,6 +409,9 @@ std::string Grouped(double v) {
 
 int RunDoctor(const std::string& path, DoctorOptions o, bool json) {
   o.progress = [](const std::string& line) { std::fprintf(stderr, "doctor: %s ...\n", line.c_str()); };
+#ifdef SHARDPACK_HAVE_CUDA
+  o.host_to_device = MeasureHostToDevice;
+#endif
   DoctorReport r;
   const Status s = RunDoctor(path, o, &r);
   if (!s.ok()) return Fail("doctor", s);

@@ -18,6 +18,19 @@
 
 namespace shardpack {
 
+// What copying batches into GPU memory costs (the host-to-device stage).
+struct HostToDeviceFigures {
+  double pageable_gb_per_s = 0;     // cudaMemcpy from ordinary (pageable) memory
+  double pinned_gb_per_s = 0;       // cudaMemcpyAsync from page-locked memory
+  double pinned_batches_per_s = 0;  // batches of batch x crop x crop x 3 bytes the copy engine sustains
+  std::string device;               // the GPU's name
+};
+
+// Measures HostToDeviceFigures for batches of `batch_bytes` within `seconds`; Unsupported without
+// a CUDA device. The command line passes one where shardpack was built with CUDA
+// (ops/cuda/host_to_device_bench.h); the library itself needs no GPU.
+using HostToDeviceBench = std::function<Status(uint64_t batch_bytes, double seconds, HostToDeviceFigures*)>;
+
 struct DoctorOptions {
   double model_rate = 0;         // images/s the training step consumes; 0: unknown (the verdict says how to measure it)
   uint32_t batch = 256;          // images per batch, for the loader stage
@@ -36,6 +49,8 @@ struct DoctorOptions {
   std::function<void(const std::string&)> progress;
   // Where the temporary folder goes (empty: $TMPDIR, else /tmp).
   std::string temp_parent;
+  // The host-to-device stage; empty: not measured (a build without CUDA).
+  HostToDeviceBench host_to_device;
 };
 
 // One layer's throughput in images/s, as the table prints it, fastest first.
@@ -81,7 +96,10 @@ struct DoctorReport {
   // 3. Transform: the random-resized-crop and flip of a decoded image into a batch buffer, per core.
   double transform_per_core = 0;
 
-  // 4. Host to device: not measured in this version (see `host_to_device_note`).
+  // 4. Host to device, where a CUDA device is present; else host_to_device_note says why not.
+  bool host_to_device_measured = false;
+  HostToDeviceFigures host_to_device;
+  double host_to_device_images_per_s = 0;  // pinned batches/s x batch
   std::string host_to_device_note;
 
   // 5. The whole loader at `threads` threads over the packed sample (or the dataset).
