@@ -97,6 +97,10 @@ class Doctor {
     r_->cold = o_.cold;
     if (o_.seconds <= 0) return Status::InvalidArgument("--seconds must be above zero");
     if (o_.crop == 0 || o_.batch == 0) return Status::InvalidArgument("--crop and --batch must be above zero");
+    if (path_.find("://") != std::string::npos) {
+      return Status::Unsupported(path_ + ": doctor measures local folders; for a dataset URL, `shardpack bench " +
+                                 path_ + "` measures the loader over the network");
+    }
     if (!env_->FileExists(path_)) {
       return Status::NotFound(path_ + " does not exist (give an image folder or a packed dataset folder)");
     }
@@ -124,19 +128,18 @@ class Doctor {
     if (o_.progress) o_.progress(line);
   }
 
-  // Reads `files` (of tree_) on `threads` threads within `seconds`, from the storage when `cold`;
-  // keeps their bytes in sample_ when `keep`. Returns the files and bytes read, and the seconds.
-  // A file that cannot be read is left out (pack reports such files; doctor measures).
-  void ReadPass(const std::vector<size_t>& files, int threads, double seconds, bool cold, bool keep, uint64_t* count,
-                uint64_t* bytes, double* elapsed) {
-    if (cold) {
-      for (size_t f : files) (void)env_->DropCachedPages(JoinPath(path_, tree_.files[f].relpath));
-    }
+  // Reads `files` (of tree_) on `threads` threads within `seconds`; keeps their bytes in sample_
+  // when `keep`; reads no more files once `max_bytes` are read (memory stays bounded). Returns the
+  // files and bytes read, and the seconds. A file that cannot be read is left out (pack reports
+  // such files; doctor measures).
+  void ReadPass(const std::vector<size_t>& files, int threads, double seconds, bool keep, uint64_t max_bytes,
+                uint64_t* count, uint64_t* bytes, double* elapsed) {
     std::vector<std::string> data(files.size());
     std::atomic<uint64_t> total{0};
     *count = TimedParallel(
         threads, files.size(), seconds,
         [&](uint64_t i) {
+          if (total.load() >= max_bytes) return false;
           if (!env_->ReadFile(JoinPath(path_, tree_.files[files[i]].relpath), 1ull << 31, &data[i]).ok()) {
             data[i].clear();
             return false;
@@ -192,7 +195,7 @@ class Doctor {
     Progress("storage: reading " + std::to_string(first.size()) + " files with 1 thread" + (o_.cold ? ", cold" : ""));
     uint64_t count = 0, bytes = 0;
     double seconds = 0;
-    ReadPass(first, 1, budget, /*cold=*/false, true, &count, &bytes, &seconds);
+    ReadPass(first, 1, budget, true, o_.sample_bytes / 2, &count, &bytes, &seconds);
     r_->read1_files_per_s = count / seconds;
     r_->read1_mb_per_s = bytes / seconds / 1e6;
     r_->sample_files += count;
@@ -203,7 +206,7 @@ class Doctor {
     if (!second.empty()) {
       Progress("storage: reading " + std::to_string(second.size()) + " other files with " +
                std::to_string(r_->threads) + " threads");
-      ReadPass(second, r_->threads, budget, /*cold=*/false, true, &count, &bytes, &seconds);
+      ReadPass(second, r_->threads, budget, true, o_.sample_bytes / 2, &count, &bytes, &seconds);
       r_->readn_files_per_s = count / seconds;
       r_->readn_mb_per_s = bytes / seconds / 1e6;
       r_->sample_files += count;
@@ -212,16 +215,9 @@ class Doctor {
       r_->readn_files_per_s = r_->read1_files_per_s;
       r_->readn_mb_per_s = r_->read1_mb_per_s;
     }
-    // Drop what would exceed sample_bytes: the decode stages keep the sample in memory.
-    uint64_t kept = 0;
-    auto over = std::find_if(sample_.begin(), sample_.end(), [&](const SampleImage& s) {
-      kept += s.bytes.size();
-      return kept > o_.sample_bytes;
-    });
-    if (over != sample_.begin()) sample_.erase(over, sample_.end());
 
     Progress("storage: the same " + std::to_string(reread.size()) + " files again (page cache)");
-    ReadPass(reread, 1, budget, /*cold=*/false, false, &count, &bytes, &seconds);  // what the cache holds
+    ReadPass(reread, 1, budget, false, o_.sample_bytes, &count, &bytes, &seconds);  // from the cache
     r_->reread_files_per_s = count / seconds;
     return Status::OK();
   }

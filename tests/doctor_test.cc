@@ -113,6 +113,18 @@ TEST_F(DoctorTest, ReadsNoMoreThanItsSample) {
   EXPECT_EQ(r.files_listed, 30u);
   EXPECT_EQ(r.sample_files, 8u);
   EXPECT_EQ(LeftInTemp(o), 0u);
+
+  // The byte bound: each half of the sample stops once it has read half of sample_bytes, give or
+  // take the file each thread had started.
+  uint64_t largest = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(src())) {
+    if (f.is_regular_file()) largest = std::max<uint64_t>(largest, f.file_size());
+  }
+  o.sample_files = 30;
+  o.sample_bytes = 3 * largest;
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_LT(r.sample_files, 30u);
+  EXPECT_LE(r.sample_bytes, o.sample_bytes + 3 * largest);  // 1 + 2 threads, one file each past their half
 }
 
 TEST_F(DoctorTest, APackedDatasetIsMeasuredFromItsShards) {

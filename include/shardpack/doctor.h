@@ -38,7 +38,9 @@ struct DoctorOptions {
   double seconds = 60;           // the whole measurement, shared among the stages
   int threads = 0;               // threads for the parallel measurements and the loader; 0 = all cores
   uint64_t sample_files = 2000;  // an image folder: at most this many files are read (a random sample)
-  uint64_t sample_bytes = 256ull << 20;  // a packed dataset: at most this much of its shards is read
+  // At most this many bytes of files are read (and held in memory for the decode stages), or of a
+  // packed dataset's shards.
+  uint64_t sample_bytes = 256ull << 20;
   // Evict the sample's files from the page cache before each read pass (posix_fadvise, no root
   // needed), so that the storage figures are what a real epoch sees on a cold cache.
   bool cold = false;
