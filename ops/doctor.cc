@@ -167,7 +167,7 @@ class Doctor {
     r_->files_listed_per_s = r_->files_listed / r_->list_seconds;
     if (tree_.files.empty()) return Status::NotFound("no images in " + path_ + " (jpg, jpeg, png, webp, bmp)");
 
-    // A random sample, bounded by count and (estimated from the first files read) by bytes.
+    // A random sample of at most sample_files files (ReadPass bounds its bytes).
     std::vector<size_t> order(tree_.files.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::mt19937_64 rng(o_.seed);
