@@ -188,7 +188,10 @@ class PyLoader {
 
 class PyDataset {
  public:
-  explicit PyDataset(const std::string& path) { Raise(DatasetReader::Open(path, nullptr, &reader_)); }
+  explicit PyDataset(const std::string& path) {
+    Raise(DatasetReader::Open(path, nullptr, &reader_));
+    for (const auto& [name, count] : FieldCounts(reader_->manifest())) field_names_.push_back(name);
+  }
   uint64_t size() const { return reader_->size(); }
   std::string format() const { return std::string(DatasetFormatName(reader_->manifest().format)); }
   std::vector<std::string> classes() const { return reader_->manifest().classes; }
@@ -210,7 +213,7 @@ class PyDataset {
       py::gil_scoped_release nogil;
       s = reader_->Read(index, &sample);
       if (s.ok()) s = reader_->ReadMetadata(index, &json);
-      for (const auto& [name, count] : FieldCounts(reader_->manifest())) {
+      for (const std::string& name : field_names_) {
         Field f{name, "", false};
         bool present = false;
         if (s.ok()) s = reader_->ReadMaskPixels(index, name, &f.data, &present);
@@ -251,6 +254,7 @@ class PyDataset {
 
  private:
   std::unique_ptr<DatasetReader> reader_;
+  std::vector<std::string> field_names_;  // the dataset's fields (the manifest's counts), looked up once
 };
 
 #ifdef SHARDPACK_HAVE_CUDA
