@@ -368,7 +368,7 @@ class Doctor {
     cv::Mat out(int(o_.crop), int(o_.crop), CV_8UC3, batch.data());
     double seconds = 0;
     const uint64_t n = TimedParallel(
-        1, uint64_t(1) << 40, o_.seconds * kTransformShare,
+        1, RepeatCount(), o_.seconds * kTransformShare,
         [&](uint64_t i) {
           std::mt19937_64 rng(o_.seed + i);
           const cv::Mat& rgb = decoded[i % decoded.size()];

@@ -57,11 +57,11 @@ class RawFormatImpl final : public Format {
   // nearest neighbour, so that its class ids stay exact and line up with the stored pixels.
   Status PrepareSample(const PackOptions& options, PackItem* item) const override {
     std::vector<std::string_view> masks;
-    std::vector<std::string> names;
+    std::vector<const std::string*> names;  // of masks[i]'s field
     for (const SampleField& f : item->fields) {
       if (!IsImageFieldKind(FieldKind(f.name))) continue;
       masks.push_back(f.data);
-      names.push_back(f.name);
+      names.push_back(&f.name);
     }
     thread_local std::vector<std::string> pixels;
     size_t bad = 0;
@@ -70,11 +70,11 @@ class RawFormatImpl final : public Format {
     item->masks.resize(masks.size());
     if (!s.ok()) {
       if (bad >= masks.size()) return s;
-      return Status::Corrupt("field " + names[bad] + ": " + s.message() +
+      return Status::Corrupt("field " + *names[bad] + ": " + s.message() +
                              " (raw keeps image fields as label masks; --format wds or lmdb keeps any file)");
     }
     for (size_t i = 0; i < masks.size(); ++i) {
-      item->masks[i].name = names[i];
+      item->masks[i].name = *names[i];
       item->masks[i].pixels.swap(pixels[i]);
     }
     return Status::OK();

@@ -42,8 +42,8 @@ template <typename MaskArray>
 Status OpenMaskArrays(Env* env, const std::string& dir, const ShardEntry& shard, uint64_t pixels,
                       std::map<std::string, MaskArray>* masks) {
   for (const SideFile& side : shard.side_files) {
-    const std::string field = RawMaskFieldOfPresenceFile(shard.file, side.file);
-    if (field.empty()) continue;
+    std::string field;
+    if (ParseRawMaskFileName(shard.file, side.file, &field) != RawMaskFile::kPresence) continue;
     std::string text;
     SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, side, &text));
     NpyInfo info;

@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <utility>
+
+#include "ground/sample_keys.h"
 
 namespace shardpack {
 
@@ -139,14 +142,22 @@ std::string RawMaskPresenceFileName(const std::string& shard_file, const std::st
   return RawSideFileName(shard_file, "." + field + ".present.npy");
 }
 
-std::string RawMaskFieldOfPresenceFile(const std::string& shard_file, const std::string& side_file) {
+RawMaskFile ParseRawMaskFileName(const std::string& shard_file, const std::string& side_file, std::string* field) {
+  field->clear();
   const std::string stem = RawSideFileName(shard_file, ".");
-  const std::string suffix = ".present.npy";
-  if (side_file.size() <= stem.size() + suffix.size() || side_file.compare(0, stem.size(), stem) != 0 ||
-      side_file.compare(side_file.size() - suffix.size(), suffix.size(), suffix) != 0) {
-    return "";
+  if (side_file.size() <= stem.size() || side_file.compare(0, stem.size(), stem) != 0) return RawMaskFile::kNone;
+  for (const auto& [suffix, kind] : {std::pair<std::string, RawMaskFile>{".present.npy", RawMaskFile::kPresence},
+                                     std::pair<std::string, RawMaskFile>{".npy", RawMaskFile::kArray}}) {
+    if (side_file.size() <= stem.size() + suffix.size() ||
+        side_file.compare(side_file.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    std::string name = side_file.substr(stem.size(), side_file.size() - stem.size() - suffix.size());
+    if (!IsImageFieldKind(FieldKind(name))) continue;  // "labels", "offsets", ...: not a mask's
+    *field = std::move(name);
+    return kind;
   }
-  return side_file.substr(stem.size(), side_file.size() - stem.size() - suffix.size());
+  return RawMaskFile::kNone;
 }
 
 }  // namespace shardpack

@@ -54,7 +54,8 @@ std::string RawSideFileName(const std::string& shard_file, const std::string& su
 // "<stem>.<field>.present.npy", uint8 (N,): 1 where the sample has that mask.
 std::string RawMaskFileName(const std::string& shard_file, const std::string& field);
 std::string RawMaskPresenceFileName(const std::string& shard_file, const std::string& field);
-// The field whose presence file `side_file` of `shard_file` is; empty when it is none.
-std::string RawMaskFieldOfPresenceFile(const std::string& shard_file, const std::string& side_file);
+// Which of those `side_file` of `shard_file` is, and of which field (*field; empty for kNone).
+enum class RawMaskFile { kNone, kArray, kPresence };
+RawMaskFile ParseRawMaskFileName(const std::string& shard_file, const std::string& side_file, std::string* field);
 
 }  // namespace shardpack

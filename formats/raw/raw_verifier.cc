@@ -169,13 +169,16 @@ class RawShardChecker {
       CheckFields(side.file, text);
       return;
     }
-    if (const std::string field = RawMaskFieldOfPresenceFile(shard_.file, side.file); !field.empty()) {
-      CheckMaskPresence(side.file, field, text);
-      return;
-    }
-    if (const std::string field = MaskFieldOfArray(side.file); !field.empty()) {
-      CheckMaskArray(side.file, text);
-      return;
+    std::string field;
+    switch (ParseRawMaskFileName(shard_.file, side.file, &field)) {
+      case RawMaskFile::kPresence:
+        CheckMaskPresence(side.file, field, text);
+        return;
+      case RawMaskFile::kArray:
+        CheckMaskArray(side.file, text);
+        return;
+      case RawMaskFile::kNone:
+        break;
     }
     NpyInfo info;
     Status s = ParseNpyHeader(text, &info);
@@ -229,14 +232,6 @@ class RawShardChecker {
         }
       }
     }
-  }
-
-  // The mask field whose array `file` is ("<stem>.seg.png.npy": "seg.png"); empty for other files.
-  std::string MaskFieldOfArray(const std::string& file) const {
-    const std::string stem = RawSideFileName(shard_.file, ".");
-    if (file.size() <= stem.size() + 4 || file.compare(0, stem.size(), stem) != 0 || !EndsWith(file, ".npy")) return "";
-    const std::string field = file.substr(stem.size(), file.size() - stem.size() - 4);
-    return IsImageFieldKind(FieldKind(field)) ? field : "";
   }
 
   // A flag a sample, each 0 or 1, as many set as the manifest counts masks of `field`.
