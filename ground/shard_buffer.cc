@@ -1,51 +1,49 @@
 #include "ground/shard_buffer.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <string>
 
 namespace shardpack {
-namespace {
-
-constexpr uint64_t kHugePage = uint64_t(2) << 20;
-
-uint64_t RoundUp(uint64_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
-
-}  // namespace
 
 ShardBuffer::~ShardBuffer() {
-  if (base_ != nullptr) ::munmap(base_, capacity_);
-}
-
-Status ShardBuffer::Reset(uint64_t bytes) {
-  size_ = 0;
-  return bytes > capacity_ ? Grow(bytes) : Status::OK();
+  if (fd_ >= 0) ::close(fd_);  // the last reference: the kernel frees the pages
 }
 
 Status ShardBuffer::Append(std::string_view data) {
-  if (data.size() > capacity_ - size_) {
-    SHARDPACK_RETURN_IF_ERROR(Grow(std::max(size_ + data.size(), capacity_ * 2)));
+  if (fd_ < 0) {
+    fd_ = ::memfd_create("shardpack-shard", MFD_CLOEXEC);
+    if (fd_ < 0) return Status::FromErrno("cannot create an in-memory file for a download", errno);
   }
-  std::memcpy(base_ + size_, data.data(), data.size());
-  size_ += data.size();
+  while (!data.empty()) {
+    const ssize_t n = ::pwrite(fd_, data.data(), data.size(), off_t(size_));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return Status::FromErrno("cannot keep " + std::to_string(size_ + data.size()) + " bytes of a download in memory",
+                               n < 0 ? errno : ENOMEM);
+    }
+    size_ += uint64_t(n);
+    data.remove_prefix(size_t(n));
+  }
+  capacity_ = std::max(capacity_, size_);
   return Status::OK();
 }
 
-Status ShardBuffer::Grow(uint64_t bytes) {
-  const uint64_t capacity = RoundUp(bytes);
-  void* p = base_ == nullptr ? ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                             : ::mremap(base_, capacity_, capacity, MREMAP_MAYMOVE);
-  if (p == MAP_FAILED) {
-    return Status::FromErrno("cannot map " + std::to_string(capacity) + " bytes for a download", errno);
+Status ShardBuffer::Read(uint64_t offset, size_t n, char* scratch) const {
+  while (n > 0) {
+    const ssize_t got = ::pread(fd_, scratch, n, off_t(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return Status::FromErrno("cannot read a download kept in memory", got < 0 ? errno : EIO);
+    scratch += got, offset += uint64_t(got), n -= size_t(got);
   }
-  // Advice only: without transparent huge pages the buffer works in small pages.
-  (void)::madvise(p, capacity, MADV_HUGEPAGE);
-  base_ = static_cast<char*>(p);
-  capacity_ = capacity;
   return Status::OK();
+}
+
+Status ShardBuffer::ReadAll(std::string* out) const {
+  out->resize(size_);
+  return size_ == 0 ? Status::OK() : Read(0, size_, out->data());
 }
 
 }  // namespace shardpack

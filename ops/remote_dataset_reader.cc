@@ -66,8 +66,8 @@ Status OpenRemoteDatasetReader(const std::string& location, Env* env, const Remo
     memory_files[JoinPath(dir, kManifestFileName)] = remote.text;
     for (const SideFile& f : remote.small_files()) {
       ShardBuffer bytes;
-      SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), remote.base + "/" + f.file, f.xxh64, 0, &bytes));
-      memory_files[JoinPath(dir, f.file)] = std::string(bytes.view());
+      SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), remote.base + "/" + f.file, f.xxh64, &bytes));
+      SHARDPACK_RETURN_IF_ERROR(bytes.ReadAll(&memory_files[JoinPath(dir, f.file)]));
     }
   } else {
     const bool with_shards = !format->reads_shards_through_env();

@@ -230,7 +230,7 @@ Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<S
                                std::shared_ptr<const RandomAccessFile>* file) {
   const RemoteShard& r = shards_[shard];
   if (in_memory_) {
-    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http, r.url, r.xxh64, r.bytes, buffer->get()));
+    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http, r.url, r.xxh64, buffer->get()));
     *file = NewMemoryFile(std::shared_ptr<const ShardBuffer>(*buffer), r.url);
     return Status::OK();
   }

@@ -105,8 +105,8 @@ class RemoteShardStore {
   std::vector<uint32_t> plan_;  // shards by first use
   uint64_t position_ = 0;
   std::deque<size_t> waited_for_;  // shards a Pin waits for
-  // Streaming: buffers of evicted shards, reused for the next downloads. Fresh memory costs a page
-  // fault per 4 KiB on first touch, which on some machines is more CPU than the download itself.
+  // Streaming: buffers of evicted shards, reused for the next downloads, whose bytes then go into
+  // pages the process has already (ground/shard_buffer.h).
   std::vector<std::shared_ptr<ShardBuffer>> spare_buffers_;
   uint64_t held_bytes_ = 0;  // shards on disk or in memory, and being downloaded
   ShardStoreCounts counts_;

@@ -71,20 +71,27 @@ Status DownloadToFile(Env* env, HttpClient* http, const std::string& url, const 
   return RepeatOnDataLoss([&] { return DownloadOnce(env, http, url, path, xxh64); });
 }
 
-Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, uint64_t size,
-                        ShardBuffer* bytes) {
+Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, ShardBuffer* bytes) {
   return RepeatOnDataLoss([&] {
-    Status s = bytes->Reset(size);
-    if (s.ok()) {
-      s = http->Get(
-          url, [&](std::string_view data) { return bytes->Append(data); },
-          [&](bool from_start) -> uint64_t {
-            if (from_start) bytes->Truncate(0);
-            return bytes->size();
-          });
-    }
-    if (s.ok() && !xxh64.empty() && ChecksumHex(Xxh64(bytes->view())) != xxh64) s = ChecksumMismatch(url);
-    if (!s.ok()) bytes->Truncate(0);
+    // Hashed as the bytes arrive, while they are in the processor's cache, not read back after.
+    StreamingXxh64 hash;
+    bytes->Clear();
+    Status s = http->Get(
+        url,
+        [&](std::string_view data) {
+          hash.Update(data);
+          return bytes->Append(data);
+        },
+        [&](bool from_start) -> uint64_t {
+          // As in DownloadOnce: continue after the bytes kept (hashed already), or start over.
+          if (from_start) {
+            hash.Reset();
+            bytes->Clear();
+          }
+          return bytes->size();
+        });
+    if (s.ok() && !xxh64.empty() && ChecksumHex(hash.Digest()) != xxh64) s = ChecksumMismatch(url);
+    if (!s.ok()) bytes->Clear();
     return s;
   });
 }

@@ -19,9 +19,8 @@ namespace shardpack {
 Status DownloadToFile(Env* env, HttpClient* http, const std::string& url, const std::string& path,
                       const std::string& xxh64);
 
-// As DownloadToFile, into *bytes (`size` bytes expected, room made up front).
-Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, uint64_t size,
-                        ShardBuffer* bytes);
+// As DownloadToFile, into *bytes (emptied first).
+Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, ShardBuffer* bytes);
 
 // `path` in a cache folder that several processes share: downloaded (DownloadToFile) unless it
 // exists. A lock beside it (`path`.lock) makes the processes that want it at once wait for the

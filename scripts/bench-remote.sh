@@ -6,7 +6,8 @@
 # downloaded as the epoch goes) and from a warm one, against local; with the streaming shuffle
 # (--shuffle-buffer 1000) streamed without a cache, against local with the same shuffle. Raw
 # shards (no decode): MB/s the same ways. Every figure includes opening the dataset; medians of R
-# runs; peak RSS of each.
+# runs; peak memory of each (RSS plus the in-memory files streamed shards are kept in:
+# scripts/peak_memory.py).
 #
 #   scripts/bench-remote.sh --src TREE [--work DIR] [--runs R] [--bin DIR]
 set -euo pipefail
@@ -59,13 +60,14 @@ for _ in $(seq 100); do  # bounded: 10 s for nginx to listen
 done
 url=http://127.0.0.1:$port
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-# `shardpack bench` under /usr/bin/time: prints "<rate including the open> <peak RSS in KB>", the rate
-# being images/s or bytes/s (FIELD images or bytes). CACHE: the cache folder, or - for none.
+# `shardpack bench` under scripts/peak_memory.py: prints "<rate including the open> <peak memory in
+# KB>", the rate being images/s or bytes/s (FIELD images or bytes). CACHE: the cache folder, or - for
+# none.
 bench() {
   local field=$1 cache=$2
   shift 2
   [[ $cache == - ]] && cache=
-  SHARDPACK_CACHE=$cache /usr/bin/time -f "%M" -o "$nginx_dir/rss" "$bin/shardpack" bench "$@" --json |
+  SHARDPACK_CACHE=$cache scripts/peak_memory.py -o "$nginx_dir/rss" "$bin/shardpack" bench "$@" --json |
     /usr/bin/python3 -c "import json,sys; r=json.load(sys.stdin); n = r['images'] if '$field' == 'images' else r['bytes_per_s'] * r['seconds']; print(n / (r['seconds'] + r['open_seconds']))" |
     tr '\n' ' '
   cat "$nginx_dir/rss"
@@ -108,6 +110,6 @@ for kind in wds raw; do
     what = k == "wds" ? "wds + random-resized-crop 224, 2 threads" : "raw shards into batches"
     printf "%s, global shuffle: local %.0f %s; over HTTP, cold cache %.0f (%.2fx), warm cache %.0f (%.2fx)\n", what, l / s, u, c / s, c / l, w / s, w / l
     printf "%s, streaming shuffle: local %.0f %s; over HTTP streamed without a cache %.0f (%.2fx)\n", what, ls / s, u, st / s, st / ls
-    printf "  peak RSS (MB): local %.0f, cold %.0f, warm %.0f, local streaming %.0f, streamed %.0f\n", ml / 1024, mc / 1024, mw / 1024, mls / 1024, ms / 1024
+    printf "  peak memory, RSS + in-memory shards (MB): local %.0f, cold %.0f, warm %.0f, local streaming %.0f, streamed %.0f\n", ml / 1024, mc / 1024, mw / 1024, mls / 1024, ms / 1024
   }'
 done
