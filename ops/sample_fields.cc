@@ -14,6 +14,11 @@ std::string Size(uint32_t width, uint32_t height) { return std::to_string(width)
 }  // namespace
 
 Status CheckSampleFields(const PackItem& item) {
+  // A mask is drawn on the image as it is shown: on a camera's JPEG, after its EXIF orientation,
+  // which for 5..8 swaps width and height. The loader and the raw pack cut it on that size too.
+  const bool turned = item.info.format == ImageFormat::kJpeg && JpegExifOrientation(item.bytes) >= 5;
+  const uint32_t width = turned ? item.info.height : item.info.width;
+  const uint32_t height = turned ? item.info.width : item.info.height;
   for (const SampleField& f : item.fields) {
     const std::string kind = FieldKind(f.name);
     if (kind == "txt" && !IsValidUtf8(f.data)) {
@@ -26,9 +31,10 @@ Status CheckSampleFields(const PackItem& item) {
       ImageInfo info;
       const Status s = ProbeImage(f.data, &info);
       if (!s.ok()) return Status::Corrupt("field " + f.name + " is not a readable image: " + s.message());
-      if (info.width != item.info.width || info.height != item.info.height) {
+      if (info.width != width || info.height != height) {
         return Status::Corrupt("field " + f.name + " is " + Size(info.width, info.height) + " pixels, its image " +
-                               Size(item.info.width, item.info.height) + "; a mask must have its image's size");
+                               Size(width, height) + (turned ? " after its EXIF orientation" : "") +
+                               "; a mask must have its image's size");
       }
     }
   }

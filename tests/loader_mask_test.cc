@@ -70,9 +70,9 @@ class LoaderMaskTest : public testing::DatasetTest, public ::testing::WithParamI
   // How far a mask value may be from its image's coordinate, in source pixels: one level, plus for
   // raw-crop half a stored pixel, since the loader resamples stored pixels whose own grid is
   // coarser (nearest neighbour for the mask picks a stored pixel the bilinear image blends between).
-  int Tolerance(int sample) const {
+  int Tolerance(int width, int height) const {
     if (GetParam() != "raw-crop") return 1;
-    const double stored_pixel = std::min(SampleWidth(sample), SampleHeight(sample)) / 44.0;  // resize to 44
+    const double stored_pixel = std::min(width, height) / 44.0;  // resize to 44
     return 1 + int(std::ceil(stored_pixel / 2));
   }
 
@@ -112,7 +112,7 @@ TEST_P(LoaderMaskTest, EveryMaskGetsItsImagesCropAndFlip) {
           int worst = 0;
           for (int p = 0; p < kHeight * kWidth; ++p)
             worst = std::max(worst, std::abs(mask[p] - image[3 * p + channel]));
-          EXPECT_LE(worst, Tolerance(sample))
+          EXPECT_LE(worst, Tolerance(SampleWidth(sample), SampleHeight(sample)))
               << "sample " << sample << (eval ? " eval" : " train") << " epoch " << epoch;
           if (channel == 0) (mask[0] > mask[kWidth - 1] ? flipped : upright)++;
         }
@@ -180,6 +180,55 @@ TEST_P(LoaderMaskTest, AMissingOrColourMaskIsACorruptSampleNamedAndCounted) {
   EXPECT_EQ(s.message(),
             "sample c0_img2 (index 4), field 'seg.png': mask has 3 channel(s) of 8 bits; a mask must be one 8-bit "
             "channel of class ids (a greyscale PNG, PIL mode L)");
+}
+
+// A camera's JPEG whose EXIF orientation turns it (6: 90 degrees clockwise) is shown, and so
+// labelled, at its turned size: its mask has that size, and lines up with the turned pixels. The
+// JPEGs are grey ramps of their stored row (even samples) or column (odd), which after the turn
+// are the shown (W - 1 - x) and y; each mask holds the shown values. A mask of the stored size is a
+// reported skip. Tolerance: the ramps' JPEG loss (quality 100: up to 2 levels) on top of
+// Tolerance()'s; a mask cut on the stored size, or not turned, is off by tens over most of the crop.
+TEST_P(LoaderMaskTest, AnExifTurnedImagesMaskHasTheSizeItIsShownAt) {
+  constexpr int kTurned = 6;
+  for (int i = 0; i < kTurned; ++i) {
+    const int w = 60 + 8 * i, h = 40 + 6 * i;  // stored; shown h x w
+    std::string rgb(size_t(w) * h * 3, '\0'), mask(size_t(w) * h, '\0');
+    for (int r = 0; r < h; ++r)
+      for (int c = 0; c < w; ++c)
+        for (int k = 0; k < 3; ++k) rgb[(size_t(r) * w + c) * 3 + k] = char(i % 2 == 0 ? r : c);
+    for (int y = 0; y < w; ++y)  // shown: h wide, w high
+      for (int x = 0; x < h; ++x) mask[size_t(y) * h + x] = char(i % 2 == 0 ? h - 1 - x : y);
+    const std::string stem = src() + "/c0/img" + std::to_string(i);
+    WriteFile(stem + ".jpg", testing::WithExifOrientation(testing::EncodeJpeg(rgb, w, h, 100), 6));
+    WriteFile(stem + ".seg.png", testing::EncodeGreyPng(mask, h, w));
+  }
+  // A mask drawn on the stored size.
+  WriteFile(src() + "/c0/img9.jpg", testing::WithExifOrientation(testing::MakeImage(ImageFormat::kJpeg, 50, 30, 1), 6));
+  WriteFile(src() + "/c0/img9.seg.png", testing::EncodeGreyPng(std::string(50 * 30, '\0'), 50, 30));
+  std::vector<SkippedFile> skipped;
+  PackRamps(&skipped);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].path, "c0/img9.jpg");
+  EXPECT_EQ(skipped[0].reason,
+            "field seg.png is 50x30 pixels, its image 30x50 after its EXIF orientation; a mask must have its image's "
+            "size");
+
+  std::unique_ptr<Loader> loader;
+  ASSERT_TRUE(Loader::Open(out(), Options(false), &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  int seen = 0;
+  for (const Batch* b = nullptr; loader->Next(&b).ok() && b != nullptr;) {
+    for (uint32_t n = 0; n < b->count; ++n, ++seen) {
+      const int i = std::stoi(b->keys[n].substr(std::string("c0_img").size()));
+      const uint8_t* image = b->images + size_t(n) * kHeight * kWidth * 3;
+      const uint8_t* mask = b->masks + size_t(n) * kHeight * kWidth;
+      int worst = 0;
+      for (int p = 0; p < kHeight * kWidth; ++p) worst = std::max(worst, std::abs(mask[p] - image[3 * p]));
+      EXPECT_LE(worst, 2 + Tolerance(40 + 6 * i, 60 + 8 * i)) << "sample " << i;
+    }
+  }
+  EXPECT_EQ(seen, kTurned);
+  EXPECT_EQ(loader->stats().corrupt, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, LoaderMaskTest, ::testing::Values("wds", "lmdb", "raw-keep-size", "raw-crop"));

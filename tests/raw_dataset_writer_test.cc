@@ -101,20 +101,9 @@ TEST(DecodeAndTransform, ScaledDecodeAgreesWithFullDecode) {
   EXPECT_LT(sum / full.rgb.size(), 2.0);
 }
 
-// A JPEG with an EXIF APP1 segment saying "rotate 90 clockwise" (orientation 6).
-std::string WithExifOrientation(const std::string& jpeg, uint16_t orientation) {
-  std::string tiff = std::string("MM\0*\0\0\0\x08", 8) + std::string("\0\x01", 2) +  // one IFD entry
-                     std::string("\x01\x12\0\x03\0\0\0\x01", 8) + std::string(1, '\0') +
-                     std::string(1, static_cast<char>(orientation)) + std::string(2, '\0') + std::string(4, '\0');
-  std::string payload = std::string("Exif\0\0", 6) + tiff;
-  const size_t len = payload.size() + 2;
-  std::string app1 = std::string("\xFF\xE1", 2) + static_cast<char>(len >> 8) + static_cast<char>(len & 0xFF) + payload;
-  return jpeg.substr(0, 2) + app1 + jpeg.substr(2);
-}
-
 TEST(DecodeAndTransform, AppliesExifOrientation) {
   const std::string jpeg = MakeImage(ImageFormat::kJpeg, 64, 32, 5);
-  const std::string rotated = WithExifOrientation(jpeg, 6);
+  const std::string rotated = testing::WithExifOrientation(jpeg, 6);
   EXPECT_EQ(JpegExifOrientation(rotated), 6);
   EXPECT_EQ(JpegExifOrientation(jpeg), 1);
   TransformOptions t;

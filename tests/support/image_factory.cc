@@ -68,6 +68,16 @@ std::string EncodeGreyPng(const std::string& grey, int width, int height) {
   return std::string(buf.begin(), buf.end());
 }
 
+std::string WithExifOrientation(const std::string& jpeg, uint16_t orientation) {
+  std::string tiff = std::string("MM\0*\0\0\0\x08", 8) + std::string("\0\x01", 2) +  // one IFD entry
+                     std::string("\x01\x12\0\x03\0\0\0\x01", 8) + std::string(1, '\0') +
+                     std::string(1, static_cast<char>(orientation)) + std::string(2, '\0') + std::string(4, '\0');
+  std::string payload = std::string("Exif\0\0", 6) + tiff;
+  const size_t len = payload.size() + 2;
+  std::string app1 = std::string("\xFF\xE1", 2) + static_cast<char>(len >> 8) + static_cast<char>(len & 0xFF) + payload;
+  return jpeg.substr(0, 2) + app1 + jpeg.substr(2);
+}
+
 std::string MakeImage(ImageFormat format, int width, int height, uint64_t seed) {
   std::string rgb = MakePixels(width, height, seed);
   if (format == ImageFormat::kJpeg) return EncodeJpeg(rgb, width, height);

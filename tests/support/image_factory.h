@@ -18,6 +18,9 @@ std::string EncodeJpeg(const std::string& rgb, int width, int height, int qualit
 std::string EncodeWithOpenCv(const std::string& rgb, int width, int height, ImageFormat format);
 // A single-channel 8-bit PNG (a label mask) of row-major grey values, through OpenCV.
 std::string EncodeGreyPng(const std::string& grey, int width, int height);
+// `jpeg` with an EXIF APP1 segment giving its orientation (1..8; 6: rotate 90 degrees clockwise to
+// show it), as cameras write it.
+std::string WithExifOrientation(const std::string& jpeg, uint16_t orientation);
 // Convenience: pixels from MakePixels encoded as `format`.
 std::string MakeImage(ImageFormat format, int width, int height, uint64_t seed);
 
