@@ -12,19 +12,35 @@ Status LmdbDatasetReader::Open(const std::string& dir, Manifest manifest, std::u
   return Status::OK();
 }
 
-// Parses sample `index`'s record inside a read transaction and hands it to `use`, while the
-// record's views are valid.
-Status LmdbDatasetReader::WithSample(uint64_t index, const std::function<void(LmdbSample&)>& use) const {
+Status LmdbDatasetReader::WithRecord(
+    uint64_t index, const std::function<Status(std::string_view record, const std::string& key)>& use) const {
   SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
   std::string key = IndexKey(index);
   return lmdb_->Read([&](MDB_txn* txn, MDB_dbi dbi) -> Status {
     MDB_val k{key.size(), key.data()}, v;
     const int rc = mdb_get(txn, dbi, &k, &v);
     if (rc != 0) return LmdbError("cannot read record " + key, rc);
+    return use(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), key);
+  });
+}
+
+// Parses sample `index`'s record and hands it to `use`, while the record's views are valid.
+Status LmdbDatasetReader::WithSample(uint64_t index, const std::function<void(LmdbSample&)>& use) const {
+  return WithRecord(index, [&](std::string_view record, const std::string& key) {
     LmdbSample sample;
-    SHARDPACK_RETURN_IF_ERROR(
-        ParseLmdbSample(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), key, &sample));
+    SHARDPACK_RETURN_IF_ERROR(ParseLmdbSample(record, key, &sample));
     use(sample);
+    return Status::OK();
+  });
+}
+
+Status LmdbDatasetReader::ReadMetadata(uint64_t index, std::string* json) const {
+  json->clear();
+  return WithRecord(index, [&](std::string_view record, const std::string&) {
+    nlohmann::json header;
+    std::string_view image;
+    SHARDPACK_RETURN_IF_ERROR(ParseLmdbRecord(record, &header, &image));
+    *json = LmdbRecordMetadata(std::move(header)).dump();
     return Status::OK();
   });
 }

@@ -16,9 +16,14 @@ class LmdbDatasetReader final : public DatasetReader {
  public:
   static Status Open(const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
   Status Read(uint64_t index, ReadSample* out) const override;
+  Status ReadMetadata(uint64_t index, std::string* json) const override;
   Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
 
  private:
+  // Hands sample `index`'s record (and its key) to `use` inside a read transaction, while the
+  // record's bytes are valid.
+  Status WithRecord(uint64_t index,
+                    const std::function<Status(std::string_view record, const std::string& key)>& use) const;
   Status WithSample(uint64_t index, const std::function<void(LmdbSample&)>& use) const;
   explicit LmdbDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)) {}
   std::unique_ptr<LmdbEnvironment> lmdb_;

@@ -108,6 +108,11 @@ Status ParseLmdbRecord(std::string_view record, nlohmann::json* header, std::str
   return Status::OK();
 }
 
+nlohmann::json LmdbRecordMetadata(nlohmann::json header) {
+  for (const char* own : {"key", "label", "xxh64", "image_size", "fields"}) header.erase(own);
+  return header;
+}
+
 Status ParseLmdbSample(std::string_view record, std::string_view db_key, LmdbSample* sample) {
   nlohmann::json h;
   SHARDPACK_RETURN_IF_ERROR(ParseLmdbRecord(record, &h, &sample->image, &sample->fields));

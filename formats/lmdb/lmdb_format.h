@@ -56,6 +56,11 @@ void AddLmdbFieldsHeader(std::string_view image, const std::vector<SampleField>&
 Status ParseLmdbRecord(std::string_view record, nlohmann::json* header, std::string_view* image,
                        std::vector<LmdbField>* fields = nullptr);
 
+// The sample's metadata in a record header: what SampleMetadata wrote (path, size, format, class,
+// source), without the record's own entries (key, label, xxh64, image_size, fields), so that it
+// equals what a WebDataset shard keeps in the sample's ".json".
+nlohmann::json LmdbRecordMetadata(nlohmann::json header);
+
 // A sample record's header fields, typed, as every reader of them wants them.
 struct LmdbSample {
   std::string key;   // "key", or the LMDB key when absent

@@ -49,7 +49,8 @@ def test_shards_by_brace_range(wds):
 def test_samples_carry_their_fields_in_every_format(tmp_path):
     """Samples with several files (issue 16): ds[i] gives each field under its name, byte for byte
     as Python's tarfile reads the wds member; raw gives its mask as the pixels numpy reads from the
-    shard's mask array; wds's metadata moves to "meta.json" beside a sample's own json field."""
+    shard's mask array; wds's metadata moves to "meta.json" beside a sample's own json field, and
+    lmdb gives the same metadata from its record header."""
     from PIL import Image
 
     src = tmp_path / "src"
@@ -80,6 +81,7 @@ def test_samples_carry_their_fields_in_every_format(tmp_path):
             assert {f: sample[f] for f in fields if f in sample} == want, (ds.format, i)
         meta = "meta.json" if "json" in want else "json"
         assert wds[i][meta]["path"] == f"{i:02d}.png" and wds[i][meta] == json.loads(members[f"{key}.{meta}"])
+        assert lmdb[i][meta] == json.loads(members[f"{key}.{meta}"]), i  # the same metadata from its record
         sample = raw[i]
         assert {f: sample[f] for f in ("txt", "json") if f in sample} == {f: want[f] for f in ("txt", "json") if f in want}
         flat = np.load(tmp_path / "raw" / f"shard-{i // 4:06d}.seg.png.npy")
