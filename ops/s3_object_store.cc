@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 namespace shardpack {
 namespace {
@@ -186,6 +187,7 @@ Status S3ObjectStore::List(S3Listing* listing) {
   *listing = S3Listing();
   const std::string prefix = location_.prefix.empty() ? "" : location_.prefix + "/";
   std::string token;
+  std::set<std::string> tokens_seen;
   while (true) {
     // ListObjectsV2, its parameters in canonical (sorted) order.
     std::string url = location_.bucket_url + "?";
@@ -197,24 +199,33 @@ Status S3ObjectStore::List(S3Listing* listing) {
     if (xml.find("<ListBucketResult") == std::string::npos) {
       return Status::IOError("GET " + url + " answered no listing: " + xml.substr(0, 200));
     }
+    // Only names directly under the prefix are taken: an entry of another prefix, or one deeper
+    // down, is not this folder's, whatever the store sends.
+    const auto name_under_prefix = [&](const std::string& key, std::string* name) {
+      if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) return false;
+      *name = key.substr(prefix.size());
+      return name->find('/') == std::string::npos;
+    };
     ForEachElement(xml, "Contents", [&](size_t begin, size_t end) {
-      const std::string key = Element(xml, "Key", begin, end);
-      if (key.size() > prefix.size()) {
-        listing->files[key.substr(prefix.size())] =
-            std::strtoull(Element(xml, "Size", begin, end).c_str(), nullptr, 10);
+      std::string name;
+      if (name_under_prefix(Element(xml, "Key", begin, end), &name)) {
+        listing->files[name] = std::strtoull(Element(xml, "Size", begin, end).c_str(), nullptr, 10);
       }
     });
     ForEachElement(xml, "CommonPrefixes", [&](size_t begin, size_t end) {
-      std::string folder = Element(xml, "Prefix", begin, end);
-      if (folder.size() > prefix.size()) {
-        folder = folder.substr(prefix.size());
-        if (!folder.empty() && folder.back() == '/') folder.pop_back();
-        listing->folders.insert(folder);
-      }
+      std::string folder = Element(xml, "Prefix", begin, end), name;
+      if (!folder.empty() && folder.back() == '/') folder.pop_back();
+      if (name_under_prefix(folder, &name)) listing->folders.insert(name);
     });
     if (Element(xml, "IsTruncated") != "true") return Status::OK();
-    token = Element(xml, "NextContinuationToken");
-    if (token.empty()) return Status::IOError("GET " + url + ": a truncated listing without a continuation token");
+    const std::string next = Element(xml, "NextContinuationToken");
+    if (next.empty()) return Status::IOError("GET " + url + ": a truncated listing without a continuation token");
+    // A store that hands back a token it gave before would be listed forever: the loop must end.
+    if (!tokens_seen.insert(next).second) {
+      return Status::IOError("GET " + url + ": the listing gives back a continuation token it gave before (" + next +
+                             "); the store lists in circles");
+    }
+    token = next;
   }
 }
 
