@@ -17,4 +17,18 @@ bool LoadSideFileForCheck(Env* env, const std::string& dir, const std::string& s
   return true;
 }
 
+bool ChecksumSideFileForCheck(Env* env, const std::string& dir, const std::string& shard, const SideFile& side,
+                              ShardCheck* check, uint64_t* size) {
+  uint64_t xxh64 = 0;
+  const Status s = ChecksumFile(env, JoinPath(dir, side.file), &xxh64, size);
+  if (!s.ok()) {
+    check->AddProblem(shard, "", side.file + ": " + s.message());
+    return false;
+  }
+  if (ChecksumHex(xxh64) != side.xxh64) {
+    check->AddProblem(shard, "", side.file + ": checksum mismatch (file changed since pack)");
+  }
+  return true;
+}
+
 }  // namespace shardpack

@@ -37,5 +37,9 @@ struct ShardCheck {
 // mismatch is listed but the contents still come back, so that their own checks run too.
 bool LoadSideFileForCheck(Env* env, const std::string& dir, const std::string& shard, const SideFile& side,
                           uint64_t max_bytes, ShardCheck* check, std::string* contents);
+// The same check for a side file too large to hold (a raw shard's mask array, a third the size of
+// its pixels): checksummed as it streams by, its length into *size.
+bool ChecksumSideFileForCheck(Env* env, const std::string& dir, const std::string& shard, const SideFile& side,
+                              ShardCheck* check, uint64_t* size);
 
 }  // namespace shardpack

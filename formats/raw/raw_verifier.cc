@@ -67,12 +67,19 @@ class RawShardChecker {
     return LoadSideFileForCheck(env_, dir_, shard_.file, side, uint64_t(1) << 32, check_, text);
   }
 
-  void CheckPixelHeader(const std::string& path, uint64_t file_size) {
+  // The first kNpyHeaderBytes of the file at `path` (fewer when it is shorter): a .npy header.
+  bool ReadNpyHead(const std::string& path, std::string* head) {
     std::unique_ptr<SequentialFile> f;
-    std::string head(kNpyHeaderBytes, '\0');
+    head->assign(kNpyHeaderBytes, '\0');
     size_t n = 0;
-    if (!env_->NewSequentialFile(path, &f).ok() || !f->Read(head.size(), head.data(), &n).ok()) return;
-    head.resize(n);
+    if (!env_->NewSequentialFile(path, &f).ok() || !f->Read(head->size(), head->data(), &n).ok()) return false;
+    head->resize(n);
+    return true;
+  }
+
+  void CheckPixelHeader(const std::string& path, uint64_t file_size) {
+    std::string head;
+    if (!ReadNpyHead(path, &head)) return;
     NpyInfo info;
     Status s = ParseNpyHeader(head, &info);
     if (!s.ok()) {
@@ -150,6 +157,12 @@ class RawShardChecker {
   }
 
   void CheckSideFile(const SideFile& side) {
+    std::string field;
+    const RawMaskFile mask = ParseRawMaskFileName(shard_.file, side.file, &field);
+    if (mask == RawMaskFile::kArray) {
+      CheckMaskArray(side);
+      return;
+    }
     std::string text;
     if (!Load(side, &text)) return;
     if (EndsWith(side.file, ".keys.txt")) {
@@ -169,16 +182,9 @@ class RawShardChecker {
       CheckFields(side.file, text);
       return;
     }
-    std::string field;
-    switch (ParseRawMaskFileName(shard_.file, side.file, &field)) {
-      case RawMaskFile::kPresence:
-        CheckMaskPresence(side.file, field, text);
-        return;
-      case RawMaskFile::kArray:
-        CheckMaskArray(side.file, text);
-        return;
-      case RawMaskFile::kNone:
-        break;
+    if (mask == RawMaskFile::kPresence) {
+      CheckMaskPresence(side.file, field, text);
+      return;
     }
     NpyInfo info;
     Status s = ParseNpyHeader(text, &info);
@@ -260,9 +266,13 @@ class RawShardChecker {
     }
   }
 
-  // A slot a sample, of its image's width x height, laid out as the images are (raw_format.h).
-  void CheckMaskArray(const std::string& file, const std::string& text) {
-    checked_masks_.insert(file);
+  // A slot a sample, of its image's width x height, laid out as the images are (raw_format.h). Only
+  // its header is read; the rest streams through the checksum, never held (it is a third the size
+  // of the shard's pixels).
+  void CheckMaskArray(const SideFile& side) {
+    checked_masks_.insert(side.file);
+    uint64_t size = 0;
+    if (!ChecksumSideFileForCheck(env_, dir_, shard_.file, side, check_, &size)) return;
     uint64_t pixels = 0;
     for (const SampleRecord& r : table_) pixels += uint64_t(r.width) * r.height;
     std::vector<uint64_t> expected{pixels};
@@ -270,10 +280,13 @@ class RawShardChecker {
       const auto crop = options_.value("crop", std::vector<uint64_t>{0, 0});
       expected = {table_.size(), crop.size() == 2 ? crop[0] : 0, crop.size() == 2 ? crop[1] : 0};
     }
+    std::string head;
     NpyInfo info;
-    if (!ParseNpyHeader(text, &info).ok() || info.descr != "|u1" || info.fortran_order || info.shape != expected ||
-        info.data_offset != kNpyHeaderBytes || text.size() != kNpyHeaderBytes + pixels) {
-      Problem("", file + ": not the uint8 mask array of this shard's " + std::to_string(table_.size()) + " images");
+    if (!ReadNpyHead(JoinPath(dir_, side.file), &head) || !ParseNpyHeader(head, &info).ok() || info.descr != "|u1" ||
+        info.fortran_order || info.shape != expected || info.data_offset != kNpyHeaderBytes ||
+        size != kNpyHeaderBytes + pixels) {
+      Problem("",
+              side.file + ": not the uint8 mask array of this shard's " + std::to_string(table_.size()) + " images");
     }
   }
 

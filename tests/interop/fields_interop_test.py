@@ -354,7 +354,14 @@ data = bytearray(open(masks_file, "rb").read())
 data[200] ^= 1
 open(masks_file, "wb").write(bytes(data))
 r = run("verify", raw)
-check(r.returncode != 0 and "shard-000001.seg.png.npy" in r.stdout and "shard-000000" not in r.stdout,
-      f"verify of a changed mask: {r.stdout}")
+check(r.returncode != 0 and "shard-000001.seg.png.npy: checksum mismatch (file changed since pack)" in r.stdout
+      and "shard-000000" not in r.stdout, f"verify of a changed mask: {r.stdout}")
+# Cut short by a byte: its size no longer fits the shard's images (numpy counts them, from the
+# presence flags), besides the checksum.
+images = np.load(os.path.join(raw, "shard-000001.seg.png.present.npy")).shape[0]
+open(masks_file, "wb").write(bytes(data[:-1]))
+r = run("verify", raw)
+check(r.returncode != 0 and f"shard-000001.seg.png.npy: not the uint8 mask array of this shard's {images} images"
+      in r.stdout and "shard-000000" not in r.stdout, f"verify of a truncated mask array: {r.stdout}")
 
 sys.exit(t.finish())
