@@ -30,12 +30,7 @@ if [[ -z $bin ]]; then
 fi
 mkdir -p "$work"
 src=$work/tree-$images
-if [[ ! -f $src/.complete ]]; then
-  echo "generating $images images in $src ..."
-  rm -rf "$src"
-  $bin/tests/make_image_tree "$src" --classes 100 --images "$images" --png-every 0 --noise 46 --jobs "$(nproc)"
-  touch "$src/.complete"
-fi
+scripts/bench-tree.sh "$bin" "$src" --classes 100 --images "$images" --png-every 0 --noise 46
 pairs=$work/tree-$images-captions
 if [[ ! -f $pairs/.complete ]]; then
   echo "adding captions in $pairs ..."

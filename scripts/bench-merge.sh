@@ -19,11 +19,7 @@ while (($#)); do
   esac
 done
 src=$work/merge-tree-$shards
-if [[ ! -f $src/.complete ]]; then
-  rm -rf "$src"
-  "$bin/tests/make_image_tree" "$src" --classes 10 --images "$shards" --small --png-every 0 --jobs "$(nproc)" >/dev/null
-  touch "$src/.complete"
-fi
+scripts/bench-tree.sh "$bin" "$src" --classes 10 --images "$shards" --small --png-every 0
 out=$work/merge-parts
 rm -rf "$out"
 for ((i = 0; i < parts; i++)); do

@@ -42,12 +42,7 @@ if [[ -z $bin ]]; then
   bin=build/release
 fi
 src=$work/tree-$images
-if [[ ! -f $src/.complete ]]; then
-  echo "generating $images images in $src ..."
-  rm -rf "$src"
-  $bin/tests/make_image_tree "$src" --classes 100 --images "$images" --png-every 0 --noise 46 --jobs "$(nproc)"
-  touch "$src/.complete"
-fi
+scripts/bench-tree.sh "$bin" "$src" --classes 100 --images "$images" --png-every 0 --noise 46
 bytes=$(du -sb --exclude=.complete "$src" | cut -f1)
 echo "tree: $images images, $bytes bytes ($((bytes / images)) bytes average)"
 cat "$src"/*/* >/dev/null  # warm the page cache for both contenders
@@ -168,13 +163,7 @@ if ((raw_images > 0)); then raw_vs_pil "ImageNet-sized" "$src" "$raw_images"; fi
 # DCT scale 1/2 applies: entropy decoding grows with the file, so the ratio does not improve.
 if ((large_images > 0)); then
   large=$work/tree-large-$large_images
-  if [[ ! -f $large/.complete ]]; then
-    echo "generating $large_images images twice as large in $large ..."
-    rm -rf "$large"
-    $bin/tests/make_image_tree "$large" --classes 100 --images "$large_images" --png-every 0 --noise 46 --scale 2 \
-      --jobs "$(nproc)"
-    touch "$large/.complete"
-  fi
+  scripts/bench-tree.sh "$bin" "$large" --classes 100 --images "$large_images" --png-every 0 --noise 46 --scale 2
   cat "$large"/*/* >/dev/null
   raw_vs_pil "2x larger" "$large" "$large_images"
 fi

@@ -38,11 +38,7 @@ if [[ -z $bin ]]; then
   bin=build/release
 fi
 src=$work/read-tree-$images
-if [[ ! -f $src/.complete ]]; then
-  rm -rf "$src"
-  $bin/tests/make_image_tree "$src" --classes 100 --images "$images" --png-every 0 --noise 46 --jobs "$(nproc)"
-  touch "$src/.complete"
-fi
+scripts/bench-tree.sh "$bin" "$src" --classes 100 --images "$images" --png-every 0 --noise 46
 rm -rf "$work/read-wds" "$work/read-raw"
 $bin/shardpack pack "$src" "$work/read-wds" --shuffle --quiet --no-sync >/dev/null
 $bin/shardpack pack "$src" "$work/read-raw" --format raw --resize 256 --crop 224 --quiet --no-sync >/dev/null

@@ -23,11 +23,7 @@ while (($#)); do
 done
 s3rver=build/npm/node_modules/.bin/s3rver
 [[ -x $s3rver ]] || scripts/install-deps.sh
-if [[ ! -f $src/.complete ]]; then
-  rm -rf "$src"
-  "$bin/tests/make_image_tree" "$src" --classes 100 --images 4000 --png-every 0 --noise 46 --jobs "$(nproc)" >/dev/null
-  touch "$src/.complete"
-fi
+scripts/bench-tree.sh "$bin" "$src" --classes 100 --images 4000 --png-every 0 --noise 46
 rm -rf "$work"
 mkdir -p "$work/staging"
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
