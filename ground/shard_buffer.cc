@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 namespace shardpack {
 
@@ -15,7 +16,10 @@ ShardBuffer::~ShardBuffer() {
 Status ShardBuffer::Append(std::string_view data) {
   if (fd_ < 0) {
     fd_ = ::memfd_create("shardpack-shard", MFD_CLOEXEC);
-    if (fd_ < 0) return Status::FromErrno("cannot create an in-memory file for a download", errno);
+    if (fd_ < 0) {
+      return Status::IOError(std::string("cannot create an in-memory file for a streamed shard (memfd_create: ") +
+                             std::strerror(errno) + "); give the loader a cache folder instead (SHARDPACK_CACHE=DIR)");
+    }
   }
   while (!data.empty()) {
     const ssize_t n = ::pwrite(fd_, data.data(), data.size(), off_t(size_));
