@@ -1,7 +1,8 @@
 // Fuzz target: S3 ListObjectsV2 answers, as a store (or whatever answers in its place) sends them
 // to `shardpack pack ... s3://` when it resumes. The input is split at NUL bytes into the pages of
-// one listing, served in turn (404 past the last): whatever they say, listing must end, and take no
-// name from outside the prefix.
+// one listing, served in turn, the last one again and again after that (a store that keeps
+// answering): whatever they say, listing must end, and take no name from outside the prefix.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,10 +18,9 @@ class PagesHttpClient final : public shardpack::HttpClient {
                         const Rewind&) override {
     return shardpack::Status::Unsupported(url);
   }
-  shardpack::Status Send(const shardpack::HttpRequest& request, uint64_t, shardpack::HttpResponse* response) override {
-    if (next_ >= pages_.size()) return shardpack::Status::NotFound(request.url);
+  shardpack::Status Send(const shardpack::HttpRequest&, uint64_t, shardpack::HttpResponse* response) override {
     response->status = 200;
-    response->body = pages_[next_++];
+    response->body = pages_[std::min(next_++, pages_.size() - 1)];
     return shardpack::Status::OK();
   }
 
