@@ -10,8 +10,8 @@ namespace shardpack {
 
 // By the field name's last part: text ("txt", "caption.txt") must be valid UTF-8; JSON ("json",
 // "ann.json") must parse; an image ("seg.png", a mask) must have the width and height of the
-// sample's image (item.info, probed before) as it is shown, after a JPEG's EXIF orientation. Corrupt naming the field
-// otherwise; other fields are kept as they are.
+// sample's image (item.info, probed before) as it is shown, after a JPEG's EXIF orientation.
+// Corrupt naming the field otherwise; other fields are kept as they are.
 Status CheckSampleFields(const PackItem& item);
 
 }  // namespace shardpack
