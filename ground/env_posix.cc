@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -389,9 +390,10 @@ class PosixEnv final : public Env {
     return Status::OK();
   }
 
-  // flock(2): held by the open file, so a process that dies (even by SIGKILL) releases it.
-  Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) override {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // flock(2): held by the open file, so a process that dies (even by SIGKILL) releases it. Opened
+  // read-only (flock needs no more), so that a lock file of a shared folder's other members locks.
+  Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock, uint32_t mode) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(mode));
     if (fd < 0) return Status::FromErrno("cannot open lock file " + path, errno);
     while (::flock(fd, LOCK_EX) != 0) {
       if (errno == EINTR) continue;
@@ -400,6 +402,78 @@ class PosixEnv final : public Env {
       return Status::FromErrno("cannot lock " + path, e);
     }
     *lock = std::make_unique<PosixFileLock>(fd);
+    return Status::OK();
+  }
+
+  Status StatPath(const std::string& path, FileStat* out) override {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return Status::FromErrno("cannot stat " + path, errno);
+    out->type = S_ISREG(st.st_mode)   ? FileStat::Type::kFile
+                : S_ISDIR(st.st_mode) ? FileStat::Type::kDirectory
+                : S_ISLNK(st.st_mode) ? FileStat::Type::kSymlink
+                                      : FileStat::Type::kOther;
+    out->size = uint64_t(st.st_size);
+    out->device = uint64_t(st.st_dev);
+    out->inode = uint64_t(st.st_ino);
+    out->mtime_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    out->ctime_ns = int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+    out->mode = uint32_t(st.st_mode & 07777);
+    out->uid = uint32_t(st.st_uid);
+    out->gid = uint32_t(st.st_gid);
+    return Status::OK();
+  }
+
+  Status CreateDir(const std::string& path, uint32_t mode) override {
+    if (::mkdir(path.c_str(), mode_t(mode)) == 0) {
+      // mkdir applies the umask; the mode asked for is the mode wanted (a team folder's group bits).
+      if (::chmod(path.c_str(), mode_t(mode)) != 0) return Status::FromErrno("cannot set the mode of " + path, errno);
+      return Status::OK();
+    }
+    if (errno != EEXIST) return Status::FromErrno("cannot create directory " + path, errno);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::OK();
+    return Status::InvalidArgument(path + " exists and is not a directory");
+  }
+
+  Status NewExclusiveFile(const std::string& path, uint32_t mode, std::unique_ptr<WritableFile>* file) override {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode));
+    if (fd < 0) return Status::FromErrno("cannot create " + path, errno);
+    if (::fchmod(fd, mode_t(mode)) != 0) {  // past the umask, as CreateDir
+      const int e = errno;
+      ::close(fd);
+      (void)::unlink(path.c_str());
+      return Status::FromErrno("cannot set the mode of " + path, e);
+    }
+    *file = std::make_unique<PosixWritableFile>(path, fd, /*unbuffered=*/true);
+    return Status::OK();
+  }
+
+  Status FileSystemType(const std::string& path, std::string* type, bool* network) override {
+    struct statfs fs;
+    if (::statfs(path.c_str(), &fs) != 0) return Status::FromErrno("cannot tell the file system of " + path, errno);
+    // Magic numbers of linux/magic.h and the file systems' own sources (Lustre, GPFS, BeeGFS).
+    struct Known {
+      uint64_t magic;
+      const char* name;
+      bool network;
+    };
+    static constexpr Known kKnown[] = {
+        {0xEF53, "ext4", false},      {0x58465342, "xfs", false},     {0x9123683E, "btrfs", false},
+        {0x01021994, "tmpfs", false}, {0x794C7630, "overlay", false}, {0x2FC12FC1, "zfs", false},
+        {0x6969, "nfs", true},        {0x517B, "smb", true},          {0xFF534D42, "cifs", true},
+        {0xFE534D42, "smb2", true},   {0x0BD00BD0, "lustre", true},   {0x47504653, "gpfs", true},
+        {0x00C36400, "ceph", true},   {0x19830326, "beegfs", true},   {0x65735546, "fuse", true},
+        {0x5346414F, "afs", true},    {0x6B414653, "afs", true},
+    };
+    for (const Known& k : kKnown) {
+      if (uint64_t(fs.f_type) == k.magic) {
+        *type = k.name;
+        *network = k.network;
+        return Status::OK();
+      }
+    }
+    *type = "unknown";
+    *network = false;
     return Status::OK();
   }
 };

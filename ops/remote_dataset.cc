@@ -11,6 +11,7 @@
 
 #include "ground/checksum.h"
 #include "ground/manifest_json.h"
+#include "ops/cache_folder.h"
 #include "ops/s3_object_store.h"
 #include "ops/shard_download.h"
 #include "shardpack/manifest.h"
@@ -105,10 +106,12 @@ Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManif
 std::vector<SideFile> RemoteManifest::shard_files() const { return ShardFiles(manifest); }
 std::vector<SideFile> RemoteManifest::small_files() const { return SmallFiles(manifest); }
 
-Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, bool with_shards, Env* env,
-                          HttpClient* http, std::string* local_dir) {
+Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, const CacheModes& modes,
+                          bool with_shards, Env* env, HttpClient* http, std::string* local_dir) {
   const std::string dir = JoinPath(cache_root, BaseName(remote.base) + "-" + ChecksumHex(Xxh64(remote.base)));
   *local_dir = dir;
+  SHARDPACK_RETURN_IF_ERROR(PrepareCacheFolder(env, cache_root, modes));
+  SHARDPACK_RETURN_IF_ERROR(PrepareCacheFolder(env, dir, modes));
   const std::string local_manifest = JoinPath(dir, kManifestFileName);
   // The manifest is written after every small file was checked, and when it is the server's, the
   // files there belong to this version too.
@@ -118,47 +121,48 @@ Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache
         cached != remote.text) {
       return false;
     }
-    // A small file deleted from the cache since (by hand, or a cleaner) is fetched again.
+    // A small file deleted or changed since its check (by hand, a cleaner, a failing disk) is
+    // checked or fetched again.
     for (const SideFile& f : remote.small_files()) {
-      if (!env->FileExists(JoinPath(dir, f.file))) return false;
+      if (!IsCheckedCopy(env, JoinPath(dir, f.file), f.xxh64)) return false;
     }
     return true;
   };
   if (!current()) {
-    SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(dir));
     // One filler at a time per cached dataset on this machine: processes sharing the cache (ranks,
     // loader workers) wait here, and the ones after the first find the copy current.
     std::unique_ptr<FileLock> lock;
-    const Status locked = env->LockFile(JoinPath(dir, "fill.lock"), &lock);
+    const Status locked = env->LockFile(JoinPath(dir, "fill.lock"), &lock, modes.file());
     if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
     if (!current()) {
-      // Another version of the dataset: without its manifest the copy is no longer current, and a
-      // file of the old version that differs from the new one is removed.
-      if (env->FileExists(local_manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(local_manifest));
+      // Another version of the dataset, or files changed since their check: without its manifest
+      // the copy is no longer current, and a file that does not hold the new version's bytes is
+      // removed (those that do are recorded as checked).
+      FileStat st;
+      if (env->StatPath(local_manifest, &st).ok()) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(local_manifest));
       for (const std::vector<SideFile>& files : {remote.shard_files(), remote.small_files()}) {
         for (const SideFile& f : files) {
           const std::string path = JoinPath(dir, f.file);
-          uint64_t have = 0, size = 0;
-          if (env->FileExists(path) && !(ChecksumFile(env, path, &have, &size).ok() && ChecksumHex(have) == f.xxh64)) {
-            SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(path));
-          }
+          bool good = false;
+          if (!IsCheckedCopy(env, path, f.xxh64))
+            SHARDPACK_RETURN_IF_ERROR(CheckCachedCopy(env, path, f.xxh64, modes, &good));
         }
       }
       for (const SideFile& f : remote.small_files()) {
         const std::string path = JoinPath(dir, f.file);
-        SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(path.substr(0, path.find_last_of('/'))));
-        if (!env->FileExists(path)) {  // fill.lock serialises these: no lock of their own
-          SHARDPACK_RETURN_IF_ERROR(DownloadToFile(env, http, remote.base + "/" + f.file, path, f.xxh64));
+        SHARDPACK_RETURN_IF_ERROR(PrepareCacheSubfolders(env, dir, path.substr(0, path.find_last_of('/')), modes));
+        if (!IsCheckedCopy(env, path, f.xxh64)) {  // fill.lock serialises these: no lock of their own
+          SHARDPACK_RETURN_IF_ERROR(DownloadToFile(env, http, remote.base + "/" + f.file, path, f.xxh64, modes));
         }
       }
-      SHARDPACK_RETURN_IF_ERROR(WriteFileAtomically(env, local_manifest, remote.text));
+      SHARDPACK_RETURN_IF_ERROR(WriteCacheFile(env, local_manifest, remote.text, modes, /*sync=*/true));
     }
   }
   if (!with_shards) return Status::OK();
   for (const SideFile& f : remote.shard_files()) {
     const std::string path = JoinPath(dir, f.file);
-    SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(path.substr(0, path.find_last_of('/'))));
-    SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env, http, remote.base + "/" + f.file, path, f.xxh64));
+    SHARDPACK_RETURN_IF_ERROR(PrepareCacheSubfolders(env, dir, path.substr(0, path.find_last_of('/')), modes));
+    SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env, http, remote.base + "/" + f.file, path, f.xxh64, modes));
   }
   return Status::OK();
 }
@@ -167,10 +171,11 @@ namespace {
 
 // Runs `command` (sh -c) and writes what it prints into `path` through a temporary file, published
 // only when the command exits with status 0.
-Status RunPipeToFile(Env* env, const std::string& command, const std::string& path) {
+Status RunPipeToFile(Env* env, const std::string& command, const std::string& path, const CacheModes& modes) {
   const std::string part = path + ".part-" + std::to_string(::getpid());
   std::unique_ptr<WritableFile> file;
-  SHARDPACK_RETURN_IF_ERROR(env->NewWritableFile(part, &file));
+  (void)env->RemoveFile(part);  // a leftover of a killed process with this pid, or a planted name
+  SHARDPACK_RETURN_IF_ERROR(env->NewExclusiveFile(part, modes.file(), &file));
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
     (void)env->RemoveFile(part);
@@ -196,15 +201,16 @@ Status RunPipeToFile(Env* env, const std::string& command, const std::string& pa
 
 }  // namespace
 
-Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string& cache_root, Env* env,
-                         HttpClient* http, std::vector<std::string>* local_paths) {
+Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string& cache_root, const CacheModes& modes,
+                         Env* env, HttpClient* http, std::vector<std::string>* local_paths) {
   local_paths->clear();
   std::string all;
   for (const std::string& u : urls) all += u + "\n";
   const std::string dir = JoinPath(cache_root, "shards-" + ChecksumHex(Xxh64(all)));
-  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(dir));
+  SHARDPACK_RETURN_IF_ERROR(PrepareCacheFolder(env, cache_root, modes));
+  SHARDPACK_RETURN_IF_ERROR(PrepareCacheFolder(env, dir, modes));
   std::unique_ptr<FileLock> lock;  // one filler at a time, as for a dataset
-  const Status locked = env->LockFile(JoinPath(dir, "fill.lock"), &lock);
+  const Status locked = env->LockFile(JoinPath(dir, "fill.lock"), &lock, modes.file());
   if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
   for (const std::string& url : urls) {
     const std::string name = BaseName(url);
@@ -218,9 +224,9 @@ Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string
     // No manifest, so no checksum: libcurl holds the body to the length the server announced, a
     // pipe: command to its exit status.
     if (!env->FileExists(path) && url.rfind("pipe:", 0) == 0) {
-      SHARDPACK_RETURN_IF_ERROR(RunPipeToFile(env, url.substr(5), path));
+      SHARDPACK_RETURN_IF_ERROR(RunPipeToFile(env, url.substr(5), path, modes));
     } else if (!env->FileExists(path)) {
-      SHARDPACK_RETURN_IF_ERROR(DownloadToFile(env, http, url, path, ""));
+      SHARDPACK_RETURN_IF_ERROR(DownloadToFile(env, http, url, path, "", modes));
     }
     local_paths->push_back(path);
   }
@@ -233,6 +239,8 @@ Status PrepareRemoteAccess(const std::string& location, const std::string& cache
     const char* dir = std::getenv(kCacheEnvVar);
     if (dir != nullptr) access->cache_dir = dir;
   }
+  const char* team = std::getenv(kCacheTeamEnvVar);
+  access->cache_modes.team = team != nullptr && std::string(team) == "1";
   access->http = HttpOptionsFromEnvironment();
   if (location.rfind("s3://", 0) == 0) {
     const char* id = std::getenv("AWS_ACCESS_KEY_ID");
@@ -280,8 +288,8 @@ Status ResolveDatasetLocation(const std::string& location, Env* env, std::string
   SHARDPACK_RETURN_IF_ERROR(RemoteSetup(location, &access, &http));
   RemoteManifest remote;
   SHARDPACK_RETURN_IF_ERROR(FetchRemoteManifest(access.url, http.get(), &remote));
-  return CacheRemoteDataset(remote, access.cache_dir, /*with_shards=*/true, env ? env : Env::Default(), http.get(),
-                            local_dir);
+  return CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, /*with_shards=*/true,
+                            env ? env : Env::Default(), http.get(), local_dir);
 }
 
 Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::string>* local_paths) {
@@ -295,7 +303,8 @@ Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::stri
   std::unique_ptr<HttpClient> http;
   SHARDPACK_RETURN_IF_ERROR(RemoteSetup(spec, &access, &http));
   for (std::string& p : paths) SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(p, &p));
-  return CacheRemoteShards(paths, access.cache_dir, env ? env : Env::Default(), http.get(), local_paths);
+  return CacheRemoteShards(paths, access.cache_dir, access.cache_modes, env ? env : Env::Default(), http.get(),
+                           local_paths);
 }
 
 }  // namespace shardpack

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ground/http_client.h"
+#include "ops/cache_folder.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/status.h"
@@ -38,13 +39,13 @@ Status S3ToHttpUrl(const std::string& s3_url, std::string* http_url);
 Status CheckDatasetFileName(const std::string& name);
 
 // Where and how to read a location: its HTTP(S) URL, the cache folder (`cache_dir`, else
-// $SHARDPACK_CACHE; may end up empty) and the client's options: attempts and timeout from
-// $SHARDPACK_HTTP_ATTEMPTS (default 4) and $SHARDPACK_HTTP_TIMEOUT (seconds to connect, and the
-// longest stall of a transfer; default 10 and 30), signing for s3:// (InvalidArgument without
-// credentials).
+// $SHARDPACK_CACHE; may end up empty; private unless $SHARDPACK_CACHE_TEAM=1) and the client's options: attempts and
+// timeout from $SHARDPACK_HTTP_ATTEMPTS (default 4) and $SHARDPACK_HTTP_TIMEOUT (seconds to connect, and the longest
+// stall of a transfer; default 10 and 30), signing for s3:// (InvalidArgument without credentials).
 struct RemoteAccess {
   std::string url;
   std::string cache_dir;
+  CacheModes cache_modes;
   HttpOptions http;
 };
 Status PrepareRemoteAccess(const std::string& location, const std::string& cache_dir, RemoteAccess* access);
@@ -61,16 +62,17 @@ struct RemoteManifest {
 Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManifest* remote);
 
 // Downloads what the cache lacks of the dataset's small files (and, with_shards, of its shards)
-// into cache_root/<name>-<hash of url>/, sets *local_dir to that folder, and writes the manifest
-// there. A copy of another version of the dataset is brought up to date: its files that differ
-// are removed.
-Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, bool with_shards, Env* env,
-                          HttpClient* http, std::string* local_dir);
+// into cache_root/<name>-<hash of url>/ (both folders checked: PrepareCacheFolder), sets
+// *local_dir to that folder, and writes the manifest there. A copy of another version of the
+// dataset is brought up to date: its files that differ are removed. Files found without a valid
+// record of their check are hashed before they are used (IsCheckedCopy).
+Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, const CacheModes& modes,
+                          bool with_shards, Env* env, HttpClient* http, std::string* local_dir);
 
 // Downloads the shards at `urls` (WebDataset tar shards of any tool) into one cache folder, each
 // under a temporary name until complete, and sets *local_paths to them in the same order.
-Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string& cache_root, Env* env,
-                         HttpClient* http, std::vector<std::string>* local_paths);
+Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string& cache_root, const CacheModes& modes,
+                         Env* env, HttpClient* http, std::vector<std::string>* local_paths);
 
 // A shard list (shardpack/shard_spec.h) as a user gives it, expanded: local paths as they are,
 // URLs cached (CacheRemoteShards, $SHARDPACK_CACHE) and their local copies.

@@ -45,8 +45,16 @@ class RemoteDatasetEnv final : public Env {
   Status RenameFile(const std::string& from, const std::string& to) override { return base_->RenameFile(from, to); }
   Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
   Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
-  Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) override {
-    return base_->LockFile(path, lock);
+  Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock, uint32_t mode) override {
+    return base_->LockFile(path, lock, mode);
+  }
+  Status StatPath(const std::string& path, FileStat* stat) override { return base_->StatPath(path, stat); }
+  Status CreateDir(const std::string& path, uint32_t mode) override { return base_->CreateDir(path, mode); }
+  Status NewExclusiveFile(const std::string& path, uint32_t mode, std::unique_ptr<WritableFile>* file) override {
+    return base_->NewExclusiveFile(path, mode, file);
+  }
+  Status FileSystemType(const std::string& path, std::string* type, bool* network) override {
+    return base_->FileSystemType(path, type, network);
   }
 
  private:

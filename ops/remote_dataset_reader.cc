@@ -1,6 +1,7 @@
 #include "ops/remote_dataset_reader.h"
 
 #include "formats/registry/registry.h"
+#include "ops/forwarding_dataset_reader.h"
 #include "ops/remote_dataset.h"
 #include "ops/remote_dataset_env.h"
 #include "ops/remote_shard_store.h"
@@ -10,27 +11,25 @@ namespace shardpack {
 namespace {
 
 // A format's reader over a RemoteDatasetEnv, which passes the reader's plan to the store.
-class RemoteDatasetReader final : public DatasetReader {
+class RemoteDatasetReader final : public ForwardingDatasetReader {
  public:
+  // The reader reads through the Env, which reads through the store: both are kept until the
+  // reader is gone.
   RemoteDatasetReader(std::shared_ptr<RemoteShardStore> store, std::unique_ptr<Env> env,
                       std::unique_ptr<DatasetReader> reader)
-      : DatasetReader(reader->manifest()), store_(std::move(store)), env_(std::move(env)), reader_(std::move(reader)) {}
+      : ForwardingDatasetReader(std::move(reader), std::make_shared<Owned>(Owned{store, std::move(env)})),
+        store_(std::move(store)) {}
 
-  Status Read(uint64_t index, ReadSample* out) const override { return reader_->Read(index, out); }
-  Status ReadMetadata(uint64_t index, std::string* json) const override { return reader_->ReadMetadata(index, json); }
-  Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override {
-    return reader_->ReadField(index, name, data, present);
-  }
   bool wants_read_plan() const override { return true; }
   void PlanReads(std::vector<ShardUse> uses) override { store_->Plan(uses); }
   void ReachedPosition(uint64_t position) override { store_->Reached(position); }
 
  private:
-  // Declared in the order they are needed: the reader reads through the Env, which reads through
-  // the store, so the reader goes first when this is destroyed.
+  struct Owned {
+    std::shared_ptr<RemoteShardStore> store;
+    std::unique_ptr<Env> env;
+  };
   const std::shared_ptr<RemoteShardStore> store_;
-  const std::unique_ptr<Env> env_;
-  const std::unique_ptr<DatasetReader> reader_;
 };
 
 Status NoCacheError(const std::string& location, const Format& format) {
@@ -48,9 +47,18 @@ Status NoCacheError(const std::string& location, const Format& format) {
 
 Status OpenRemoteDatasetReader(const std::string& location, Env* env, const RemoteOptions& options,
                                std::unique_ptr<DatasetReader>* reader) {
+  return OpenRemoteDatasetReader(location, env, options, nullptr, reader);
+}
+
+Status OpenRemoteDatasetReader(const std::string& location, Env* env, const RemoteOptions& options,
+                               RemoteShardStore::NewClient new_client, std::unique_ptr<DatasetReader>* reader) {
   RemoteAccess access;
   SHARDPACK_RETURN_IF_ERROR(PrepareRemoteAccess(location, options.cache_dir, &access));
-  std::unique_ptr<HttpClient> http = NewCurlHttpClient(access.http);
+  if (new_client == nullptr) {
+    const HttpOptions http_options = access.http;
+    new_client = [http_options] { return NewCurlHttpClient(http_options); };
+  }
+  std::unique_ptr<HttpClient> http = new_client();
   RemoteManifest remote;
   SHARDPACK_RETURN_IF_ERROR(FetchRemoteManifest(access.url, http.get(), &remote));
   const Format* format = nullptr;
@@ -71,7 +79,8 @@ Status OpenRemoteDatasetReader(const std::string& location, Env* env, const Remo
     }
   } else {
     const bool with_shards = !format->reads_shards_through_env();
-    SHARDPACK_RETURN_IF_ERROR(CacheRemoteDataset(remote, access.cache_dir, with_shards, env, http.get(), &dir));
+    SHARDPACK_RETURN_IF_ERROR(
+        CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, with_shards, env, http.get(), &dir));
     if (with_shards) return format->OpenReader(env, dir, std::move(remote.manifest), reader);
   }
 
@@ -85,11 +94,10 @@ Status OpenRemoteDatasetReader(const std::string& location, Env* env, const Remo
   }
   ShardStoreOptions store_options;
   store_options.cache_limit = options.cache_limit;
+  store_options.modes = access.cache_modes;
   store_options.downloads = std::max<uint32_t>(1, options.downloads);
   store_options.prefetch_shards = options.prefetch_shards > 0 ? options.prefetch_shards : 2 * store_options.downloads;
-  const HttpOptions http_options = access.http;
-  auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options,
-                                                  [http_options] { return NewCurlHttpClient(http_options); });
+  auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files));
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), &format_reader));

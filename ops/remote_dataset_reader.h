@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "ops/remote_shard_store.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/env.h"
 #include "shardpack/remote_options.h"
@@ -22,5 +23,8 @@ namespace shardpack {
 // format needs its files on disk); the errors of FetchRemoteManifest otherwise.
 Status OpenRemoteDatasetReader(const std::string& location, Env* env, const RemoteOptions& options,
                                std::unique_ptr<DatasetReader>* reader);
+// As above, with every HTTP client from new_client (the HttpClient seam, for tests).
+Status OpenRemoteDatasetReader(const std::string& location, Env* env, const RemoteOptions& options,
+                               RemoteShardStore::NewClient new_client, std::unique_ptr<DatasetReader>* reader);
 
 }  // namespace shardpack

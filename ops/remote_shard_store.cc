@@ -15,14 +15,13 @@ RemoteShardStore::RemoteShardStore(Env* env, std::vector<RemoteShard> shards, co
       options_(options),
       in_memory_(!shards_.empty() && shards_.front().path.empty()),
       slots_(shards_.size()) {
-  // Shards an earlier run left in the cache folder count against the bound. A published name was
-  // checked when it was taken (one of another size belongs to another version: fetched again).
+  // Shards an earlier run left in the cache folder count against the bound when their record says
+  // they hold the manifest's bytes (a stat, no read). Any other is checked, and fetched again if
+  // need be, when it is wanted (FetchIntoCache).
   for (size_t i = 0; i < shards_.size() && !in_memory_; ++i) {
-    uint64_t size = 0;
-    if (env_->FileExists(shards_[i].path) && env_->GetFileSize(shards_[i].path, &size).ok() &&
-        size == shards_[i].bytes) {
+    if (IsCheckedCopy(env_, shards_[i].path, shards_[i].xxh64)) {
       slots_[i].state = State::kOnDisk;
-      held_bytes_ += size;
+      held_bytes_ += shards_[i].bytes;
     }
   }
   counts_.peak_bytes = held_bytes_;
@@ -223,7 +222,7 @@ void RemoteShardStore::Evict(size_t shard) {
   held_bytes_ -= shards_[shard].bytes;
   ++counts_.evicted;
   // A process that has the file open keeps reading it: POSIX frees the blocks at its last close.
-  if (!in_memory_) (void)env_->RemoveFile(shards_[shard].path);
+  if (!in_memory_) RemoveCachedCopy(env_, shards_[shard].path);
 }
 
 Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<ShardBuffer>* buffer,
@@ -234,7 +233,7 @@ Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<S
     *file = NewMemoryFile(std::shared_ptr<const ShardBuffer>(*buffer), r.url);
     return Status::OK();
   }
-  SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64));
+  SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64, options_.modes));
   std::unique_ptr<RandomAccessFile> opened;
   SHARDPACK_RETURN_IF_ERROR(env_->NewRandomAccessFile(r.path, &opened));
   *file = std::move(opened);

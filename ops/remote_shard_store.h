@@ -22,6 +22,7 @@
 
 #include "ground/http_client.h"
 #include "ground/shard_buffer.h"
+#include "ops/cache_folder.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
@@ -39,6 +40,7 @@ struct ShardStoreOptions {
   uint64_t cache_limit = 0;  // cached mode: bytes of shards the folder may hold; 0: no bound
   uint32_t prefetch_shards = 8;
   uint32_t downloads = 4;
+  CacheModes modes;  // cached mode: of the files it writes
 };
 
 struct ShardStoreCounts {

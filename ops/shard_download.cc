@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "ground/checksum.h"
+#include "ops/cache_folder.h"
 
 namespace shardpack {
 namespace {
@@ -26,12 +27,18 @@ Status RepeatOnDataLoss(Download download) {
 }
 
 Status DownloadOnce(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                    const std::string& xxh64) {
+                    const std::string& xxh64, const CacheModes& modes) {
   const std::string part = path + ".part-" + std::to_string(::getpid());
+  // A new file, never one found under that name: a leftover of a killed process with this pid, or
+  // a name planted there (a link is removed, not followed).
+  const auto create = [&](std::unique_ptr<WritableFile>* file) {
+    (void)env->RemoveFile(part);
+    return env->NewExclusiveFile(part, modes.file(), file);
+  };
   std::unique_ptr<WritableFile> file;
   StreamingXxh64 hash;
   uint64_t received = 0;
-  Status s = env->NewUnbufferedWritableFile(part, &file);
+  Status s = create(&file);
   if (s.ok()) {
     s = http->Get(
         url,
@@ -48,7 +55,7 @@ Status DownloadOnce(Env* env, HttpClient* http, const std::string& url, const st
             hash.Reset();
             received = 0;
             file.reset();
-            if (!env->NewUnbufferedWritableFile(part, &file).ok()) file.reset();
+            if (!create(&file).ok()) file.reset();
           }
           return received;
         });
@@ -67,8 +74,11 @@ Status DownloadOnce(Env* env, HttpClient* http, const std::string& url, const st
 }  // namespace
 
 Status DownloadToFile(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                      const std::string& xxh64) {
-  return RepeatOnDataLoss([&] { return DownloadOnce(env, http, url, path, xxh64); });
+                      const std::string& xxh64, const CacheModes& modes) {
+  SHARDPACK_RETURN_IF_ERROR(RepeatOnDataLoss([&] { return DownloadOnce(env, http, url, path, xxh64, modes); }));
+  // The bytes were hashed as they arrived: recorded as checked, so that no process hashes them again.
+  if (!xxh64.empty()) return RecordCheckedCopy(env, path, xxh64, modes);
+  return Status::OK();
 }
 
 Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, ShardBuffer* bytes) {
@@ -97,13 +107,22 @@ Status DownloadToMemory(HttpClient* http, const std::string& url, const std::str
 }
 
 Status FetchIntoCache(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                      const std::string& xxh64) {
-  if (env->FileExists(path)) return Status::OK();  // a published name was checked when it was taken
+                      const std::string& xxh64, const CacheModes& modes) {
+  // Without a checksum (a shard list) a published name is all there is to go by.
+  const auto usable = [&] { return xxh64.empty() ? env->FileExists(path) : IsCheckedCopy(env, path, xxh64); };
+  if (usable()) return Status::OK();
   std::unique_ptr<FileLock> lock;
-  const Status locked = env->LockFile(path + ".lock", &lock);
+  const Status locked = env->LockFile(path + ".lock", &lock, modes.file());
   if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
-  if (env->FileExists(path)) return Status::OK();  // another process downloaded it meanwhile
-  return DownloadToFile(env, http, url, path, xxh64);
+  if (usable()) return Status::OK();  // another process downloaded or checked it meanwhile
+  if (!xxh64.empty()) {
+    // Found without a valid record (an earlier version's cache, a changed or planted file): hashed
+    // once, under the lock, and kept only when it holds the manifest's bytes.
+    bool good = false;
+    SHARDPACK_RETURN_IF_ERROR(CheckCachedCopy(env, path, xxh64, modes, &good));
+    if (good) return Status::OK();
+  }
+  return DownloadToFile(env, http, url, path, xxh64, modes);
 }
 
 }  // namespace shardpack

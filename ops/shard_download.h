@@ -7,6 +7,7 @@
 
 #include "ground/http_client.h"
 #include "ground/shard_buffer.h"
+#include "ops/cache_folder.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 
@@ -15,17 +16,22 @@ namespace shardpack {
 // Fetches url into `path` through a temporary file of this process, synced and checked against
 // `xxh64` (when not empty) before it takes the name. A download whose bytes do not match is
 // repeated (a proxy or a network that damaged them); DataLoss naming the URL when they keep
-// failing (the server holds a damaged copy).
+// failing (the server holds a damaged copy). The temporary file is created new (never through a
+// name found there) with modes.file(); with a checksum the result is recorded as checked
+// (RecordCheckedCopy).
 Status DownloadToFile(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                      const std::string& xxh64);
+                      const std::string& xxh64, const CacheModes& modes);
 
 // As DownloadToFile, into *bytes (emptied first).
 Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, ShardBuffer* bytes);
 
 // `path` in a cache folder that several processes share: downloaded (DownloadToFile) unless it
-// exists. A lock beside it (`path`.lock) makes the processes that want it at once wait for the
-// one that downloads it, so that each file is downloaded once per machine.
+// holds `xxh64` by its record of checks (IsCheckedCopy); a copy found without a valid record is
+// hashed and kept, or removed and downloaded again. A lock beside it (`path`.lock) makes the
+// processes that want it at once wait for the one that downloads or hashes it, so that each file
+// is downloaded, and checked, once per machine. Without a checksum (shard lists) a file there is
+// taken as it is.
 Status FetchIntoCache(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                      const std::string& xxh64);
+                      const std::string& xxh64, const CacheModes& modes);
 
 }  // namespace shardpack

@@ -1,6 +1,5 @@
 // RemoteShardStore's rules, through the HttpClient seam: a client that serves the files of a local
-// folder and records every request (the HTTP side itself is tested against nginx and a faulty
-// server in tests/interop). Shards are real files with their real XXH64.
+// folder and records every request (tests/support/folder_http_client.h). Shards are real files with their real XXH64.
 #include "ops/remote_shard_store.h"
 
 #include <gtest/gtest.h>
@@ -12,38 +11,14 @@
 #include <thread>
 
 #include "ground/checksum.h"
+#include "tests/support/folder_http_client.h"
 
 namespace shardpack {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Serves http://test/NAME from folder/NAME; 404 for what is not there.
-class FolderHttpClient final : public HttpClient {
- public:
-  FolderHttpClient(std::string folder, std::vector<std::string>* log, std::mutex* mu)
-      : folder_(std::move(folder)), log_(log), mu_(mu) {}
-  Status Get(const std::string& url, const std::function<Status(std::string_view)>& sink, const Rewind&) override {
-    const std::string name = url.substr(url.find_last_of('/') + 1);
-    {
-      std::lock_guard<std::mutex> lock(*mu_);
-      log_->push_back(name);
-    }
-    std::string bytes;
-    if (!Env::Default()->ReadFile(folder_ + "/" + name, 1 << 20, &bytes).ok()) {
-      return Status::NotFound(url + " does not exist (HTTP 404)");
-    }
-    return sink(bytes);
-  }
-  Status Send(const HttpRequest& request, uint64_t, HttpResponse*) override {
-    return Status::Unsupported("this test serves GETs only, not " + request.method);
-  }
-
- private:
-  const std::string folder_;
-  std::vector<std::string>* log_;
-  std::mutex* mu_;
-};
+using testing::FolderHttpClient;
 
 class RemoteShardStoreTest : public ::testing::Test {
  protected:

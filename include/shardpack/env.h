@@ -61,6 +61,17 @@ struct FileId {
   bool operator==(const FileId& o) const { return device == o.device && inode == o.inode; }
 };
 
+// What the file system says of a path itself: a symbolic link is described, never followed.
+struct FileStat {
+  enum class Type { kFile, kDirectory, kSymlink, kOther };
+  Type type = Type::kOther;
+  uint64_t size = 0;
+  uint64_t device = 0, inode = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;  // ctime: any change to the file, which no user can set back
+  uint32_t mode = 0;                   // the permission bits (07777)
+  uint32_t uid = 0, gid = 0;
+};
+
 // A lock held on a file until destroyed (see Env::LockFile).
 class FileLock {
  public:
@@ -112,12 +123,40 @@ class Env {
     *share = 0;
     return Status::Unsupported("this Env cannot tell what is cached of " + path);
   }
+  // `path` itself, as lstat(2) sees it. Unsupported where the storage has no such notion.
+  virtual Status StatPath(const std::string& path, FileStat* stat) {
+    (void)stat;
+    return Status::Unsupported("this Env cannot describe " + path);
+  }
+  // Creates the one folder `path` (its parent must exist) with exactly `mode`; OK when a folder is
+  // there already, whose mode is then left as it is (the caller checks it with StatPath).
+  virtual Status CreateDir(const std::string& path, uint32_t mode) {
+    (void)mode;
+    return CreateDirs(path);
+  }
+  // Creates `path` for unbuffered appends, with exactly `mode`, failing when anything is there
+  // already, a symbolic link included (O_CREAT | O_EXCL | O_NOFOLLOW): a file that must be new,
+  // in a folder others might have planted names in.
+  virtual Status NewExclusiveFile(const std::string& path, uint32_t mode, std::unique_ptr<WritableFile>* file) {
+    (void)mode;
+    return NewUnbufferedWritableFile(path, file);
+  }
+  // The kind of file system `path` lies on, as Linux names it ("ext4", "xfs", "tmpfs", "nfs",
+  // "lustre", ...; "unknown" for one this code does not name), and whether it is a network file
+  // system, on which flock(2) does not lock between machines, or not at all.
+  virtual Status FileSystemType(const std::string& path, std::string* type, bool* network) {
+    *type = "unknown";
+    *network = false;
+    return Status::Unsupported("this Env cannot tell the file system of " + path);
+  }
   // Waits for, then holds, an exclusive lock on `path` (created when missing) shared by every
   // process on this machine, until *lock is destroyed; a process that dies releases it. For work
   // that several processes might otherwise do twice (downloads into a shared cache). An Env
   // without locks answers Unsupported, and callers then go without.
-  virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
+  // A lock file that is missing is created with `mode` (never through a symbolic link).
+  virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock, uint32_t mode = 0600) {
     (void)lock;
+    (void)mode;
     return Status::Unsupported("this Env has no file locks (" + path + ")");
   }
 };

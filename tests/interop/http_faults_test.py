@@ -102,9 +102,11 @@ url = f"http://127.0.0.1:{server.server_address[1]}/ds"
 
 
 def published(cache):
-    """The cache's files with published names (no temporary .part-PID files, no .lock files)."""
+    """The cache's files with published names (no temporary .part-PID files, no .lock files, no
+    records of checks)."""
     return {os.path.relpath(os.path.join(d, f), cache): os.path.join(d, f)
-            for d, _, fs in os.walk(cache) for f in fs if ".part-" not in f and not f.endswith(".lock")}
+            for d, _, fs in os.walk(cache) for f in fs
+            if ".part-" not in f and not f.endswith(".lock") and not f.endswith(".checked")}
 
 
 # The loader over the URL: one epoch of `shardpack bench` (the streaming shuffle, so that it may also

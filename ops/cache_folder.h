@@ -1,0 +1,66 @@
+// The local cache folder of remote datasets (docs/remote.md): private to its user unless a team
+// shares it on purpose, never on a network file system, and holding only bytes that were checked
+// against the manifest's XXH64.
+//
+// Why the checks: on a shared node another user may create the folder first (a predictable name
+// such as /tmp/$SLURM_JOB_ID-cache), plant files or symbolic links in it, or read private data from
+// it. Why the record: eight ranks opening one large cache must not each re-hash every shard, yet a
+// file changed since it was checked (a flipped byte, a planted copy of the same size) must never be
+// served.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "shardpack/env.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+// The variable that opts a cache folder into team sharing: SHARDPACK_CACHE_TEAM=1.
+inline constexpr char kCacheTeamEnvVar[] = "SHARDPACK_CACHE_TEAM";
+
+// Modes of what the cache creates: private (0700 folders, 0600 files), or a team's (group folders
+// with the set-group-ID bit, so that every file takes the folder's group; group-readable and
+// -writable files).
+struct CacheModes {
+  bool team = false;
+  uint32_t dir() const { return team ? 02770 : 0700; }
+  uint32_t file() const { return team ? 0660 : 0600; }
+};
+
+// Creates `dir` when missing (its parents as ordinary folders, `dir` itself with modes.dir()) and
+// checks that it can be trusted: a folder, not a symbolic link, on a local file system, owned by
+// this user (team: or by one of this user's groups), and not writable by every user.
+// InvalidArgument naming the folder, what is wrong and the fix otherwise.
+Status PrepareCacheFolder(Env* env, const std::string& dir, const CacheModes& modes);
+
+// As PrepareCacheFolder for a folder inside a checked cache folder, and every folder between them
+// (a file name of the manifest may hold a folder: "train/shard-000000.tar").
+Status PrepareCacheSubfolders(Env* env, const std::string& cache_dir, const std::string& dir, const CacheModes& modes);
+
+// Whether `path` holds the bytes whose XXH64 is `xxh64` according to the record of its last check
+// (`path`.checked: the hash, size, device, inode, mtime and ctime in ns), without reading it: a
+// regular file whose every one of these still matches. A file written, replaced or touched since
+// has another ctime, which no user can set back.
+bool IsCheckedCopy(Env* env, const std::string& path, const std::string& xxh64);
+
+// Records that `path` (a regular file) was found to hold `xxh64` just now.
+Status RecordCheckedCopy(Env* env, const std::string& path, const std::string& xxh64, const CacheModes& modes);
+
+// For a name found in the cache with no valid record: hashes it when it is a regular file, records
+// it and sets *good when it holds `xxh64`; removes it (a link itself, never what it points to),
+// with its record, when it does not. Callers hold the file's lock, so that one process hashes it.
+Status CheckCachedCopy(Env* env, const std::string& path, const std::string& xxh64, const CacheModes& modes,
+                       bool* good);
+
+// Writes `contents` to `path` in a cache folder: a new temporary file with modes.file() (never
+// one found under that name), synced when `sync`, then renamed into place.
+Status WriteCacheFile(Env* env, const std::string& path, std::string_view contents, const CacheModes& modes,
+                      bool sync);
+
+// Removes a cached file and its record (a missing one is no error).
+void RemoveCachedCopy(Env* env, const std::string& path);
+
+}  // namespace shardpack
