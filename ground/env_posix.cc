@@ -405,6 +405,25 @@ class PosixEnv final : public Env {
     return Status::OK();
   }
 
+  Status TryLockFile(const std::string& path, bool shared, std::unique_ptr<FileLock>* lock, bool* acquired,
+                     uint32_t mode) override {
+    *acquired = false;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(mode));
+    if (fd < 0) return Status::FromErrno("cannot open lock file " + path, errno);
+    int r;
+    while ((r = ::flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB)) != 0 && errno == EINTR) {
+    }
+    if (r != 0) {
+      const int e = errno;
+      ::close(fd);
+      if (e == EWOULDBLOCK) return Status::OK();
+      return Status::FromErrno("cannot lock " + path, e);
+    }
+    *acquired = true;
+    *lock = std::make_unique<PosixFileLock>(fd);
+    return Status::OK();
+  }
+
   Status StatPath(const std::string& path, FileStat* out) override {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) return Status::FromErrno("cannot stat " + path, errno);

@@ -60,7 +60,8 @@ Status PrepareCacheFolder(Env* env, const std::string& dir, const CacheModes& mo
     return Status::InvalidArgument(
         what + " belongs to user " + std::to_string(st.uid) + ", not to you (user " + std::to_string(::geteuid()) +
         "): refused (its owner could plant files in it or read yours); use a folder of your own, or, for a cache "
-        "a team shares on purpose, a folder of the team's group with " + kCacheTeamEnvVar + "=1 (docs/remote.md)");
+        "a team shares on purpose, a folder of the team's group with " +
+        kCacheTeamEnvVar + "=1 (docs/remote.md)");
   }
   if ((st.mode & 0002) != 0) {
     return Status::InvalidArgument(what + " is writable by every user (mode " + Octal(st.mode) +

@@ -57,8 +57,7 @@ Status CheckCachedCopy(Env* env, const std::string& path, const std::string& xxh
 
 // Writes `contents` to `path` in a cache folder: a new temporary file with modes.file() (never
 // one found under that name), synced when `sync`, then renamed into place.
-Status WriteCacheFile(Env* env, const std::string& path, std::string_view contents, const CacheModes& modes,
-                      bool sync);
+Status WriteCacheFile(Env* env, const std::string& path, std::string_view contents, const CacheModes& modes, bool sync);
 
 // Removes a cached file and its record (a missing one is no error).
 void RemoveCachedCopy(Env* env, const std::string& path);

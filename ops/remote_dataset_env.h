@@ -48,6 +48,10 @@ class RemoteDatasetEnv final : public Env {
   Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock, uint32_t mode) override {
     return base_->LockFile(path, lock, mode);
   }
+  Status TryLockFile(const std::string& path, bool shared, std::unique_ptr<FileLock>* lock, bool* acquired,
+                     uint32_t mode) override {
+    return base_->TryLockFile(path, shared, lock, acquired, mode);
+  }
   Status StatPath(const std::string& path, FileStat* stat) override { return base_->StatPath(path, stat); }
   Status CreateDir(const std::string& path, uint32_t mode) override { return base_->CreateDir(path, mode); }
   Status NewExclusiveFile(const std::string& path, uint32_t mode, std::unique_ptr<WritableFile>* file) override {

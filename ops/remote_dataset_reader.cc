@@ -95,6 +95,7 @@ Status OpenRemoteDatasetReader(const std::string& location, Env* env, const Remo
   ShardStoreOptions store_options;
   store_options.cache_limit = options.cache_limit;
   store_options.modes = access.cache_modes;
+  store_options.cache_dir = dir;
   store_options.downloads = std::max<uint32_t>(1, options.downloads);
   store_options.prefetch_shards = options.prefetch_shards > 0 ? options.prefetch_shards : 2 * store_options.downloads;
   auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);

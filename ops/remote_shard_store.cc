@@ -1,6 +1,7 @@
 #include "ops/remote_shard_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "ground/memory_file.h"
@@ -15,6 +16,15 @@ RemoteShardStore::RemoteShardStore(Env* env, std::vector<RemoteShard> shards, co
       options_(options),
       in_memory_(!shards_.empty() && shards_.front().path.empty()),
       slots_(shards_.size()) {
+  if (!in_memory_ && options_.cache_limit > 0) {
+    std::vector<std::string> paths;
+    std::vector<uint64_t> sizes;
+    for (const RemoteShard& r : shards_) paths.push_back(r.path), sizes.push_back(r.bytes);
+    std::string dir = options_.cache_dir;
+    if (dir.empty() && !paths.empty()) dir = paths.front().substr(0, paths.front().find_last_of('/'));
+    space_ = std::make_unique<SharedCacheSpace>(env_, dir, std::move(paths), std::move(sizes), options_.cache_limit,
+                                                options_.modes);
+  }
   // Shards an earlier run left in the cache folder count against the bound when their record says
   // they hold the manifest's bytes (a stat, no read). Any other is checked, and fetched again if
   // need be, when it is wanted (FetchIntoCache).
@@ -51,11 +61,17 @@ Status RemoteShardStore::Pin(size_t shard, std::shared_ptr<const RandomAccessFil
       case State::kFailed:
         return s.error;
       case State::kOnDisk: {
+        // Shared cache: pinned before it is opened, so that no process evicts it while it is read;
+        // a pin refused means an evictor is removing it.
+        bool pinned = true;
+        if (space_ != nullptr && s.pin == nullptr && !space_->Pin(shard, &s.pin, &pinned).ok()) pinned = false;
         std::unique_ptr<RandomAccessFile> opened;
-        if (env_->NewRandomAccessFile(shards_[shard].path, &opened).ok()) {
+        if (pinned && env_->NewRandomAccessFile(shards_[shard].path, &opened).ok()) {
           s.file = std::move(opened);
           s.state = State::kOpen;
-        } else {  // another process sharing the cache evicted it
+        } else {  // another process sharing the cache evicted it: fetched again
+          s.pin.reset();
+          s.want.reset();
           s.state = State::kAbsent;
           held_bytes_ -= shards_[shard].bytes;
         }
@@ -105,6 +121,7 @@ void RemoteShardStore::Reached(uint64_t position) {
       const Slot& s = slots_[i];
       if (s.state == State::kOpen && s.planned && s.last < position_ && !Held(s)) Evict(i);
     }
+    if (space_ != nullptr) ReleaseDone();
   }
   work_cv_.notify_all();
 }
@@ -114,17 +131,29 @@ ShardStoreCounts RemoteShardStore::counts() const {
   return counts_;
 }
 
+void RemoteShardStore::ReleaseDone() {
+  for (Slot& s : slots_) {
+    if ((s.state != State::kOpen && s.state != State::kOnDisk) || !s.planned || s.last >= position_ || Held(s))
+      continue;
+    s.file.reset();
+    s.pin.reset();
+    s.want.reset();
+    s.state = State::kOnDisk;  // still there, for this process or another, until someone evicts it
+  }
+}
+
 void RemoteShardStore::DownloadLoop(HttpClient* http) {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     size_t shard = 0;
-    if (!TakeJob(&shard)) {
+    bool waited_for = false;
+    if (!TakeJob(&shard, &waited_for)) {
       work_cv_.wait(lock);
       continue;
     }
     slots_[shard].state = State::kFetching;
     held_bytes_ += shards_[shard].bytes;
-    counts_.peak_bytes = std::max(counts_.peak_bytes, held_bytes_);
+    if (space_ == nullptr) counts_.peak_bytes = std::max(counts_.peak_bytes, held_bytes_);
     std::shared_ptr<ShardBuffer> buffer;
     if (in_memory_) {
       if (spare_buffers_.empty()) {
@@ -134,14 +163,33 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
         spare_buffers_.pop_back();
       }
     }
-    lock.unlock();
     std::shared_ptr<const RandomAccessFile> file;
-    const Status s = Fetch(shard, http, &buffer, &file);
+    std::unique_ptr<FileLock> want;
+    bool full = false;
+    std::vector<uint64_t> next_use;  // shared cache: this process's preference among evictions
+    if (space_ != nullptr) {
+      next_use.assign(slots_.size(), std::numeric_limits<uint64_t>::max());
+      for (size_t i = 0; i < slots_.size(); ++i) {
+        if (slots_[i].planned && slots_[i].last >= position_) next_use[i] = slots_[i].first;
+      }
+    }
+    lock.unlock();
+    const Status s = space_ != nullptr ? FetchShared(shard, waited_for, next_use, http, &full, &want)
+                                       : Fetch(shard, http, &buffer, &file);
     lock.lock();
     Slot& slot = slots_[shard];
+    if (s.ok() && full) {
+      // No room under the folder's limit for now: other processes free it as they read on, and
+      // tell nobody, so look again in a while (or at once for a shard a reader waits for).
+      slot.state = State::kAbsent;
+      held_bytes_ -= shards_[shard].bytes;
+      work_cv_.wait_for(lock, std::chrono::milliseconds(50));
+      continue;
+    }
     if (s.ok()) {
-      slot.state = State::kOpen;
+      slot.state = space_ != nullptr ? State::kOnDisk : State::kOpen;  // shared: opened when pinned
       slot.file = std::move(file);
+      slot.want = std::move(want);
       slot.buffer = std::move(buffer);
       ++counts_.fetched;
     } else {
@@ -155,7 +203,7 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
   }
 }
 
-bool RemoteShardStore::TakeJob(size_t* shard) {
+bool RemoteShardStore::TakeJob(size_t* shard, bool* waited_for) {
   // A shard a reader waits for comes first, even past the bound: waiting for room that only that
   // reader could free would never end.
   while (!waited_for_.empty()) {
@@ -163,8 +211,10 @@ bool RemoteShardStore::TakeJob(size_t* shard) {
     waited_for_.pop_front();
     if (slots_[*shard].state != State::kAbsent) continue;
     MakeRoom(shards_[*shard].bytes);
+    *waited_for = true;
     return true;
   }
+  *waited_for = false;
   const uint64_t window_end = WindowEnd();
   for (const uint32_t i : plan_) {
     const Slot& s = slots_[i];
@@ -188,7 +238,8 @@ uint64_t RemoteShardStore::WindowEnd() const {
 }
 
 bool RemoteShardStore::MakeRoom(uint64_t bytes) {
-  if (in_memory_ || options_.cache_limit == 0) return true;
+  // Shared cache: the folder's room is counted and made under its lock (FetchShared).
+  if (in_memory_ || options_.cache_limit == 0 || space_ != nullptr) return true;
   const uint64_t window_end = WindowEnd();
   while (held_bytes_ + bytes > options_.cache_limit) {
     // The shard needed latest: one the epoch is done with, or that it does not read, before one
@@ -223,6 +274,34 @@ void RemoteShardStore::Evict(size_t shard) {
   ++counts_.evicted;
   // A process that has the file open keeps reading it: POSIX frees the blocks at its last close.
   if (!in_memory_) RemoveCachedCopy(env_, shards_[shard].path);
+}
+
+Status RemoteShardStore::FetchShared(size_t shard, bool waited_for, const std::vector<uint64_t>& next_use,
+                                     HttpClient* http, bool* full, std::unique_ptr<FileLock>* want) {
+  const RemoteShard& r = shards_[shard];
+  std::unique_ptr<FileLock> fetch_lock;
+  SharedCacheSpace::Room room = SharedCacheSpace::Room::kFull;
+  uint32_t evicted = 0;
+  uint64_t used = 0;
+  SHARDPACK_RETURN_IF_ERROR(space_->Reserve(shard, waited_for, next_use, &fetch_lock, &room, &evicted, &used));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    counts_.evicted += evicted;
+    counts_.peak_bytes = std::max(counts_.peak_bytes, used);  // the folder's, all processes together
+  }
+  *full = room == SharedCacheSpace::Room::kFull;
+  if (*full) return Status::OK();
+  if (room == SharedCacheSpace::Room::kTaken) {
+    SHARDPACK_RETURN_IF_ERROR(FetchIntoCacheLocked(env_, http, r.url, r.path, r.xxh64, options_.modes));
+  } else {  // there already, or another process downloads it: wait for that one
+    SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64, options_.modes));
+  }
+  fetch_lock.reset();
+  // Wanted until this process is done with it: evictors take other shards first. A shard that
+  // cannot be marked is only less protected.
+  bool held = false;
+  (void)space_->Want(shard, want, &held);
+  return Status::OK();
 }
 
 Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<ShardBuffer>* buffer,

@@ -4,7 +4,9 @@
 // with Pin, which waits for its download when it has not arrived yet.
 //
 // Cached mode keeps the shards in a cache folder (FetchIntoCache: checked, published atomically,
-// one download per machine), bounded by cache_limit; streaming mode keeps them in memory and drops
+// one download per machine), bounded by cache_limit for all the processes that share the folder
+// (SharedCacheSpace: a download waits for room that unpinned shards can make, but a shard a reader
+// waits for is fetched even past the limit); streaming mode keeps them in memory and drops
 // each as soon as the plan has passed it. Either way a shard a reader holds is never dropped: a
 // Pin hands out a shared_ptr, and under mu_ a use_count of 1 means that only the store holds it,
 // because copies are made under mu_ only.
@@ -23,6 +25,7 @@
 #include "ground/http_client.h"
 #include "ground/shard_buffer.h"
 #include "ops/cache_folder.h"
+#include "ops/shared_cache_space.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
@@ -31,22 +34,28 @@ namespace shardpack {
 
 struct RemoteShard {
   std::string url;
-  std::string path;  // in the cache folder; empty in streaming mode
+  // in the cache folder; empty in streaming mode
+  std::string path;
   uint64_t bytes = 0;
   std::string xxh64;
 };
 
 struct ShardStoreOptions {
-  uint64_t cache_limit = 0;  // cached mode: bytes of shards the folder may hold; 0: no bound
+  // Cached mode: bytes of this dataset's shards the folder may hold, counted for every process that
+  // uses it; 0: no bound. `cache_dir`: the dataset's folder there (space.lock lies in it).
+  uint64_t cache_limit = 0;
+  std::string cache_dir;
   uint32_t prefetch_shards = 8;
   uint32_t downloads = 4;
   CacheModes modes;  // cached mode: of the files it writes
 };
 
 struct ShardStoreCounts {
-  uint64_t fetched = 0;     // shards downloaded (or found published by another process)
-  uint64_t evicted = 0;     // shards dropped to make room, or done with (streaming)
-  uint64_t peak_bytes = 0;  // most shard bytes held (on disk or in memory) at once
+  uint64_t fetched = 0;  // shards downloaded (or found published by another process)
+  uint64_t evicted = 0;  // shards dropped to make room, or done with (streaming)
+  // Most shard bytes held (on disk or in memory) at once; with a cache limit, the most the folder
+  // held, all its processes together, when this one counted.
+  uint64_t peak_bytes = 0;
 };
 
 class RemoteShardStore {
@@ -75,6 +84,7 @@ class RemoteShardStore {
     State state = State::kAbsent;
     std::shared_ptr<const RandomAccessFile> file;  // kOpen
     std::shared_ptr<ShardBuffer> buffer;           // streaming: the bytes `file` reads
+    std::unique_ptr<FileLock> pin, want;           // shared cache: while open, and while wanted
     Status error;                                  // kFailed
     bool planned = false;
     uint64_t first = 0, last = 0;  // of the plan
@@ -83,7 +93,13 @@ class RemoteShardStore {
   void DownloadLoop(HttpClient* http);
   // The next shard to download (a waited-for one first, then the window in plan order); false when
   // there is none, or no room for one. Called under mu_.
-  bool TakeJob(size_t* shard);
+  bool TakeJob(size_t* shard, bool* waited_for);
+  // Shared cache: room for the shard under the folder's limit, then the download; *full when there
+  // is none for now. Called without mu_.
+  Status FetchShared(size_t shard, bool waited_for, const std::vector<uint64_t>& next_use, HttpClient* http, bool* full,
+                     std::unique_ptr<FileLock>* want);
+  // Shared cache: lets other processes evict the shards this one is done with. Called under mu_.
+  void ReleaseDone();
   // Downloads the shard; streaming: into *buffer (reused when it has room).
   Status Fetch(size_t shard, HttpClient* http, std::shared_ptr<ShardBuffer>* buffer,
                std::shared_ptr<const RandomAccessFile>* file);
@@ -99,6 +115,7 @@ class RemoteShardStore {
   const std::vector<RemoteShard> shards_;
   const ShardStoreOptions options_;
   const bool in_memory_;
+  std::unique_ptr<SharedCacheSpace> space_;  // cached mode with a limit
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  // downloaders: a job may be there

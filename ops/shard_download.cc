@@ -108,13 +108,21 @@ Status DownloadToMemory(HttpClient* http, const std::string& url, const std::str
 
 Status FetchIntoCache(Env* env, HttpClient* http, const std::string& url, const std::string& path,
                       const std::string& xxh64, const CacheModes& modes) {
-  // Without a checksum (a shard list) a published name is all there is to go by.
-  const auto usable = [&] { return xxh64.empty() ? env->FileExists(path) : IsCheckedCopy(env, path, xxh64); };
-  if (usable()) return Status::OK();
+  if (IsUsableCopy(env, path, xxh64)) return Status::OK();
   std::unique_ptr<FileLock> lock;
   const Status locked = env->LockFile(path + ".lock", &lock, modes.file());
   if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
-  if (usable()) return Status::OK();  // another process downloaded or checked it meanwhile
+  return FetchIntoCacheLocked(env, http, url, path, xxh64, modes);
+}
+
+bool IsUsableCopy(Env* env, const std::string& path, const std::string& xxh64) {
+  // Without a checksum (a shard list) a published name is all there is to go by.
+  return xxh64.empty() ? env->FileExists(path) : IsCheckedCopy(env, path, xxh64);
+}
+
+Status FetchIntoCacheLocked(Env* env, HttpClient* http, const std::string& url, const std::string& path,
+                            const std::string& xxh64, const CacheModes& modes) {
+  if (IsUsableCopy(env, path, xxh64)) return Status::OK();  // another process downloaded or checked it
   if (!xxh64.empty()) {
     // Found without a valid record (an earlier version's cache, a changed or planted file): hashed
     // once, under the lock, and kept only when it holds the manifest's bytes.

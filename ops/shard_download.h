@@ -34,4 +34,11 @@ Status DownloadToMemory(HttpClient* http, const std::string& url, const std::str
 Status FetchIntoCache(Env* env, HttpClient* http, const std::string& url, const std::string& path,
                       const std::string& xxh64, const CacheModes& modes);
 
+// FetchIntoCache's work for a caller that holds `path`.lock already (SharedCacheSpace::Reserve).
+Status FetchIntoCacheLocked(Env* env, HttpClient* http, const std::string& url, const std::string& path,
+                            const std::string& xxh64, const CacheModes& modes);
+
+// Whether `path` may be served as it is: checked (IsCheckedCopy), or, without a checksum, there.
+bool IsUsableCopy(Env* env, const std::string& path, const std::string& xxh64);
+
 }  // namespace shardpack

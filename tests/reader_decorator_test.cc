@@ -25,7 +25,8 @@ class ReaderDecoratorTest : public testing::DatasetTest, public ::testing::WithP
       const std::string stem = src() + "/c0/img" + std::to_string(i);
       testing::WriteFile(stem + ".png", testing::MakeImage(ImageFormat::kPng, w, h, uint64_t(i)));
       testing::WriteFile(stem + ".txt", "caption " + std::to_string(i));
-      if (i + 1 < kSamples) testing::WriteFile(stem + ".seg.png", testing::EncodeGreyPng(std::string(size_t(w) * h, char(i)), w, h));
+      if (i + 1 < kSamples)
+        testing::WriteFile(stem + ".seg.png", testing::EncodeGreyPng(std::string(size_t(w) * h, char(i)), w, h));
     }
     PackOptions po = QuietOptions();
     po.format = testing::FormatNamed(GetParam());
@@ -42,9 +43,9 @@ class ReaderDecoratorTest : public testing::DatasetTest, public ::testing::WithP
     o.sequential = true;  // streaming needs it; a cache folder does not
     const std::string server = out("server");
     std::unique_ptr<DatasetReader> reader;
-    const Status s = OpenRemoteDatasetReader("http://test/ds", Env::Default(), o, [this, server] {
-      return std::make_unique<testing::FolderHttpClient>(server, &log_, &mu_);
-    }, &reader);
+    const Status s = OpenRemoteDatasetReader(
+        "http://test/ds", Env::Default(), o,
+        [this, server] { return std::make_unique<testing::FolderHttpClient>(server, &log_, &mu_); }, &reader);
     EXPECT_TRUE(s.ok()) << s.ToString();
     return reader;
   }
@@ -104,7 +105,7 @@ TEST_P(ReaderDecoratorTest, TheRemoteReaderAnswersEveryMethodAsTheLocalOne) {
     ASSERT_TRUE(present);
     ASSERT_EQ(pixels, std::string(20 * 14, '\0'));
   }
-  for (const std::string cache : {std::string(), out("cache")}) {
+  for (const std::string& cache : {std::string(), out("cache")}) {
     SCOPED_TRACE(cache.empty() ? "streamed" : "cached");
     std::unique_ptr<DatasetReader> remote = OpenRemote(cache);
     ASSERT_NE(remote, nullptr);

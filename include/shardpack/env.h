@@ -159,6 +159,19 @@ class Env {
     (void)mode;
     return Status::Unsupported("this Env has no file locks (" + path + ")");
   }
+  // Takes a lock on `path` (created with `mode` when missing, never through a link) if no other
+  // holder stands in its way, without waiting: exclusive, or shared with other shared holders.
+  // *acquired says whether it was taken; *lock holds it until destroyed. Locks of one file
+  // conflict between processes and between two openings in one process alike. For the shared
+  // cache's pins (ops/shared_cache_space.h).
+  virtual Status TryLockFile(const std::string& path, bool shared, std::unique_ptr<FileLock>* lock, bool* acquired,
+                             uint32_t mode = 0600) {
+    (void)shared;
+    (void)lock;
+    (void)mode;
+    *acquired = false;
+    return Status::Unsupported("this Env has no file locks (" + path + ")");
+  }
 };
 
 // Writes `contents` to `path` atomically: a temporary file, synced (unless !sync), then renamed

@@ -44,6 +44,10 @@ class ForwardingEnv : public Env {
   Status LockFile(const std::string& p, std::unique_ptr<FileLock>* lock, uint32_t mode) override {
     return base_->LockFile(p, lock, mode);
   }
+  Status TryLockFile(const std::string& p, bool shared, std::unique_ptr<FileLock>* lock, bool* acquired,
+                     uint32_t mode) override {
+    return base_->TryLockFile(p, shared, lock, acquired, mode);
+  }
 
  protected:
   Env* const base_ = Env::Default();

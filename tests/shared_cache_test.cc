@@ -1,0 +1,153 @@
+// One cache folder, one limit, several real processes (fork): RemoteShardStores in 4 processes read
+// all 16 shards, each process from another starting shard (as ranks reading different parts of
+// the dataset at once do),
+// through the HttpClient seam (tests/support/folder_http_client.h). The parent samples the folder
+// every millisecond. The limit is the folder's: the peak stays within it plus one shard per
+// process (the one a reader waits for); without a limit each shard is downloaded once per node.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "ground/checksum.h"
+#include "ops/remote_shard_store.h"
+#include "tests/support/folder_http_client.h"
+#include "tests/support/temp_dir.h"
+
+namespace shardpack {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kShards = 16, kProcesses = 4;
+constexpr uint64_t kShardBytes = 20000;
+
+class SharedCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_.Sub("server"));
+    fs::create_directories(cache());
+    for (int i = 0; i < kShards; ++i) {
+      const std::string name = "shard-" + std::to_string(i) + ".tar";
+      std::string bytes(kShardBytes, char('A' + i));
+      testing::WriteFile(dir_.Sub("server/" + name), bytes);
+      shards_.push_back({"http://test/" + name, cache() + "/" + name, bytes.size(), ChecksumHex(Xxh64(bytes))});
+    }
+  }
+  std::string cache() const { return dir_.Sub("cache"); }
+
+  // One process's reads: every shard, from shard 4k on (wrapping round), each pinned, read whole and checked; its requests
+  // written to log-<k>. Exits 0 when every byte was right.
+  [[noreturn]] void Child(int k, uint64_t limit) {
+    std::mutex mu;
+    std::vector<std::string> log;
+    int bad = 0;
+    {
+      ShardStoreOptions o;
+      o.cache_limit = limit;
+      o.cache_dir = cache();
+      o.downloads = 2;
+      o.prefetch_shards = 4;
+      const std::string server = dir_.Sub("server");
+      RemoteShardStore store(Env::Default(), shards_, o,
+                             [&] { return std::make_unique<testing::FolderHttpClient>(server, &log, &mu); });
+      std::vector<ShardUse> plan;
+      const auto shard_at = [k](int position) { return (position + 4 * k) % kShards; };
+      for (int p = 0; p < kShards; ++p) plan.push_back({uint32_t(shard_at(p)), uint64_t(p), uint64_t(p)});
+      store.Plan(plan);
+      for (int p = 0; p < kShards; ++p) {
+        const int i = shard_at(p);
+        store.Reached(uint64_t(p));
+        std::shared_ptr<const RandomAccessFile> f;
+        std::string bytes(kShardBytes, '\0');
+        Status s = store.Pin(size_t(i), &f);
+        if (s.ok()) s = f->Read(0, bytes.size(), bytes.data());
+        if (s.ok() && bytes != std::string(kShardBytes, char('A' + i))) s = Status::DataLoss("other bytes");
+        if (!s.ok()) {
+          std::fprintf(stderr, "process %d, shard %d: %s\n", k, i, s.ToString().c_str());
+          ++bad;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the reads take a while
+      }
+      store.Reached(kShards);
+    }
+    std::ofstream out(dir_.Sub("log-" + std::to_string(k)));
+    for (const std::string& name : log) out << name << "\n";
+    out.close();
+    std::_Exit(bad == 0 ? 0 : 1);
+  }
+
+  // Runs the processes; returns the peak bytes of shard files (published or being written).
+  uint64_t RunProcesses(uint64_t limit) {
+    std::vector<pid_t> pids;
+    for (int k = 0; k < kProcesses; ++k) {
+      const pid_t pid = ::fork();
+      if (pid == 0) Child(k, limit);
+      pids.push_back(pid);
+    }
+    uint64_t peak = 0;
+    for (size_t done = 0; done < pids.size();) {
+      uint64_t bytes = 0;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(cache(), ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.find(".tar") != std::string::npos && name.find(".lock") == std::string::npos &&
+            name.find(".checked") == std::string::npos && name.find(".pin") == std::string::npos &&
+            name.find(".want") == std::string::npos) {
+          bytes += e.file_size(ec);
+        }
+      }
+      peak = std::max(peak, bytes);
+      int status = 0;
+      for (pid_t& pid : pids) {
+        if (pid > 0 && ::waitpid(pid, &status, WNOHANG) == pid) {
+          EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a process read wrong bytes";
+          pid = 0;
+          ++done;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return peak;
+  }
+
+  std::map<std::string, int> Requests() {
+    std::map<std::string, int> count;
+    for (int k = 0; k < kProcesses; ++k) {
+      std::ifstream in(dir_.Sub("log-" + std::to_string(k)));
+      for (std::string name; std::getline(in, name);) ++count[name];
+    }
+    return count;
+  }
+
+  testing::TempDir dir_;
+  std::vector<RemoteShard> shards_;
+};
+
+TEST_F(SharedCacheTest, TheLimitHoldsForTheFolderNotEachProcess) {
+  const uint64_t limit = kShards * kShardBytes / 4;
+  const uint64_t peak = RunProcesses(limit);
+  EXPECT_LE(peak, limit + kProcesses * kShardBytes) << "peak " << peak << " bytes, limit " << limit;
+  uint64_t left = 0;
+  for (const auto& e : fs::directory_iterator(cache())) {
+    if (e.path().extension() == ".tar") left += e.file_size();
+  }
+  EXPECT_LE(left, limit + kProcesses * kShardBytes);
+  EXPECT_GE(Requests().size(), size_t(kShards));  // every shard came, some more than once
+}
+
+TEST_F(SharedCacheTest, WithoutALimitEachShardIsDownloadedOncePerNode) {
+  RunProcesses(0);
+  const std::map<std::string, int> requests = Requests();
+  ASSERT_EQ(requests.size(), size_t(kShards));
+  for (const auto& [name, n] : requests) EXPECT_EQ(n, 1) << name;
+}
+
+}  // namespace
+}  // namespace shardpack
