@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include "ground/image_decode_rgb.h"
 #include "ground/label_mask.h"
 #include "ground/tsan_annotations.h"
+#include "ground/units.h"
 #include "ops/loader_crop.h"
 #include "ops/worker_threads.h"
 #include "shardpack/dataset_reader.h"
@@ -77,6 +79,7 @@ struct CropChoice {
 struct Loader::Impl {
   LoaderOptions options;
   std::unique_ptr<DatasetReader> reader;
+  std::vector<std::string> warnings;
   EpochSampler sampler;                   // used by the producer thread only
   std::vector<uint64_t> batch_positions;  // the producer's: PlanShardReads' position of each batch
   std::unique_ptr<tbb::task_arena> arena;
@@ -348,6 +351,32 @@ struct Loader::Impl {
   }
 };
 
+namespace {
+
+// A global shuffle reads every shard all epoch long: over a remote dataset larger than the cache's
+// bound, the cache holds only part of what is read at any time, and shards are downloaded again
+// and again (about dataset / limit times an epoch, for a uniform shuffle).
+std::vector<std::string> OpenWarnings(const std::string& dataset, const DatasetReader& reader, const LoaderOptions& o) {
+  std::vector<std::string> warnings;
+  const uint64_t limit = o.remote.cache_limit;
+  if (!reader.wants_read_plan() || limit == 0 || !o.sampler.shuffle || o.sampler.shuffle_buffer > 0) return warnings;
+  uint64_t total = 0;
+  for (const ShardEntry& s : reader.manifest().shards) total += s.bytes;
+  if (total <= limit) return warnings;
+  warnings.push_back("a global shuffle of " + dataset + " reads its " +
+                     std::to_string(reader.manifest().shards.size()) + " shards (" + FormatBytes(total) +
+                     ") all epoch long, but cache_limit holds " + FormatBytes(limit) +
+                     ": shards will be downloaded again and again. Use the streaming shuffle (shuffle_buffer=N, "
+                     "--shuffle-buffer N), which reads each shard once an epoch within the limit, or a cache_limit "
+                     "of at least " +
+                     FormatBytes(total));
+  return warnings;
+}
+
+}  // namespace
+
+const std::vector<std::string>& Loader::warnings() const { return impl_->warnings; }
+
 Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Loader::~Loader() = default;
 
@@ -363,6 +392,7 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
   for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));
+  impl->warnings = OpenWarnings(dataset, *impl->reader, options);
   impl->arena = std::make_unique<tbb::task_arena>(WorkerThreads(options.threads));
   impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;
   impl->slots.resize(size_t(options.prefetch) + 2);

@@ -13,6 +13,7 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
   const auto open_start = Clock::now();
   std::unique_ptr<Loader> loader;
   SHARDPACK_RETURN_IF_ERROR(Loader::Open(dataset, o.loader, &loader));
+  r->warnings = loader->warnings();
   const auto start = Clock::now();
   r->open_seconds = std::chrono::duration<double>(start - open_start).count();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };

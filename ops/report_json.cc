@@ -72,7 +72,8 @@ nlohmann::json BenchResultToJson(const BenchResult& r) {
           {"keeps_up", r.keeps_up},
           {"device", r.device},
           {"copy_seconds", r.copy_seconds},
-          {"copy_busy_share", r.copy_busy_share}};
+          {"copy_busy_share", r.copy_busy_share},
+          {"warnings", r.warnings}};
 }
 
 nlohmann::json DoctorReportToJson(const DoctorReport& r) {

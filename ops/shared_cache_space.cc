@@ -6,7 +6,12 @@ namespace shardpack {
 
 SharedCacheSpace::SharedCacheSpace(Env* env, std::string dir, std::vector<std::string> paths,
                                    std::vector<uint64_t> sizes, uint64_t limit, CacheModes modes)
-    : env_(env), dir_(std::move(dir)), paths_(std::move(paths)), sizes_(std::move(sizes)), limit_(limit), modes_(modes) {}
+    : env_(env),
+      dir_(std::move(dir)),
+      paths_(std::move(paths)),
+      sizes_(std::move(sizes)),
+      limit_(limit),
+      modes_(modes) {}
 
 Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uint64_t>& next_use,
                                  std::unique_ptr<FileLock>* fetch_lock, Room* room, uint32_t* evicted_count,
@@ -102,10 +107,9 @@ Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next
     if (!unpinned) continue;
     SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(paths_[i] + ".want", false, &want, &unwanted, modes_.file()));
     const bool wanted = !unwanted;
-    const bool better =
-        victim == paths_.size() || (victim_wanted && !wanted) ||
-        (victim_wanted == wanted &&
-         (next(i) > next(victim) || (next(i) == next(victim) && st.mtime_ns < victim_mtime)));
+    const bool better = victim == paths_.size() || (victim_wanted && !wanted) ||
+                        (victim_wanted == wanted &&
+                         (next(i) > next(victim) || (next(i) == next(victim) && st.mtime_ns < victim_mtime)));
     if (better) {
       victim = i, victim_wanted = wanted, victim_mtime = st.mtime_ns;
     }

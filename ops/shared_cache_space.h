@@ -44,8 +44,8 @@ class SharedCacheSpace {
   // value when never again), so that among equals the one it needs latest goes first; may be empty.
   // *evicted: how many shards this call removed; *used: the bytes the folder then holds, the new
   // shard's included when kTaken.
-  Status Reserve(size_t shard, bool force, const std::vector<uint64_t>& next_use,
-                 std::unique_ptr<FileLock>* fetch_lock, Room* room, uint32_t* evicted, uint64_t* used);
+  Status Reserve(size_t shard, bool force, const std::vector<uint64_t>& next_use, std::unique_ptr<FileLock>* fetch_lock,
+                 Room* room, uint32_t* evicted, uint64_t* used);
 
   // A shared lock on the shard's pin or want file; *held false when an evictor holds it now
   // (pin: the shard is being removed).

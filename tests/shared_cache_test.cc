@@ -42,8 +42,8 @@ class SharedCacheTest : public ::testing::Test {
   }
   std::string cache() const { return dir_.Sub("cache"); }
 
-  // One process's reads: every shard, from shard 4k on (wrapping round), each pinned, read whole and checked; its requests
-  // written to log-<k>. Exits 0 when every byte was right.
+  // One process's reads: every shard, from shard 4k on (wrapping round), each pinned, read whole and checked; its
+  // requests written to log-<k>. Exits 0 when every byte was right.
   [[noreturn]] void Child(int k, uint64_t limit) {
     std::mutex mu;
     std::vector<std::string> log;

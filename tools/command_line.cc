@@ -378,6 +378,7 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
   Status s = cache_limit.empty() ? Status::OK() : ParseByteSize(cache_limit, &o.loader.remote.cache_limit);
   if (s.ok()) s = RunDeviceBench(dataset, o, device, dtype, &r);
   if (!s.ok()) return Fail("bench", s);
+  for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (json) {
     std::cout << BenchResultToJson(r).dump(2) << "\n";
     return 0;

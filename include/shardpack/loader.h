@@ -131,6 +131,10 @@ class Loader {
   std::vector<const uint8_t*> buffers() const;
   size_t batch_bytes() const;
   LoaderStats stats() const;
+  // What the loader found, when it opened, to work badly with these options, each a sentence with
+  // the numbers and the way out (a global shuffle over a remote dataset larger than cache_limit,
+  // which downloads shards again and again). Callers show them: the library never prints.
+  const std::vector<std::string>& warnings() const;
 
  private:
   struct Impl;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "shardpack/loader.h"
 
@@ -28,11 +29,12 @@ struct BenchResult {
   double read_seconds = 0;    // summed over threads
   double decode_seconds = 0;  // decode + transform, summed over threads
   double consumer_wait_seconds = 0;
-  double consumer_wait_share = 0;  // of the run's wall time: the share the consumer starved
-  bool keeps_up = true;            // with consumer_rate: the consumer waited under 5% of the time
-  std::string device = "cpu";      // "cuda": images/s delivered into GPU memory (lib/cuda/cuda_bench.cc)
-  double copy_seconds = 0;         // cuda: GPU time of the host-to-device copies and normalisation
-  double copy_busy_share = 0;      // cuda: of the wall time; the rest the copy engine waited
+  double consumer_wait_share = 0;     // of the run's wall time: the share the consumer starved
+  bool keeps_up = true;               // with consumer_rate: the consumer waited under 5% of the time
+  std::string device = "cpu";         // "cuda": images/s delivered into GPU memory (lib/cuda/cuda_bench.cc)
+  double copy_seconds = 0;            // cuda: GPU time of the host-to-device copies and normalisation
+  double copy_busy_share = 0;         // cuda: of the wall time; the rest the copy engine waited
+  std::vector<std::string> warnings;  // Loader::warnings()
 };
 
 Status RunLoaderBench(const std::string& dataset, const BenchOptions& options, BenchResult* result);

@@ -124,6 +124,8 @@ class Loader:
         elif device == "cpu":
             self._impl = _shardpack.Loader(str(path), **common, allocate=allocate, fields=list(self._fields),
                                            require_fields=bool(require_fields), mask=self._mask or "")
+            for message in self._impl.warnings():
+                warnings.warn(message, stacklevel=2)
         else:
             raise ValueError(f"device must be 'cpu' or 'cuda[:N]', not {device!r}")
         self._epoch = 0

@@ -132,6 +132,7 @@ class PyLoader {
   }
 
   uint64_t batches_per_epoch() const { return loader_->batches_per_epoch(); }
+  std::vector<std::string> warnings() const { return loader_->warnings(); }
   uint64_t samples_consumed(uint64_t rank_batches_done) const { return loader_->SamplesConsumed(rank_batches_done); }
 
   void StartEpoch(uint64_t epoch, uint64_t first_batch, uint64_t samples_done) {
@@ -530,6 +531,7 @@ PYBIND11_MODULE(_shardpack, m) {
            py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("allocate"), py::arg("remote") = py::dict(),
            py::arg("fields") = std::vector<std::string>(), py::arg("require_fields") = false, py::arg("mask") = "")
       .def("batches_per_epoch", &PyLoader::batches_per_epoch)
+      .def("warnings", &PyLoader::warnings)
       .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("samples_done") = 0)
       .def("samples_consumed", &PyLoader::samples_consumed, py::arg("rank_batches_done"))

@@ -194,6 +194,22 @@ try:
           "local cache folder: set SHARDPACK_CACHE=DIR (or the loader's cache_dir; cache_limit bounds it), or stream "
           "it without one with the streaming shuffle (shuffle_buffer=N) or without shuffling\n",
           f"a global shuffle without a cache: {r.stderr!r}")
+    # A global shuffle over more than the cache's bound downloads shards again and again: the loader
+    # says so when it opens, with the numbers and the ways out.
+    r = run([shardpack, "bench", f"{base}/many", "--epochs", "1", "--threads", "1", "--batch", "2", "--crop", "16",
+             "--cache-limit", str(cache_limit)], dict(env, SHARDPACK_CACHE=os.path.join(work, "warned-cache")))
+
+    def human(n):  # FormatBytes, computed here by hand
+        units, v, u = ["B", "KB", "MB", "GB"], float(n), 0
+        while v >= 1000:
+            v, u = v / 1000, u + 1
+        return f"{n} B" if u == 0 else f"{v:.1f} {units[u]}"
+    total = sum(shard_bytes.values())
+    check(r.returncode == 0 and r.stderr == f"warning: a global shuffle of {base}/many reads its 7 shards "
+          f"({human(total)}) all epoch long, but cache_limit holds {human(cache_limit)}: shards will be downloaded "
+          "again and again. Use the streaming shuffle (shuffle_buffer=N, --shuffle-buffer N), which reads each shard "
+          f"once an epoch within the limit, or a cache_limit of at least {human(total)}\n",
+          f"a global shuffle over more than the cache limit: {r.returncode} {r.stderr!r}")
     r = run([dump_batches, f"{base}/lmdb", os.path.join(work, "lmdb-stream"), "2", "5", "16", "0", "0", "0", "1"],
             dict(no_cache, DUMP_SHUFFLE_BUFFER="3"))
     check(r.returncode == 1 and r.stderr == f"dump_batches: invalid argument: reading {base}/lmdb needs a local "
