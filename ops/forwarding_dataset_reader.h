@@ -33,6 +33,9 @@ class ForwardingDatasetReader : public DatasetReader {
   void PlanReads(std::vector<ShardUse> uses) override { reader_->PlanReads(std::move(uses)); }
   void ReachedPosition(uint64_t position) override { reader_->ReachedPosition(position); }
 
+ protected:
+  const DatasetReader& inner() const { return *reader_; }
+
  private:
   // Declared first, so destroyed last.
   const std::shared_ptr<void> owner_;

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <opencv2/imgproc.hpp>
 #include <random>
@@ -25,6 +26,7 @@
 #include "ground/label_mask.h"
 #include "ground/tsan_annotations.h"
 #include "ground/units.h"
+#include "ops/buffered_sample_reader.h"
 #include "ops/loader_crop.h"
 #include "ops/worker_threads.h"
 #include "shardpack/dataset_reader.h"
@@ -79,6 +81,16 @@ struct CropChoice {
 struct Loader::Impl {
   LoaderOptions options;
   std::unique_ptr<DatasetReader> reader;
+  // The streaming shuffle over shards that arrive over a network: `reader` itself, which keeps the
+  // samples that wait in the shuffle buffer once the stream has left their shard (drains: those to
+  // keep when batch first_batch + i starts), so that the shard can go. Null otherwise.
+  BufferedSampleReader* buffered = nullptr;
+  struct Drain {
+    size_t shard = 0;
+    uint64_t position = 0;  // of its first read in the plan
+    std::vector<uint64_t> indices;
+  };
+  std::vector<std::vector<Drain>> drains;
   std::vector<std::string> warnings;
   EpochSampler sampler;                   // used by the producer thread only
   std::vector<uint64_t> batch_positions;  // the producer's: PlanShardReads' position of each batch
@@ -286,23 +298,51 @@ struct Loader::Impl {
   // downloads ahead in that order. Keeps where each batch starts, for ReachedPosition.
   void PlanShardReads(uint64_t epoch, uint64_t first_batch) {
     batch_positions.clear();
+    drains.clear();
+    if (buffered != nullptr) buffered->Clear();
     if (!reader->wants_read_plan()) return;
     const std::vector<ShardEntry>& shards = reader->manifest().shards;
     std::vector<uint64_t> ends;  // the end of each shard in dataset order
     for (const ShardEntry& shard : shards) ends.push_back((ends.empty() ? 0 : ends.back()) + shard.samples);
+    const auto shard_of = [&](uint64_t index) {
+      return size_t(std::upper_bound(ends.begin(), ends.end(), index) - ends.begin());
+    };
+    const uint64_t batches = sampler.worker_batches() > first_batch ? sampler.worker_batches() - first_batch : 0;
+    // Which samples are read from their shard, and which kept when the stream leaves their shard:
+    // each shard's kept samples are read together, just before the batch that first finds the
+    // stream past it, shards in the stream's order, each at positions of its own, so that a shard
+    // can go as soon as its samples are kept.
+    const std::vector<uint64_t> drain_at = DrainBatches(epoch, first_batch);
+    std::vector<std::vector<uint64_t>> kept(shards.size());
+    std::vector<uint64_t> indices;
+    for (uint64_t b = first_batch; b < sampler.worker_batches() && !drain_at.empty(); ++b) {
+      sampler.Batch(epoch, b, &indices);
+      for (const uint64_t index : indices) {
+        const size_t shard = shard_of(index);
+        if (shard < shards.size() && b >= drain_at[shard]) kept[shard].push_back(index);
+      }
+    }
+    drains.assign(batches, {});
+    for (const size_t shard : DrainOrder(epoch, drain_at)) {
+      if (!kept[shard].empty()) drains[drain_at[shard] - first_batch].push_back({shard, 0, std::move(kept[shard])});
+    }
     std::vector<ShardUse> uses(shards.size());
     std::vector<bool> used(shards.size(), false);
-    std::vector<uint64_t> indices;
+    const auto use = [&](size_t shard, uint64_t position) {
+      if (!used[shard]) used[shard] = true, uses[shard].first = position;
+      uses[shard].last = position;
+    };
     uint64_t position = 0;
     for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
+      for (Drain& d : drains[b - first_batch]) {
+        d.position = position;
+        for (size_t i = 0; i < d.indices.size(); ++i) use(d.shard, position++);
+      }
       batch_positions.push_back(position);
       sampler.Batch(epoch, b, &indices);
       for (const uint64_t index : indices) {
-        const size_t shard = size_t(std::upper_bound(ends.begin(), ends.end(), index) - ends.begin());
-        if (shard < shards.size()) {
-          if (!used[shard]) used[shard] = true, uses[shard].first = position;
-          uses[shard].last = position;
-        }
+        const size_t shard = shard_of(index);
+        if (shard < shards.size() && (drain_at.empty() || b < drain_at[shard])) use(shard, position);
         ++position;
       }
     }
@@ -312,6 +352,48 @@ struct Loader::Impl {
     }
     std::sort(plan.begin(), plan.end(), [](const ShardUse& a, const ShardUse& b) { return a.first < b.first; });
     reader->PlanReads(std::move(plan));
+  }
+
+  // The shards in the order the epoch's stream reads them, those with a drain batch only.
+  std::vector<size_t> DrainOrder(uint64_t epoch, const std::vector<uint64_t>& drain_at) const {
+    std::vector<size_t> order;
+    if (drain_at.empty()) return order;
+    for (const uint64_t s : sampler.ShardOrder(epoch)) {
+      if (s < drain_at.size() && drain_at[s] != std::numeric_limits<uint64_t>::max()) order.push_back(size_t(s));
+    }
+    return order;
+  }
+
+  // With `buffered`: for each shard, the first of this worker's batches from first_batch on that
+  // starts where the stream has left the shard (EpochSampler::ShardsPassed), or a batch past the
+  // last when none does. Empty without `buffered`.
+  std::vector<uint64_t> DrainBatches(uint64_t epoch, uint64_t first_batch) const {
+    if (buffered == nullptr) return {};
+    const std::vector<uint64_t> passed = sampler.ShardsPassed(epoch);
+    if (passed.empty()) return {};
+    std::vector<size_t> by_passed(passed.size());
+    for (size_t i = 0; i < by_passed.size(); ++i) by_passed[i] = i;
+    std::sort(by_passed.begin(), by_passed.end(), [&](size_t a, size_t b) { return passed[a] < passed[b]; });
+    std::vector<uint64_t> drain_at(passed.size(), std::numeric_limits<uint64_t>::max());
+    size_t next = 0;
+    for (uint64_t b = first_batch; b < sampler.worker_batches() && next < by_passed.size(); ++b) {
+      uint64_t begin = 0, end = 0;
+      sampler.BatchRange(b, &begin, &end);
+      for (; next < by_passed.size() && passed[by_passed[next]] <= begin; ++next) drain_at[by_passed[next]] = b;
+    }
+    return drain_at;
+  }
+
+  // Keeps the samples batch b is the first to find waiting in the buffer for a shard the stream has
+  // left (PlanShardReads): shard by shard, each read in parallel, each telling the reader where the
+  // reads have got, so that the shard before can go.
+  void KeepWaitingSamples(uint64_t b, uint64_t first_batch) {
+    if (buffered == nullptr || b - first_batch >= drains.size()) return;
+    for (const Drain& d : drains[b - first_batch]) {
+      reader->ReachedPosition(d.position);
+      arena->execute(
+          [&] { tbb::parallel_for(size_t(0), d.indices.size(), [&](size_t i) { buffered->Keep(d.indices[i]); }); });
+    }
   }
 
   void Produce(uint64_t epoch, uint64_t first_batch) {
@@ -329,8 +411,12 @@ struct Loader::Impl {
         free.pop_front();
       }
       const auto t0 = Clock::now();
+      KeepWaitingSamples(b, first_batch);
       if (!batch_positions.empty()) reader->ReachedPosition(batch_positions[b - first_batch]);
       Status s = FillBatch(epoch, b, &slots[slot]);
+      if (buffered != nullptr) {
+        for (const uint64_t index : slots[slot].batch.indices) buffered->Forget(index);
+      }
       {
         std::lock_guard<std::mutex> lock(mu);
         produce_seconds += Since(t0);
@@ -381,18 +467,32 @@ Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Loader::~Loader() = default;
 
 Status Loader::Open(const std::string& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* loader) {
+  RemoteOptions remote = options.remote;
+  // Reads that go through the shards front to back can stream them without a cache folder.
+  remote.sequential = !options.sampler.shuffle || options.sampler.shuffle_buffer > 0;
+  std::unique_ptr<DatasetReader> reader;
+  SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &reader, remote));
+  return Open(dataset, std::move(reader), options, loader);
+}
+
+Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
+                    std::unique_ptr<Loader>* loader) {
   if (options.height == 0 || options.width == 0)
     return Status::InvalidArgument("image height and width must be above zero");
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  RemoteOptions remote = options.remote;
-  // Reads that go through the shards front to back can stream them without a cache folder.
-  remote.sequential = !options.sampler.shuffle || options.sampler.shuffle_buffer > 0;
-  SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &impl->reader, remote));
+  impl->reader = std::move(reader);
+  if (impl->reader->wants_read_plan() && options.sampler.shuffle && options.sampler.shuffle_buffer > 0) {
+    // The streaming shuffle over a network: samples that wait in the buffer are kept apart from
+    // their shards, so that memory follows the buffer's bytes, not the shards'.
+    auto buffered = std::make_unique<BufferedSampleReader>(std::move(impl->reader), options.fields, options.mask);
+    impl->buffered = buffered.get();
+    impl->reader = std::move(buffered);
+  }
   std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
   for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));
-  impl->warnings = OpenWarnings(dataset, *impl->reader, options);
+  impl->warnings = OpenWarnings(name, *impl->reader, options);
   impl->arena = std::make_unique<tbb::task_arena>(WorkerThreads(options.threads));
   impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;
   impl->slots.resize(size_t(options.prefetch) + 2);

@@ -10,6 +10,8 @@
 namespace shardpack {
 namespace {
 
+constexpr uint64_t kStreamPrefetchBytes = uint64_t(1) << 30;
+
 // A format's reader over a RemoteDatasetEnv, which passes the reader's plan to the store.
 class RemoteDatasetReader final : public ForwardingDatasetReader {
  public:
@@ -98,6 +100,14 @@ Status OpenRemoteDatasetReader(const std::string& location, Env* env, const Remo
   store_options.cache_dir = dir;
   store_options.downloads = std::max<uint32_t>(1, options.downloads);
   store_options.prefetch_shards = options.prefetch_shards > 0 ? options.prefetch_shards : 2 * store_options.downloads;
+  if (streaming && options.prefetch_shards == 0) {
+    // Streamed shards are memory: by default the window ahead holds at most kStreamPrefetchBytes of
+    // them (at least one shard), so that large shards do not fill the node.
+    uint64_t largest = 1;
+    for (const ShardEntry& s : remote.manifest.shards) largest = std::max(largest, s.bytes);
+    const uint64_t fit = std::max<uint64_t>(1, kStreamPrefetchBytes / largest);
+    store_options.prefetch_shards = uint32_t(std::min<uint64_t>(store_options.prefetch_shards, fit));
+  }
   auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files));
   std::unique_ptr<DatasetReader> format_reader;

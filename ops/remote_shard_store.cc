@@ -263,8 +263,10 @@ bool RemoteShardStore::MakeRoom(uint64_t bytes) {
 void RemoteShardStore::Evict(size_t shard) {
   Slot& s = slots_[shard];
   s.file.reset();
-  // The file was the buffer's only other owner (Evict takes no held shard): it can be reused.
-  constexpr size_t kMaxSpareBuffers = 4;
+  // The file was the buffer's only other owner (Evict takes no held shard): it can be reused. One
+  // spare at most: a spare's pages stay the process's, a shard's size each (docs/remote.md counts
+  // it in streaming mode's memory).
+  constexpr size_t kMaxSpareBuffers = 1;
   if (s.buffer != nullptr && s.buffer.use_count() == 1 && spare_buffers_.size() < kMaxSpareBuffers) {
     spare_buffers_.push_back(std::move(s.buffer));
   }

@@ -147,20 +147,14 @@ std::vector<uint64_t> EpochSampler::Permutation(uint64_t epoch) const {
   return order;
 }
 
-void EpochSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices) {
+void EpochSampler::BatchRange(uint64_t b, uint64_t* begin, uint64_t* end) const {
   const SamplerOptions& o = options_;
   const uint64_t rank_batch = b * o.num_workers + o.worker;  // this batch's number within the rank
-  if (cached_order_.size() != size_ || cached_epoch_ != epoch) {
-    cached_order_ = Permutation(epoch);
-    cached_epoch_ = epoch;
-  }
-  const std::vector<uint64_t>& order = cached_order_;
   const uint64_t full_rounds = rank_batches_ - tail_rounds_;
-  uint64_t begin, end;
   if (rank_batch < full_rounds) {
     const uint64_t g = rank_batch * o.world_size + o.rank;
-    begin = g * o.batch_size;
-    end = begin + o.batch_size;
+    *begin = g * o.batch_size;
+    *end = *begin + o.batch_size;
   } else {
     // The tail rounds: the samples left after the full rounds, shared evenly by their batches.
     const uint64_t start = full_rounds * o.world_size * o.batch_size;
@@ -168,12 +162,38 @@ void EpochSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indi
     const uint64_t slot = (rank_batch - full_rounds) * o.world_size + o.rank;
     const uint64_t rest = size_ - start_ - start;
     const uint64_t base = rest / slots, extra = rest % slots;
-    begin = start + slot * base + std::min<uint64_t>(slot, extra);
-    end = begin + base + (slot < extra ? 1 : 0);
+    *begin = start + slot * base + std::min<uint64_t>(slot, extra);
+    *end = *begin + base + (slot < extra ? 1 : 0);
   }
-  begin += start_;  // SetEpochStart: the batches come from the rest of the order
-  end += start_;
-  indices->assign(order.begin() + static_cast<std::ptrdiff_t>(begin), order.begin() + static_cast<std::ptrdiff_t>(end));
+  *begin += start_;  // SetEpochStart: the batches come from the rest of the order
+  *end += start_;
+}
+
+void EpochSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices) {
+  if (cached_order_.size() != size_ || cached_epoch_ != epoch) {
+    cached_order_ = Permutation(epoch);
+    cached_epoch_ = epoch;
+  }
+  uint64_t begin = 0, end = 0;
+  BatchRange(b, &begin, &end);
+  indices->assign(cached_order_.begin() + static_cast<std::ptrdiff_t>(begin),
+                  cached_order_.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+std::vector<uint64_t> EpochSampler::ShardsPassed(uint64_t epoch) const {
+  std::vector<uint64_t> passed;
+  if (!options_.shuffle || options_.shuffle_buffer == 0) return passed;
+  // Permutation's stream: output p is drawn just before stream sample K + p enters the buffer, so
+  // when output p is drawn the first K + p stream samples have entered. A shard whose stream range
+  // ends at e has entered whole from output e - K on (from the start when e <= K).
+  const uint64_t k = options_.shuffle_buffer;
+  passed.assign(shard_sizes_.size(), 0);
+  uint64_t stream_end = 0;
+  for (const uint64_t s : ShardOrder(epoch)) {
+    stream_end += shard_sizes_[s];
+    passed[s] = stream_end > k ? stream_end - k : 0;
+  }
+  return passed;
 }
 
 }  // namespace shardpack

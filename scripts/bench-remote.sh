@@ -30,35 +30,10 @@ $bin/shardpack pack "$src" "$work/remote-wds" --shuffle --shard-size 32MB --quie
 $bin/shardpack pack "$src" "$work/remote-raw" --format raw --resize 256 --crop 224 --shard-size 32MB --quiet \
   --no-sync >/dev/null
 
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-nginx_dir=$(mktemp -d /tmp/shardpack-nginx.XXXXXX)
-chmod 755 "$nginx_dir" "$work"
-cat >"$nginx_dir/nginx.conf" <<CONF
-daemon off;
-worker_processes 2;
-pid $nginx_dir/nginx.pid;
-error_log $nginx_dir/error.log;
-$( ((EUID == 0)) && echo "user root;")
-events { worker_connections 256; }
-http {
-  access_log off;
-  sendfile on;
-  client_body_temp_path $nginx_dir/body;
-  proxy_temp_path $nginx_dir/proxy;
-  fastcgi_temp_path $nginx_dir/fastcgi;
-  uwsgi_temp_path $nginx_dir/uwsgi;
-  scgi_temp_path $nginx_dir/scgi;
-  server { listen 127.0.0.1:$port; root $work; }
-}
-CONF
-/usr/sbin/nginx -c "$nginx_dir/nginx.conf" -p "$nginx_dir" &
-nginx_pid=$!
-trap 'kill $nginx_pid 2>/dev/null; wait $nginx_pid 2>/dev/null; rm -rf "$nginx_dir" "$work/remote-cache"' EXIT
-for _ in $(seq 100); do  # bounded: 10 s for nginx to listen
-  /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.1)" 2>/dev/null && break
-  sleep 0.1
-done
-url=http://127.0.0.1:$port
+# shellcheck source=scripts/nginx-serve.sh
+source scripts/nginx-serve.sh
+trap 'stop_nginx; rm -rf "$work/remote-cache"' EXIT
+start_nginx "$work"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # `shardpack bench` under scripts/peak_memory.py: prints "<rate including the open> <peak memory in
 # KB>", the rate being images/s or bytes/s (FIELD images or bytes). CACHE: the cache folder, or - for

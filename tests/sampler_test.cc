@@ -127,6 +127,54 @@ TEST_F(StreamingShuffle, IsAPermutationThatReadsAheadAtMostTheBuffer) {
   }
 }
 
+// ShardsPassed: for each shard, the first output position at which its last sample has entered the
+// buffer (the test above shows output p drawn from the first p + 64 stream samples, all of them
+// used), by the stream positions counted here; at the position before it, it had not.
+TEST_F(StreamingShuffle, ShardsPassedIsWhereTheStreamHasTakenAShardWhole) {
+  for (uint64_t epoch : {0, 3}) {
+    const std::vector<uint64_t> passed = sampler_.ShardsPassed(epoch), position = StreamPositions(epoch);
+    ASSERT_EQ(passed.size(), 20u);
+    for (uint64_t shard = 0; shard < 20; ++shard) {
+      const uint64_t last = position[shard * 50 + 49];  // entered before output p when last < p + 64
+      uint64_t p = 0;
+      while (!(last < p + 64)) ++p;
+      EXPECT_EQ(passed[shard], p) << "shard " << shard;
+    }
+    // Every sample of a shard taken at or after that position was in the buffer then.
+    const std::vector<uint64_t> order = sampler_.Permutation(epoch);
+    for (uint64_t q = 0; q < order.size(); ++q) {
+      const uint64_t shard = order[q] / 50;
+      if (q >= passed[shard]) EXPECT_LT(position[shard * 50 + 49], q + 64);
+    }
+  }
+  SamplerOptions global = o_;
+  global.shuffle_buffer = 0;
+  EpochSampler g;
+  ASSERT_TRUE(EpochSampler::Create(1000, global, &g, sizes_).ok());
+  EXPECT_TRUE(g.ShardsPassed(0).empty());
+}
+
+// BatchRange: the span of the epoch's order each batch takes, as Batch gives it.
+TEST(EpochSampler, BatchRangeIsTheSpanOfTheOrderABatchTakes) {
+  SamplerOptions o;
+  o.batch_size = 7, o.world_size = 3, o.rank = 2, o.num_workers = 2, o.worker = 1, o.seed = 4;
+  EpochSampler s;
+  ASSERT_TRUE(EpochSampler::Create(200, o, &s).ok());
+  ASSERT_TRUE(s.SetEpochStart(11).ok());
+  const std::vector<uint64_t> order = s.Permutation(1);
+  uint64_t previous_end = 0;
+  for (uint64_t b = 0; b < s.worker_batches(); ++b) {
+    uint64_t begin = 0, end = 0;
+    s.BatchRange(b, &begin, &end);
+    std::vector<uint64_t> batch;
+    s.Batch(1, b, &batch);
+    EXPECT_EQ(batch, std::vector<uint64_t>(order.begin() + long(begin), order.begin() + long(end)));
+    EXPECT_GE(begin, previous_end);
+    EXPECT_GE(begin, 11u);
+    previous_end = end;
+  }
+}
+
 // An unshuffled stream fails each of these: shard order, neighbours, and the spread of each window.
 TEST_F(StreamingShuffle, MixesShardOrderAndSamples) {
   const std::vector<uint64_t> shards0 = sampler_.ShardOrder(0), shards1 = sampler_.ShardOrder(1);

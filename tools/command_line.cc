@@ -559,7 +559,8 @@ int RunCommandLine(int argc, char** argv) {
                     "A dataset URL: bytes the cache may hold (e.g. 20G; default: no bound)");
   bench
       ->add_option("--prefetch-shards", bo.loader.remote.prefetch_shards,
-                   "A dataset URL: shards downloaded ahead in the epoch's order (0: twice --downloads)")
+                   "A dataset URL: shards downloaded ahead in the epoch's order (0: twice --downloads; streamed "
+                   "without a cache, no more than fit in 1 GiB)")
       ->capture_default_str();
   bench->add_option("--downloads", bo.loader.remote.downloads, "A dataset URL: downloads at once")
       ->check(CLI::Range(1, 256))

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/dataset_reader.h"
 #include "shardpack/env.h"
 #include "shardpack/remote_options.h"
 #include "shardpack/sampler.h"
@@ -103,6 +104,10 @@ struct LoaderStats {
 class Loader {
  public:
   static Status Open(const std::string& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* loader);
+  // Over a reader the caller opened (`name` names it in messages). A remote reader for the
+  // streaming shuffle or no shuffle must have been opened with RemoteOptions::sequential.
+  static Status Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
+                     std::unique_ptr<Loader>* loader);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;

@@ -16,7 +16,7 @@ struct RemoteOptions {
   // a global shuffle download shards again; the streaming shuffle reads each shard once an epoch.
   uint64_t cache_limit = 0;
   // Shards downloaded ahead of the one being read, in the epoch's order of first use; 0: twice
-  // `downloads`.
+  // `downloads`, and when streaming (shards in memory) no more than fit in 1 GiB (at least one).
   uint32_t prefetch_shards = 0;
   uint32_t downloads = 4;  // downloads at once
   // Set by readers that go through the shards front to back (the streaming shuffle, no shuffle):

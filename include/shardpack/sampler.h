@@ -78,6 +78,15 @@ class EpochSampler {
   // Precondition: b < worker_batches(). The epoch's permutation is computed once and kept, so
   // walking an epoch costs O(N) in all. Not thread-safe.
   void Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices);
+  // The positions in the epoch's order that this worker's batch `b` takes: [*begin, *end), counted
+  // from the order's start (SetEpochStart's samples included). Increasing with b.
+  void BatchRange(uint64_t b, uint64_t* begin, uint64_t* end) const;
+  // Streaming shuffle: for each shard (in dataset order), the position in the epoch's order from
+  // which on every sample of it has entered the buffer: a sample of the shard taken there or later
+  // has waited in the buffer while the stream moved on to later shards. Empty without the
+  // streaming shuffle (a global shuffle reads every shard all epoch; no shuffle reads each shard
+  // front to back, and is done with it when it moves on).
+  std::vector<uint64_t> ShardsPassed(uint64_t epoch) const;
   // The permutation of epoch `epoch` (identity without shuffle).
   std::vector<uint64_t> Permutation(uint64_t epoch) const;
   // Streaming shuffle: the order in which epoch `epoch` reads the shards.

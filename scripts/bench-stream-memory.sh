@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Streaming memory: a dataset streamed over HTTP without a cache folder, under the streaming
+# shuffle, holds the shards being read and prefetched plus the shuffle buffer's samples, whatever
+# the dataset's size (docs/remote.md, "Memory of streaming mode"). nginx on 127.0.0.1 serves
+# WebDataset shards packed from a tree of 400 JPEGs of about 300 KB (scripts/bench-tree.sh)
+# repeated by hard links: shards of 256 MB read with a buffer of 100 samples, and of 32 MB with
+# 1,000, each at two dataset sizes 4x apart. For each: the peak memory (RSS plus in-memory files:
+# scripts/peak_memory.py) of one epoch of `shardpack bench URL --shuffle-buffer K`, of the same
+# read of the local folder (the loader's own memory), and the documented bound
+#   local peak + (3 + prefetch_shards + 1) x largest shard + K x largest sample.
+#
+#   scripts/bench-stream-memory.sh [--work DIR] [--bin DIR] [--quick]
+# --quick: the 32 MB case only, at 600 MB and 2.4 GB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=build/bench bin=build/release quick=0
+while (($#)); do
+  case $1 in
+    --work) work=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) echo "usage: $0 [--work DIR] [--bin DIR] [--quick]" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$work"
+work=$(realpath "$work")
+base=$work/stream-base-400
+scripts/bench-tree.sh "$bin" "$base" --classes 10 --images 400 --scale 2 --png-every 0
+serve=$work/stream-serve
+mkdir -p "$serve"
+
+# The tree repeated N times (hard links: no more disk), packed into shards of SIZE; once.
+dataset() {
+  local copies=$1 size=$2 name=$serve/ds-$1x-$2
+  if [[ ! -f $name/manifest.json ]]; then
+    local tree=$work/stream-tree-$copies
+    if [[ ! -f $tree/.complete ]]; then
+      rm -rf "$tree"
+      for ((c = 0; c < copies; c++)); do
+        for d in "$base"/*/; do
+          mkdir -p "$tree/$(basename "$d")"
+          for f in "$d"*; do ln "$f" "$tree/$(basename "$d")/$c-$(basename "$f")"; done
+        done
+      done
+      touch "$tree/.complete"
+    fi
+    rm -rf "$name"
+    "$bin/shardpack" pack "$tree" "$name" --shard-size "$size" --quiet --no-sync >/dev/null
+  fi
+  echo "$name"
+}
+
+# shellcheck source=scripts/nginx-serve.sh
+source scripts/nginx-serve.sh
+trap stop_nginx EXIT
+start_nginx "$serve"
+
+# Peak memory in KB of one epoch of `shardpack bench SOURCE --shuffle-buffer K`, without a cache.
+peak() {
+  local source=$1 k=$2
+  env -u SHARDPACK_CACHE scripts/peak_memory.py -o "$nginx_dir/peak" "$bin/shardpack" bench "$source" --epochs 1 \
+    --crop 64 --batch 64 --threads 2 --shuffle-buffer "$k" --json >/dev/null
+  cat "$nginx_dir/peak"
+}
+
+cases=("5 32MB 1000" "20 32MB 1000")
+((quick)) || cases+=("20 256MB 100" "80 256MB 100")
+printf '%-26s %8s %7s %10s %10s %10s %s\n' dataset shards buffer "local MB" "streamed MB" "bound MB" within
+for c in "${cases[@]}"; do
+  read -r copies size k <<<"$c"
+  ds=$(dataset "$copies" "$size")
+  read -r shards largest sample bytes < <(/usr/bin/python3 - "$ds" <<'PY'
+import json, os, sys, tarfile
+ds = sys.argv[1]
+m = json.load(open(os.path.join(ds, "manifest.json")))
+shards = m["shardlist"]  # the manifest's shard list (docs/formats/manifest.md)
+largest = max(s["filesize"] for s in shards)
+sample = 0
+with tarfile.open(os.path.join(ds, shards[0]["url"])) as t:
+    sizes = {}
+    for member in t:
+        stem = member.name.split(".")[0]
+        sizes[stem] = sizes.get(stem, 0) + member.size + 512
+    sample = max(sizes.values())
+# Every copy of the tree holds the same images: the first shard's largest sample is the largest.
+print(len(shards), largest, sample, sum(s["filesize"] for s in shards))
+PY
+)
+  # The prefetch window the reader takes by default when streaming: twice 4 downloads, within 1 GiB.
+  prefetch=$(( (1 << 30) / largest )); ((prefetch < 1)) && prefetch=1; ((prefetch > 8)) && prefetch=8
+  local_kb=$(peak "$ds" "$k")
+  stream_kb=$(peak "$url/$(basename "$ds")" "$k")
+  bound_kb=$(( local_kb + ((3 + prefetch + 1) * largest + k * sample) / 1024 ))
+  within=no
+  ((stream_kb <= bound_kb)) && within=yes
+  printf '%-26s %8s %7s %10d %10d %10d %s\n' "$(basename "$ds") ($((bytes / 1000000)) MB)" "$shards" "$k" \
+    $((local_kb / 1024)) $((stream_kb / 1024)) $((bound_kb / 1024)) "$within (prefetch $prefetch)"
+done
