@@ -1,10 +1,13 @@
 // What verify, stat and the dataset reader do first with a dataset location: the local folder
-// (a URL is cached first, ops/remote_dataset.h), its manifest and its format.
+// (a URL is cached first when there is a cache folder, ops/remote_dataset.h, and read through
+// memory when there is none, ops/streamed_dataset_env.h), its manifest and its format.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "formats/common/format.h"
+#include "ops/streamed_dataset_env.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/status.h"
@@ -12,9 +15,12 @@
 namespace shardpack {
 
 struct OpenedDataset {
-  std::string dir;  // the local folder: the location itself, or its cached copy
+  std::string dir;  // the local folder: the location itself, or its cached copy; streamed: the URL
   Manifest manifest;
   const Format* format = nullptr;
+  Env* env = nullptr;  // what reads the dataset's files: the caller's Env, or `streamed`
+  // A URL without a cache folder: its files through memory (a shard downloaded when it is opened).
+  std::unique_ptr<StreamedDatasetEnv> streamed;
 };
 
 // NotFound, DataLoss or Unsupported (ReadManifest, FindFormatOf) naming the folder and the fix.

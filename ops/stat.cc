@@ -36,6 +36,7 @@ Status Stat(const std::string& location, Env* env, DatasetStats* stats) {
   if (env == nullptr) env = Env::Default();
   OpenedDataset dataset;
   SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, env, &dataset));
+  env = dataset.env;  // a URL without a cache folder: through memory
   const std::string& dir = dataset.dir;
   const Manifest& manifest = dataset.manifest;
   const Format* format = dataset.format;

@@ -4,6 +4,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -19,6 +20,7 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
   Env* env = options.env ? options.env : Env::Default();
   OpenedDataset dataset;
   SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, env, &dataset));
+  env = dataset.env;  // a URL without a cache folder: through memory, a shard at a time per thread
   const std::string& dir = dataset.dir;
   const Manifest& manifest = dataset.manifest;
   const Format* format = dataset.format;
@@ -33,9 +35,21 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
   // ThreadSanitizer tokens (ground/tsan_annotations.h); static, so that a task reaches them without
   // reading the lambda it runs, which is what they order.
   static const char start = 0, finish = 0;
+  std::mutex download_mu;
+  Status download;  // streamed: the first shard whose download failed (after its retries)
   const auto check = [&](size_t i) {
     HappensAfter(&start);
-    format->VerifyShard(env, dir, manifest, i, options, &checks[i]);
+    // Streamed: the shard downloaded once, held while both of verify's passes read it.
+    std::shared_ptr<void> hold;
+    const Status held = dataset.streamed == nullptr
+                            ? Status::OK()
+                            : dataset.streamed->Hold(JoinPath(dir, manifest.shards[i].file), &hold);
+    if (held.ok()) {
+      format->VerifyShard(env, dir, manifest, i, options, &checks[i]);
+    } else {
+      std::lock_guard<std::mutex> lock(download_mu);
+      if (download.ok()) download = held;
+    }
     HappensBefore(&finish);
   };
   HappensBefore(&start);
@@ -46,6 +60,7 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
     return Status::IOError(std::string("verify failed: ") + e.what());
   }
   HappensAfter(&finish);
+  SHARDPACK_RETURN_IF_ERROR(download);
 
   uint64_t listed = 0, bytes = 0;
   for (size_t i = 0; i < checks.size(); ++i) {

@@ -36,12 +36,17 @@ dataset() {
     local tree=$work/stream-tree-$copies
     if [[ ! -f $tree/.complete ]]; then
       rm -rf "$tree"
-      for ((c = 0; c < copies; c++)); do
-        for d in "$base"/*/; do
-          mkdir -p "$tree/$(basename "$d")"
-          for f in "$d"*; do ln "$f" "$tree/$(basename "$d")/$c-$(basename "$f")"; done
-        done
-      done
+      /usr/bin/python3 - "$base" "$tree" "$copies" <<'PY'
+import os, sys
+base, tree, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for d in sorted(os.listdir(base)):
+    if not os.path.isdir(os.path.join(base, d)):
+        continue
+    os.makedirs(os.path.join(tree, d))
+    for c in range(copies):
+        for f in sorted(os.listdir(os.path.join(base, d))):
+            os.link(os.path.join(base, d, f), os.path.join(tree, d, f"{c}-{f}"))
+PY
       touch "$tree/.complete"
     fi
     rm -rf "$name"

@@ -111,9 +111,9 @@ class StreamingMemoryTest : public testing::DatasetTest {
   std::string Streamed(const std::string& name, uint64_t* peak) {
     std::unique_ptr<DatasetReader> reader;
     const std::string server = out("server");
-    const Status s = OpenRemoteDatasetReader("http://test/" + name, Env::Default(), Options().remote, [this, server] {
-      return std::make_unique<testing::FolderHttpClient>(server, &log_, &mu_);
-    }, &reader);
+    const Status s = OpenRemoteDatasetReader(
+        "http://test/" + name, Env::Default(), Options().remote,
+        [this, server] { return std::make_unique<testing::FolderHttpClient>(server, &log_, &mu_); }, &reader);
     EXPECT_TRUE(s.ok()) << s.ToString();
     std::unique_ptr<Loader> loader;
     EXPECT_TRUE(Loader::Open(name, std::move(reader), Options(), &loader).ok());

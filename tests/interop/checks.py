@@ -69,3 +69,27 @@ def pack_every_format(shardpack, make_tree, work, serve):
         subprocess.run([shardpack, "pack", os.path.join(work, "src"), os.path.join(serve, name), "--quiet",
                         "--no-sync"] + flags, check=True, stdout=subprocess.DEVNULL)
     return packs
+
+
+def start_nginx(work, serve):
+    """nginx on a free port of 127.0.0.1 serving SERVE, its files in WORK (access log: WORK/access.log);
+    returns (process, base URL). Callers stop it with stop_process, also on failure."""
+    port = free_port()
+    for root, dirs, files in os.walk(serve):  # nginx's workers may run as another user
+        os.chmod(root, 0o755)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o644)
+    os.chmod(work, 0o755)
+    conf = os.path.join(work, "nginx.conf")
+    temp = " ".join(f"{kind}_temp_path {work}/tmp-{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi",
+                                                                        "scgi"))
+    open(conf, "w").write(f"daemon off; worker_processes 2; pid {work}/nginx.pid; error_log {work}/error.log;\n"
+                          + ("user root;\n" if os.geteuid() == 0 else "")
+                          + f"events {{ worker_connections 256; }}\nhttp {{ access_log {work}/access.log; {temp}\n"
+                          f"  server {{ listen 127.0.0.1:{port}; root {serve}; }} }}\n")
+    nginx = subprocess.Popen(["/usr/sbin/nginx", "-c", conf, "-p", work], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    if not wait_for_port(port):
+        stop_process(nginx)
+        raise SystemExit("nginx did not start: " + open(os.path.join(work, "error.log")).read())
+    return nginx, f"http://127.0.0.1:{port}"

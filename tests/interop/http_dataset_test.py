@@ -11,6 +11,7 @@ shardpack.open(URL)[i] in Python equals shardpack.open(folder)[i] for every samp
 usage: http_dataset_test.py SHARDPACK MAKE_IMAGE_TREE DUMP_BATCHES WORKDIR [PYTHON_PACKAGE_DIR]
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -79,10 +80,25 @@ try:
 
     for name in packs:
         local, url = os.path.join(serve, name), f"{base}/{name}"
+        no_cache_env = {k: v for k, v in os.environ.items() if k != "SHARDPACK_CACHE"}
         for command in (["stat"], ["verify", "--decode"]):
-            want, got = run([shardpack] + command + [local]), run([shardpack] + command + [url], env)
-            check(got.returncode == want.returncode == 0, f"{name}: {command[0]} of the URL: {got.stderr}")
-            check(got.stdout == want.stdout, f"{name}: {command[0]} of the URL printed\n{got.stdout}\nnot\n{want.stdout}")
+            want = run([shardpack] + command + [local])
+            # With a cache folder, and (but LMDB, one file read at random) through memory without one.
+            for mode, mode_env in (("cached", env), ("no cache", no_cache_env)):
+                if name == "lmdb" and mode == "no cache":
+                    continue
+                log_lines = len(open(os.path.join(work, "access.log")).read().splitlines())
+                got = run([shardpack] + command + [url], mode_env)
+                check(got.returncode == want.returncode == 0, f"{name}: {command[0]} of the URL, {mode}: {got.stderr}")
+                if mode == "no cache":  # stat reads no shard; verify each shard once
+                    shard_urls = [s["url"] for s in json.load(open(os.path.join(local, "manifest.json")))["shardlist"]]
+                    fetched = [line for line in open(os.path.join(work, "access.log")).read().splitlines()[log_lines:]
+                               if any(f'"GET /{name}/{u} ' in line for u in shard_urls)]
+                    shards = len(shard_urls)
+                    check(len(fetched) == (0 if command[0] == "stat" else shards),
+                          f"{name}: {command[0]} without a cache downloaded {len(fetched)} shards: {fetched}")
+                check(got.stdout == want.stdout,
+                      f"{name}: {command[0]} of the URL, {mode}, printed\n{got.stdout}\nnot\n{want.stdout}")
         for args in (["0", "0", "0", "1"], ["0", "0", "0", "2"], ["0", "0", "1", "2"], ["1", "1", "1", "2"]):
             # EPOCH FIRST_BATCH RANK WORLD
             outputs = []
@@ -255,9 +271,15 @@ try:
     r = run([shardpack, "stat", f"{base}/missing"], env)
     check(r.returncode == 1 and r.stderr == f"stat failed: {base}/missing/manifest.json does not exist (HTTP 404)\n",
           f"missing dataset: {r.returncode} {r.stderr!r}")
-    r = run([shardpack, "stat", f"{base}/wds"], {k: v for k, v in os.environ.items() if k != "SHARDPACK_CACHE"})
-    check(r.returncode == 1 and r.stderr == f"stat failed: reading {base}/wds needs a local cache folder: set "
-          "SHARDPACK_CACHE=DIR (a folder with room for the dataset)\n", f"no cache: {r.stderr!r}")
+    no_cache_env = {k: v for k, v in os.environ.items() if k != "SHARDPACK_CACHE"}
+    r = run([shardpack, "stat", f"{base}/lmdb"], no_cache_env)
+    check(r.returncode == 1 and r.stderr == f"stat failed: reading {base}/lmdb needs a local cache folder (the lmdb "
+          "format is one file, read at random): set SHARDPACK_CACHE=DIR with room for the dataset\n",
+          f"lmdb without a cache: {r.stderr!r}")
+    r = run([shardpack, "verify", f"{base}/damaged"], no_cache_env)
+    check(r.returncode == 1 and r.stderr == f"verify failed: {base}/damaged/shard-000001.tar does not match the "
+          "checksum its manifest lists, in 3 downloads (the server holds a damaged or changed copy)\n",
+          f"damaged, without a cache: {r.stderr!r}")
 
     r = run([shardpack, "verify", f"{base}/damaged"], env)
     check(r.returncode == 1 and r.stderr == f"verify failed: {base}/damaged/shard-000001.tar does not match the "
