@@ -1,5 +1,6 @@
 #include "ground/memory_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -40,7 +41,33 @@ class ShardBufferFile final : public RandomAccessFile {
   const std::string name_;
 };
 
+class SequentialOverRandom final : public SequentialFile {
+ public:
+  SequentialOverRandom(std::unique_ptr<RandomAccessFile> file, uint64_t size) : file_(std::move(file)), size_(size) {}
+  Status Read(size_t n, char* scratch, size_t* bytes_read) override {
+    const uint64_t take = std::min<uint64_t>(n, size_ - std::min(size_, offset_));
+    *bytes_read = size_t(take);
+    if (take == 0) return Status::OK();
+    SHARDPACK_RETURN_IF_ERROR(file_->Read(offset_, size_t(take), scratch));
+    offset_ += take;
+    return Status::OK();
+  }
+  Status Skip(uint64_t n) override {
+    offset_ += n;
+    return Status::OK();
+  }
+
+ private:
+  const std::unique_ptr<RandomAccessFile> file_;
+  const uint64_t size_;
+  uint64_t offset_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<SequentialFile> NewSequentialOverRandom(std::unique_ptr<RandomAccessFile> file, uint64_t size) {
+  return std::make_unique<SequentialOverRandom>(std::move(file), size);
+}
 
 std::unique_ptr<RandomAccessFile> NewMemoryFile(std::shared_ptr<const ShardBuffer> bytes, std::string name) {
   return std::make_unique<ShardBufferFile>(std::move(bytes), std::move(name));

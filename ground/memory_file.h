@@ -15,4 +15,8 @@ namespace shardpack {
 std::unique_ptr<RandomAccessFile> NewMemoryFile(std::shared_ptr<const ShardBuffer> bytes, std::string name);
 std::unique_ptr<RandomAccessFile> NewMemoryFile(std::string bytes, std::string name);
 
+// `file`, of `size` bytes, read front to back (a file in memory handed to code that reads
+// sequentially).
+std::unique_ptr<SequentialFile> NewSequentialOverRandom(std::unique_ptr<RandomAccessFile> file, uint64_t size);
+
 }  // namespace shardpack

@@ -12,6 +12,11 @@ Status DatasetReader::Open(const std::string& location, Env* env, std::unique_pt
                            const RemoteOptions& remote) {
   if (env == nullptr) env = Env::Default();
   if (LooksLikeShardSpec(location)) {
+    if (IsRemoteLocation(location) && location.rfind("pipe:", 0) != 0) {
+      RemoteAccess access;
+      SHARDPACK_RETURN_IF_ERROR(PrepareRemoteAccess(location, remote.cache_dir, &access));
+      if (access.cache_dir.empty()) return OpenStreamedShardList(location, env, remote, reader);
+    }
     std::vector<std::string> paths;
     SHARDPACK_RETURN_IF_ERROR(ResolveShardList(location, env, &paths));
     return OpenShards(paths, env, reader);

@@ -25,8 +25,12 @@ class StoreShardFile final : public RandomAccessFile {
 
 RemoteDatasetEnv::RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store,
                                    const std::vector<std::string>& shard_paths, std::vector<uint64_t> sizes,
-                                   std::map<std::string, std::string> memory_files)
-    : base_(base), store_(std::move(store)), sizes_(std::move(sizes)), memory_files_(std::move(memory_files)) {
+                                   std::map<std::string, std::string> memory_files, FetchWhole fetch_whole)
+    : base_(base),
+      store_(std::move(store)),
+      sizes_(std::move(sizes)),
+      memory_files_(std::move(memory_files)),
+      fetch_whole_(std::move(fetch_whole)) {
   for (size_t i = 0; i < shard_paths.size(); ++i) shards_[shard_paths[i]] = i;
 }
 
@@ -45,6 +49,16 @@ Status RemoteDatasetEnv::NewRandomAccessFile(const std::string& path, std::uniqu
     return Status::OK();
   }
   return base_->NewRandomAccessFile(path, file);
+}
+
+Status RemoteDatasetEnv::NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) {
+  const long shard = ShardAt(path);
+  if (shard < 0 || fetch_whole_ == nullptr) return base_->NewSequentialFile(path, file);
+  std::shared_ptr<const ShardBuffer> bytes;
+  SHARDPACK_RETURN_IF_ERROR(fetch_whole_(size_t(shard), &bytes));
+  const uint64_t size = bytes->size();
+  *file = NewSequentialOverRandom(NewMemoryFile(std::move(bytes), path), size);
+  return Status::OK();
 }
 
 Status RemoteDatasetEnv::ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) {

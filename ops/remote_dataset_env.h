@@ -6,6 +6,7 @@
 // Everything else goes to the base Env.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,8 +21,12 @@ class RemoteDatasetEnv final : public Env {
  public:
   // shard_paths: the path a reader opens for each shard of `store`, in its order; sizes: theirs.
   // memory_files: files served from memory (path -> contents).
+  // fetch_whole: downloads shard i into memory for a reader that reads it front to back (indexing
+  // a shard list's tar headers), apart from the store; empty: such reads go to the base Env.
+  using FetchWhole = std::function<Status(size_t shard, std::shared_ptr<const ShardBuffer>* bytes)>;
   RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store, const std::vector<std::string>& shard_paths,
-                   std::vector<uint64_t> sizes, std::map<std::string, std::string> memory_files);
+                   std::vector<uint64_t> sizes, std::map<std::string, std::string> memory_files,
+                   FetchWhole fetch_whole = nullptr);
 
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override;
   Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) override;
@@ -34,9 +39,7 @@ class RemoteDatasetEnv final : public Env {
   Status NewUnbufferedWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
     return base_->NewUnbufferedWritableFile(path, file);
   }
-  Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) override {
-    return base_->NewSequentialFile(path, file);
-  }
+  Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) override;
   Status ListDir(const std::string& path, std::vector<DirEntry>* entries) override {
     return base_->ListDir(path, entries);
   }
@@ -70,6 +73,7 @@ class RemoteDatasetEnv final : public Env {
   std::map<std::string, size_t> shards_;
   const std::vector<uint64_t> sizes_;
   const std::map<std::string, std::string> memory_files_;
+  const FetchWhole fetch_whole_;
 };
 
 }  // namespace shardpack

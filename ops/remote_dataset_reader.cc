@@ -6,6 +6,7 @@
 #include "ops/remote_dataset_env.h"
 #include "ops/remote_shard_store.h"
 #include "ops/shard_download.h"
+#include "shardpack/shard_spec.h"
 
 namespace shardpack {
 namespace {
@@ -112,6 +113,45 @@ Status OpenRemoteDatasetReader(const std::string& location, Env* env, const Remo
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files));
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), &format_reader));
+  *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader));
+  return Status::OK();
+}
+
+Status OpenStreamedShardList(const std::string& spec, Env* env, const RemoteOptions& options,
+                             std::unique_ptr<DatasetReader>* reader) {
+  RemoteAccess access;
+  SHARDPACK_RETURN_IF_ERROR(PrepareRemoteAccess(spec, options.cache_dir, &access));
+  if (!options.sequential) {
+    return Status::InvalidArgument("reading " + spec + " at random needs a local cache folder: set " + kCacheEnvVar +
+                                   "=DIR (or the loader's cache_dir; cache_limit bounds it), or stream it without "
+                                   "one with the streaming shuffle (shuffle_buffer=N) or without shuffling");
+  }
+  std::vector<std::string> urls;
+  SHARDPACK_RETURN_IF_ERROR(ExpandShardSpec(spec, &urls));
+  for (std::string& u : urls) SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(u, &u));
+  // No manifest: no sizes or checksums to hold the shards to (libcurl holds each body to the length
+  // the server announced).
+  std::vector<RemoteShard> shards;
+  for (const std::string& u : urls) shards.push_back({u, "", 0, ""});
+  ShardStoreOptions store_options;
+  store_options.downloads = std::max<uint32_t>(1, options.downloads);
+  store_options.prefetch_shards = options.prefetch_shards > 0 ? options.prefetch_shards : 2 * store_options.downloads;
+  const HttpOptions http_options = access.http;
+  const auto new_client = [http_options] { return NewCurlHttpClient(http_options); };
+  auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
+  // Indexing reads each shard's tar headers front to back: each downloaded into memory for that
+  // alone and dropped, one at a time, before the epoch streams them again.
+  auto fetch_whole = [urls, new_client](size_t shard, std::shared_ptr<const ShardBuffer>* bytes) {
+    auto buffer = std::make_shared<ShardBuffer>();
+    std::unique_ptr<HttpClient> http = new_client();
+    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), urls[shard], "", buffer.get()));
+    *bytes = std::move(buffer);
+    return Status::OK();
+  };
+  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, urls, std::vector<uint64_t>(urls.size(), 0),
+                                                       std::map<std::string, std::string>(), fetch_whole);
+  std::unique_ptr<DatasetReader> format_reader;
+  SHARDPACK_RETURN_IF_ERROR(DatasetReader::OpenShards(urls, remote_env.get(), &format_reader));
   *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader));
   return Status::OK();
 }

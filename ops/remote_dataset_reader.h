@@ -23,6 +23,12 @@ namespace shardpack {
 // format needs its files on disk); the errors of FetchRemoteManifest otherwise.
 Status OpenRemoteDatasetReader(const std::string& location, Env* env, const RemoteOptions& options,
                                std::unique_ptr<DatasetReader>* reader);
+// A shard list of URLs ("https://host/train-{000000..000127}.tar") without a cache folder, for a
+// reader that goes front to back (options.sequential; InvalidArgument naming the fixes otherwise):
+// each shard is streamed through memory once when it opens, to index its tar headers, and again
+// as the reads reach it.
+Status OpenStreamedShardList(const std::string& spec, Env* env, const RemoteOptions& options,
+                             std::unique_ptr<DatasetReader>* reader);
 // As above, with every HTTP client from new_client (the HttpClient seam, for tests).
 Status OpenRemoteDatasetReader(const std::string& location, Env* env, const RemoteOptions& options,
                                RemoteShardStore::NewClient new_client, std::unique_ptr<DatasetReader>* reader);

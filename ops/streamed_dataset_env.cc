@@ -4,32 +4,6 @@
 #include "ops/shard_download.h"
 
 namespace shardpack {
-namespace {
-
-// A file read front to back over one in memory.
-class SequentialOverRandom final : public SequentialFile {
- public:
-  SequentialOverRandom(std::unique_ptr<RandomAccessFile> file, uint64_t size) : file_(std::move(file)), size_(size) {}
-  Status Read(size_t n, char* scratch, size_t* bytes_read) override {
-    const uint64_t take = std::min<uint64_t>(n, size_ - std::min(size_, offset_));
-    *bytes_read = size_t(take);
-    if (take == 0) return Status::OK();
-    SHARDPACK_RETURN_IF_ERROR(file_->Read(offset_, size_t(take), scratch));
-    offset_ += take;
-    return Status::OK();
-  }
-  Status Skip(uint64_t n) override {
-    offset_ += n;
-    return Status::OK();
-  }
-
- private:
-  const std::unique_ptr<RandomAccessFile> file_;
-  const uint64_t size_;
-  uint64_t offset_ = 0;
-};
-
-}  // namespace
 
 Status StreamedDatasetEnv::Open(Env* base, const RemoteManifest& remote, NewClient new_client,
                                 std::unique_ptr<StreamedDatasetEnv>* env) {
@@ -93,7 +67,7 @@ Status StreamedDatasetEnv::NewSequentialFile(const std::string& path, std::uniqu
   SHARDPACK_RETURN_IF_ERROR(GetFileSize(path, &size));
   std::unique_ptr<RandomAccessFile> random;
   SHARDPACK_RETURN_IF_ERROR(NewRandomAccessFile(path, &random));
-  *file = std::make_unique<SequentialOverRandom>(std::move(random), size);
+  *file = NewSequentialOverRandom(std::move(random), size);
   return Status::OK();
 }
 

@@ -135,6 +135,30 @@ try:
         outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
     check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0 and len(shards) == 3,
           "the loader's batches from a shard list of URLs differ from the local shard list's")
+    # The same shard list of URLs streamed without a cache folder (the streaming shuffle): indexed by
+    # streaming each shard once when it opens, then streamed again as the epoch reads it; the
+    # batches equal the local shard list's with the same shuffle. A global shuffle is refused.
+    no_cache_env = {k: v for k, v in os.environ.items() if k != "SHARDPACK_CACHE"}
+    streamed_lists = []
+    for source, tag, run_env in ((os.path.join(serve, "wds", spec), "local", env),
+                                 (f"{base}/wds/{spec}", "url", no_cache_env)):
+        out = os.path.join(work, "shardlist-streamed-" + tag)
+        log_lines = len(open(os.path.join(work, "access.log")).read().splitlines())
+        r = run([dump_batches, source, out, "4", "7", "16", "0", "0", "0", "1"], dict(run_env, DUMP_SHUFFLE_BUFFER="5"))
+        check(r.returncode == 0, f"shard list streamed {tag}: {r.stderr}")
+        streamed_lists.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
+        fetched = [line for line in open(os.path.join(work, "access.log")).read().splitlines()[log_lines:]
+                   if '"GET /wds/shard-' in line and ".tar " in line]
+        check(tag == "local" or len(fetched) == 2 * len(shards),
+              f"a shard list streamed without a cache: {len(fetched)} shard requests, not 2 x {len(shards)}")
+    check(streamed_lists[0] == streamed_lists[1] and len(streamed_lists[0][0]) > 0,
+          "the loader's batches from a shard list of URLs streamed without a cache differ from the local ones")
+    r = run([dump_batches, f"{base}/wds/{spec}", os.path.join(work, "shardlist-random"), "4", "7", "16", "0", "0", "0",
+             "1"], no_cache_env)
+    check(r.returncode == 1 and r.stderr == f"dump_batches: invalid argument: reading {base}/wds/{spec} at random "
+          "needs a local cache folder: set SHARDPACK_CACHE=DIR (or the loader's cache_dir; cache_limit bounds it), or "
+          "stream it without one with the streaming shuffle (shuffle_buffer=N) or without shuffling\n",
+          f"a shard list of URLs read at random without a cache: {r.stderr!r}")
     # pipe: commands that print shards (webdataset's convention), brace-expanded like URLs.
     out = os.path.join(work, "shardlist-pipe")
     r = run([dump_batches, f"pipe:cat {serve}/wds/{spec}", out, "4", "7", "16", "0", "0", "0", "1"], env)
