@@ -67,31 +67,27 @@ const BufferedSampleReader::Piece* BufferedSampleReader::FindPiece(uint64_t inde
   return f == it->second->fields.end() ? nullptr : &f->second;
 }
 
+bool BufferedSampleReader::ServeKept(uint64_t index, const std::string& name, bool pixels, std::string* data,
+                                     bool* present, Status* status) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Piece* p = FindPiece(index, name, pixels);
+  if (p == nullptr) return false;
+  *status = p->status;
+  if (status->ok()) *data = p->bytes, *present = p->present;
+  return true;
+}
+
 Status BufferedSampleReader::ReadField(uint64_t index, const std::string& name, std::string* data,
                                        bool* present) const {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (const Piece* p = FindPiece(index, name, false); p != nullptr) {
-      SHARDPACK_RETURN_IF_ERROR(p->status);
-      *data = p->bytes;
-      *present = p->present;
-      return Status::OK();
-    }
-  }
+  Status s;
+  if (ServeKept(index, name, /*pixels=*/false, data, present, &s)) return s;
   return ForwardingDatasetReader::ReadField(index, name, data, present);
 }
 
 Status BufferedSampleReader::ReadMaskPixels(uint64_t index, const std::string& name, std::string* pixels,
                                             bool* present) const {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (const Piece* p = FindPiece(index, name, true); p != nullptr) {
-      SHARDPACK_RETURN_IF_ERROR(p->status);
-      *pixels = p->bytes;
-      *present = p->present;
-      return Status::OK();
-    }
-  }
+  Status s;
+  if (ServeKept(index, name, /*pixels=*/true, pixels, present, &s)) return s;
   return ForwardingDatasetReader::ReadMaskPixels(index, name, pixels, present);
 }
 

@@ -56,6 +56,9 @@ class BufferedSampleReader final : public ForwardingDatasetReader {
   };
   // The kept piece, or nullptr (then the caller reads below). Called under mu_.
   const Piece* FindPiece(uint64_t index, const std::string& name, bool pixels) const;
+  // Answers from what was kept, when it was: true with *status (and *data, *present).
+  bool ServeKept(uint64_t index, const std::string& name, bool pixels, std::string* data, bool* present,
+                 Status* status) const;
 
   const std::vector<std::string> fields_;
   const std::string mask_;

@@ -1,11 +1,13 @@
 // Every reader that wraps a format's reader (ops/forwarding_dataset_reader.h) answers every method
 // of DatasetReader as the local reader of the same dataset does: the remote reader, streamed and
-// cached, over wds and raw (whose masks are pixels, ReadMaskPixels), through the HttpClient seam.
+// cached (through the HttpClient seam), and the loader's BufferedSampleReader, over wds and raw
+// (whose masks are pixels, ReadMaskPixels).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <mutex>
 
+#include "ops/buffered_sample_reader.h"
 #include "ops/remote_dataset_reader.h"
 #include "tests/support/dataset_fixture.h"
 #include "tests/support/folder_http_client.h"
@@ -51,10 +53,10 @@ class ReaderDecoratorTest : public testing::DatasetTest, public ::testing::WithP
   }
 
   // Every method, every sample, against `local`.
-  static void ExpectSameAnswers(const DatasetReader& local, DatasetReader* remote) {
+  static void ExpectSameAnswers(const DatasetReader& local, DatasetReader* remote, bool plans = true) {
     ASSERT_EQ(remote->size(), local.size());
     EXPECT_EQ(remote->manifest().shards.size(), local.manifest().shards.size());
-    EXPECT_TRUE(remote->wants_read_plan());
+    EXPECT_EQ(remote->wants_read_plan(), plans);
     std::vector<ShardUse> plan;
     for (uint32_t s = 0; s < remote->manifest().shards.size(); ++s) plan.push_back({s, 4 * s, 4 * s + 3});
     remote->PlanReads(plan);
@@ -111,6 +113,22 @@ TEST_P(ReaderDecoratorTest, TheRemoteReaderAnswersEveryMethodAsTheLocalOne) {
     ASSERT_NE(remote, nullptr);
     ExpectSameAnswers(*local, remote.get());
   }
+}
+
+// BufferedSampleReader (the loader's, under the streaming shuffle over a network): samples kept in
+// memory, and those not kept, answer as the reader below does; forgotten ones are read below again.
+TEST_P(ReaderDecoratorTest, TheBufferedSampleReaderAnswersEveryMethodAsTheLocalOne) {
+  PackDataset();
+  std::unique_ptr<DatasetReader> local, below;
+  ASSERT_TRUE(DatasetReader::Open(out("server/ds"), nullptr, &local).ok());
+  ASSERT_TRUE(DatasetReader::Open(out("server/ds"), nullptr, &below).ok());
+  BufferedSampleReader buffered(std::move(below), {"txt"}, "seg.png");
+  for (uint64_t i = 0; i < local->size(); i += 2) buffered.Keep(i);  // half kept, half read below
+  EXPECT_GT(buffered.kept_bytes(), 0u);
+  ExpectSameAnswers(*local, &buffered, /*plans=*/false);
+  for (uint64_t i = 0; i < local->size(); ++i) buffered.Forget(i);
+  EXPECT_EQ(buffered.kept_bytes(), 0u);
+  ExpectSameAnswers(*local, &buffered, /*plans=*/false);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ReaderDecoratorTest, ::testing::Values("wds", "raw"));
