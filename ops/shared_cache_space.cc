@@ -29,7 +29,9 @@ Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uin
   SHARDPACK_RETURN_IF_ERROR(Used(&used));
   while (used + sizes_[shard] > limit_) {
     bool evicted = false;
-    SHARDPACK_RETURN_IF_ERROR(EvictOne(shard, next_use, &evicted));
+    // A prefetch takes room only from shards nobody wants soon; a shard a reader waits for may take
+    // it from wanted ones too (else a limit below the prefetch windows would thrash).
+    SHARDPACK_RETURN_IF_ERROR(EvictOne(shard, next_use, /*wanted_too=*/force, &evicted));
     if (!evicted) break;
     ++*evicted_count;
     SHARDPACK_RETURN_IF_ERROR(Used(&used));
@@ -89,7 +91,7 @@ Status SharedCacheSpace::TakeForEviction(size_t shard, std::vector<std::unique_p
   return Status::OK();
 }
 
-Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next_use, bool* evicted) {
+Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next_use, bool wanted_too, bool* evicted) {
   *evicted = false;
   // The candidate: not pinned; not wanted before wanted; then the one this process needs latest;
   // then the oldest (modified longest ago).
@@ -107,6 +109,7 @@ Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next
     if (!unpinned) continue;
     SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(paths_[i] + ".want", false, &want, &unwanted, modes_.file()));
     const bool wanted = !unwanted;
+    if (wanted && !wanted_too) continue;
     const bool better = victim == paths_.size() || (victim_wanted && !wanted) ||
                         (victim_wanted == wanted &&
                          (next(i) > next(victim) || (next(i) == next(victim) && st.mtime_ns < victim_mtime)));

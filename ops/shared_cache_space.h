@@ -8,7 +8,8 @@
 //  - a shard is pinned while a process reads it (a shared lock on `path`.pin), or while one
 //    downloads or checks it (its fetch lock): never evicted;
 //  - a shard is wanted while a process has fetched it for reads still to come (a shared lock on
-//    `path`.want): evicted only when nothing else can go;
+//    `path`.want): never evicted for a prefetch, and for a shard a reader waits for only when
+//    nothing else can go;
 //  - space.lock serialises the decisions: a download starts only when, under it, the room was
 //    counted, made (unpinned shards evicted: unwanted ones first, then the one the deciding process
 //    needs latest, then the oldest) and taken (the
@@ -61,7 +62,8 @@ class SharedCacheSpace {
   // Locks the shard's pin and fetch lock exclusively if nobody holds them: *taken false otherwise.
   Status TakeForEviction(size_t shard, std::vector<std::unique_ptr<FileLock>>* locks, bool* taken);
   // Evicts one shard that nobody pins: *evicted false when there is none.
-  Status EvictOne(size_t keep, const std::vector<uint64_t>& next_use, bool* evicted);
+  // wanted_too: wanted shards may go too (after every unwanted one).
+  Status EvictOne(size_t keep, const std::vector<uint64_t>& next_use, bool wanted_too, bool* evicted);
 
   Env* const env_;
   const std::string dir_;

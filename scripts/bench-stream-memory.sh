@@ -9,17 +9,19 @@
 # read of the local folder (the loader's own memory), and the documented bound
 #   local peak + (3 + prefetch_shards + 1) x largest shard + K x largest sample.
 #
-#   scripts/bench-stream-memory.sh [--work DIR] [--bin DIR] [--quick]
-# --quick: the 32 MB case only, at 600 MB and 2.4 GB.
+#   scripts/bench-stream-memory.sh [--work DIR] [--bin DIR] [--quick] [--case "COPIES SIZE BUFFER [PREFETCH]"]
+# --quick: the 32 MB case only, at 600 MB and 2.4 GB. --case: that case alone (the tree repeated
+# COPIES times, shards of SIZE, a buffer of BUFFER, --prefetch-shards PREFETCH, 0 for the default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-work=build/bench bin=build/release quick=0
+work=build/bench bin=build/release quick=0 only=
 while (($#)); do
   case $1 in
     --work) work=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --quick) quick=1; shift ;;
-    *) echo "usage: $0 [--work DIR] [--bin DIR] [--quick]" >&2; exit 2 ;;
+    --case) only=$2; shift 2 ;;
+    *) echo "usage: $0 [--work DIR] [--bin DIR] [--quick] [--case \"COPIES SIZE BUFFER [PREFETCH]\"]" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$work"
@@ -60,19 +62,22 @@ source scripts/nginx-serve.sh
 trap stop_nginx EXIT
 start_nginx "$serve"
 
-# Peak memory in KB of one epoch of `shardpack bench SOURCE --shuffle-buffer K`, without a cache.
+# Peak memory in KB of one epoch of `shardpack bench SOURCE --shuffle-buffer K --prefetch-shards P`,
+# without a cache.
 peak() {
-  local source=$1 k=$2
+  local source=$1 k=$2 p=$3
   env -u SHARDPACK_CACHE scripts/peak_memory.py -o "$nginx_dir/peak" "$bin/shardpack" bench "$source" --epochs 1 \
-    --crop 64 --batch 64 --threads 2 --shuffle-buffer "$k" --json >/dev/null
+    --crop 64 --batch 64 --threads 2 --shuffle-buffer "$k" --prefetch-shards "$p" --json >/dev/null
   cat "$nginx_dir/peak"
 }
 
-cases=("5 32MB 1000" "20 32MB 1000")
-((quick)) || cases+=("20 256MB 100" "80 256MB 100")
+cases=("5 32MB 1000 0" "20 32MB 1000 0")
+((quick)) || cases+=("20 256MB 100 0" "80 256MB 100 0")
+[[ -n $only ]] && cases=("$only")
 printf '%-26s %8s %7s %10s %10s %10s %s\n' dataset shards buffer "local MB" "streamed MB" "bound MB" within
 for c in "${cases[@]}"; do
-  read -r copies size k <<<"$c"
+  read -r copies size k p <<<"$c"
+  p=${p:-0}
   ds=$(dataset "$copies" "$size")
   read -r shards largest sample bytes < <(/usr/bin/python3 - "$ds" <<'PY'
 import json, os, sys, tarfile
@@ -93,8 +98,9 @@ PY
 )
   # The prefetch window the reader takes by default when streaming: twice 4 downloads, within 1 GiB.
   prefetch=$(( (1 << 30) / largest )); ((prefetch < 1)) && prefetch=1; ((prefetch > 8)) && prefetch=8
-  local_kb=$(peak "$ds" "$k")
-  stream_kb=$(peak "$url/$(basename "$ds")" "$k")
+  ((p > 0)) && prefetch=$p
+  local_kb=$(peak "$ds" "$k" "$p")
+  stream_kb=$(peak "$url/$(basename "$ds")" "$k" "$p")
   bound_kb=$(( local_kb + ((3 + prefetch + 1) * largest + k * sample) / 1024 ))
   within=no
   ((stream_kb <= bound_kb)) && within=yes
