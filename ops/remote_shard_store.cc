@@ -183,6 +183,7 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
       // tell nobody, so look again in a while (or at once for a shard a reader waits for).
       slot.state = State::kAbsent;
       held_bytes_ -= shards_[shard].bytes;
+      done_cv_.notify_all();  // a reader that waited for this prefetch now asks for it: fetched at once
       work_cv_.wait_for(lock, std::chrono::milliseconds(50));
       continue;
     }

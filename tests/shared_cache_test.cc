@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "ground/checksum.h"
 #include "ops/remote_shard_store.h"
 #include "tests/support/folder_http_client.h"
+#include "tests/support/forwarding_env.h"
 #include "tests/support/temp_dir.h"
 
 namespace shardpack {
@@ -147,6 +149,54 @@ TEST_F(SharedCacheTest, WithoutALimitEachShardIsDownloadedOncePerNode) {
   const std::map<std::string, int> requests = Requests();
   ASSERT_EQ(requests.size(), size_t(kShards));
   for (const auto& [name, n] : requests) EXPECT_EQ(n, 1) << name;
+}
+
+// Counting the folder's room takes a while (space.lock held elsewhere): a reader that asks for a
+// shard while a prefetch of it is being counted waits for that prefetch.
+class SlowSpaceEnv final : public testing::ForwardingEnv {
+ public:
+  Status LockFile(const std::string& p, std::unique_ptr<FileLock>* lock, uint32_t mode) override {
+    if (p.size() >= 10 && p.compare(p.size() - 10, 10, "space.lock") == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return base_->LockFile(p, lock, mode);
+  }
+};
+
+// The prefetch finds no room (both shards in the limit are held), and the reader who waited for it
+// must then get the shard fetched past the limit, not wait for ever.
+TEST_F(SharedCacheTest, AReaderWaitingForAPrefetchThatFindsNoRoomGetsItsShard) {
+  SlowSpaceEnv env;
+  std::mutex mu;
+  std::vector<std::string> log;
+  ShardStoreOptions o;
+  o.cache_limit = 2 * kShardBytes;
+  o.cache_dir = cache();
+  o.downloads = 1;
+  o.prefetch_shards = 3;
+  const std::string server = dir_.Sub("server");
+  RemoteShardStore store(&env, shards_, o,
+                         [&] { return std::make_unique<testing::FolderHttpClient>(server, &log, &mu); });
+  store.Plan({{0, 0, 9}, {1, 1, 9}, {2, 2, 9}, {3, 3, 9}});
+  std::shared_ptr<const RandomAccessFile> a, b, c;
+  ASSERT_TRUE(store.Pin(0, &a).ok());
+  ASSERT_TRUE(store.Pin(1, &b).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the prefetch of 2 is counting now
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    EXPECT_TRUE(store.Pin(2, &c).ok());
+    done = true;
+  });
+  for (int i = 0; i < 100 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(done) << "the reader still waits after 5 s";
+  if (!done) {
+    reader.detach();  // it would wait for ever: end the test process rather than hang
+    std::_Exit(1);
+  }
+  reader.join();
+  char first = 0;
+  ASSERT_TRUE(c->Read(0, 1, &first).ok());
+  EXPECT_EQ(first, 'C');
 }
 
 }  // namespace
