@@ -56,12 +56,6 @@ Status SharedCacheSpace::Want(size_t shard, std::unique_ptr<FileLock>* lock, boo
   return env_->TryLockFile(paths_[shard] + ".want", true, lock, held, modes_.file());
 }
 
-Status SharedCacheSpace::UsedBytes(uint64_t* bytes) {
-  std::unique_ptr<FileLock> space;
-  SHARDPACK_RETURN_IF_ERROR(env_->LockFile(JoinPath(dir_, "space.lock"), &space, modes_.file()));
-  return Used(bytes);
-}
-
 Status SharedCacheSpace::Used(uint64_t* bytes) {
   *bytes = 0;
   for (size_t i = 0; i < paths_.size(); ++i) {

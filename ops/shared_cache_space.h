@@ -53,11 +53,9 @@ class SharedCacheSpace {
   Status Pin(size_t shard, std::unique_ptr<FileLock>* lock, bool* held);
   Status Want(size_t shard, std::unique_ptr<FileLock>* lock, bool* held);
 
-  // The bytes the folder holds of these shards, and downloads of them under way, now.
-  Status UsedBytes(uint64_t* bytes);
-
  private:
-  // Called under space.lock.
+  // The bytes the folder holds of these shards, and downloads of them under way. Called under
+  // space.lock.
   Status Used(uint64_t* bytes);
   // Locks the shard's pin and fetch lock exclusively if nobody holds them: *taken false otherwise.
   Status TakeForEviction(size_t shard, std::vector<std::unique_ptr<FileLock>>* locks, bool* taken);

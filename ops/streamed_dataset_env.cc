@@ -105,18 +105,13 @@ Status StreamedDatasetEnv::ListDir(const std::string& path, std::vector<DirEntry
   if (path != dir_) return base_->ListDir(path, entries);
   // The folder holds what its manifest lists (a URL has no listing to trust more).
   entries->clear();
-  for (const auto* files : {&small_files_}) {
-    for (const auto& [p, contents] : *files) {
-      if (p.rfind(dir_ + "/", 0) == 0 && p.find('/', dir_.size() + 1) == std::string::npos) {
-        entries->push_back({p.substr(dir_.size() + 1), DirEntry::Type::kFile, false});
-      }
-    }
-  }
-  for (const auto& [p, shard] : shards_) {
-    if (p.find('/', dir_.size() + 1) == std::string::npos) {
+  const auto add = [&](const std::string& p) {
+    if (p.rfind(dir_ + "/", 0) == 0 && p.find('/', dir_.size() + 1) == std::string::npos) {
       entries->push_back({p.substr(dir_.size() + 1), DirEntry::Type::kFile, false});
     }
-  }
+  };
+  for (const auto& [p, contents] : small_files_) add(p);
+  for (const auto& [p, shard] : shards_) add(p);
   return Status::OK();
 }
 
