@@ -144,7 +144,9 @@ TEST_F(StreamingShuffle, ShardsPassedIsWhereTheStreamHasTakenAShardWhole) {
     const std::vector<uint64_t> order = sampler_.Permutation(epoch);
     for (uint64_t q = 0; q < order.size(); ++q) {
       const uint64_t shard = order[q] / 50;
-      if (q >= passed[shard]) EXPECT_LT(position[shard * 50 + 49], q + 64);
+      if (q >= passed[shard]) {
+        EXPECT_LT(position[shard * 50 + 49], q + 64);
+      }
     }
   }
   SamplerOptions global = o_;
