@@ -1,16 +1,21 @@
 // The libcurl HttpClient. libcurl does HTTP, TLS and connection reuse; this file adds the retry
-// rule (which failures may pass, backoff with jitter) and the messages.
+// rule (which failures may pass, capped backoff with jitter, Retry-After), the redirect rule
+// (followed by hand, so that credentials go to their own host only) and the messages.
 #include <curl/curl.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <random>
 #include <thread>
 
 #include "ground/http_client.h"
+#include "ground/url.h"
 
 namespace shardpack {
 namespace {
@@ -24,6 +29,9 @@ void InitCurlOnce() {
 struct Transfer {
   CURL* curl;
   const std::function<Status(std::string_view)>* sink;
+  const std::string* url;
+  uint64_t received;  // bytes of the body from its first byte: an attempt's offset plus what came
+  uint64_t max_bytes;
   Status sink_status;
 };
 
@@ -31,7 +39,15 @@ size_t WriteBody(char* data, size_t size, size_t count, void* user) {
   Transfer* t = static_cast<Transfer*>(user);
   long code = 0;
   curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
-  if (code >= 400) return size * count;  // an error page, not the object: dropped
+  // An error page or a redirect's page, not the object: dropped (a redirect is followed by hand).
+  if (code < 200 || code >= 300) return size * count;
+  t->received += size * count;
+  if (t->received > t->max_bytes) {
+    t->sink_status = Status::IOError("GET " + RedactUrl(*t->url) + ": the body passes " + std::to_string(t->max_bytes) +
+                                     " bytes, the most a download may take: stopped (set SHARDPACK_HTTP_MAX_BYTES "
+                                     "for larger files)");
+    return 0;
+  }
   t->sink_status = (*t->sink)(std::string_view(data, size * count));
   return t->sink_status.ok() ? size * count : 0;  // 0 makes libcurl abort the transfer
 }
@@ -97,6 +113,15 @@ std::string S3ErrorOf(const std::string& body) {
   return message.empty() ? code : code + ": " + message;
 }
 
+bool IsRedirect(long code) { return code == 301 || code == 302 || code == 303 || code == 307 || code == 308; }
+
+// Where a redirect points (an absolute URL), or nothing.
+std::string RedirectTarget(CURL* curl) {
+  char* target = nullptr;
+  curl_easy_getinfo(curl, CURLINFO_REDIRECT_URL, &target);
+  return target == nullptr ? "" : target;
+}
+
 class CurlHttpClient final : public HttpClient {
  public:
   explicit CurlHttpClient(const HttpOptions& options) : options_(options) {
@@ -120,99 +145,143 @@ class CurlHttpClient final : public HttpClient {
 
   Status Get(const std::string& url, const std::function<Status(std::string_view)>& sink,
              const Rewind& rewind) override {
-    if (curl_ == nullptr) return Status::IOError("cannot start libcurl for " + url);
+    if (curl_ == nullptr) return Status::IOError("cannot start libcurl for " + RedactUrl(url));
     uint64_t offset = 0;      // bytes the sink holds already: the next attempt asks for the rest
     bool from_start = false;  // the server did not honour a range: start over
-    return WithRetries([&](bool* retry) { return AttemptGet(url, sink, offset, retry, &from_start); },
-                       [&] { offset = rewind ? rewind(from_start) : 0; });
+    return WithRetries(
+        [&](bool* retry, double* retry_after) {
+          return AttemptGet(url, sink, offset, retry, retry_after, &from_start);
+        },
+        [&] { offset = rewind ? rewind(from_start) : 0; });
   }
 
   Status Send(const HttpRequest& request, uint64_t max_body, HttpResponse* response) override {
-    if (curl_ == nullptr) return Status::IOError("cannot start libcurl for " + request.url);
-    return WithRetries([&](bool* retry) { return AttemptSend(request, max_body, response, retry); }, [] {});
+    if (curl_ == nullptr) return Status::IOError("cannot start libcurl for " + RedactUrl(request.url));
+    return WithRetries(
+        [&](bool* retry, double* retry_after) { return AttemptSend(request, max_body, response, retry, retry_after); },
+        [] {});
   }
 
  private:
-  // Runs `attempt` until it passes, fails for good (*retry false) or the attempts run out, waiting
-  // between attempts and calling `before_retry` before each one after the first.
+  // Runs `attempt` until it passes, fails for good (*retry false), the attempts run out or the
+  // time for retries is spent, waiting between attempts (RetryDelaySeconds) and calling
+  // `before_retry` before each one after the first.
   template <typename Attempt, typename BeforeRetry>
   Status WithRetries(const Attempt& attempt, const BeforeRetry& before_retry) {
-    std::mt19937_64 jitter(std::random_device{}());
-    double backoff = options_.backoff_seconds;
+    using Clock = std::chrono::steady_clock;
+    std::mt19937_64 random(std::random_device{}());
+    const Clock::time_point start = Clock::now();
     Status last;
-    for (int n = 1; n <= options_.attempts; ++n) {
-      if (n > 1) {
-        // Full jitter: a random wait up to the backoff, so that many nodes retrying do not return
-        // in step.
-        std::uniform_real_distribution<double> wait(0, backoff);
-        std::this_thread::sleep_for(std::chrono::duration<double>(wait(jitter)));
-        backoff *= 2;
-        before_retry();
-      }
+    int n = 1;
+    bool out_of_time = false;
+    for (;; ++n) {
       bool retry = false;
-      last = attempt(&retry);
+      double retry_after = -1;
+      last = attempt(&retry, &retry_after);
       if (last.ok() || !retry) return last;
+      if (n >= options_.attempts) break;
+      const double wait =
+          RetryDelaySeconds(options_, n, retry_after, std::uniform_real_distribution<double>(0, 1)(random));
+      const double spent = std::chrono::duration<double>(Clock::now() - start).count();
+      if (spent + wait > options_.retry_seconds) {
+        out_of_time = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+      before_retry();
     }
-    return Status::IOError(last.message() + " (gave up after " + std::to_string(options_.attempts) + " attempts)");
+    char budget[64];
+    std::snprintf(budget, sizeof(budget), "%g", options_.retry_seconds);
+    return Status::IOError(last.message() + " (gave up after " + std::to_string(n) + " attempts" +
+                           (out_of_time ? std::string(": the next would start after the ") + budget +
+                                              " s allowed for retries (SHARDPACK_HTTP_RETRY_SECONDS)"
+                                        : std::string()) +
+                           ")");
   }
 
   // What every request shares: the handle reset (it keeps its connections), timeouts, protocols,
-  // and AWS signing. `headers` is handed to libcurl and must live until the transfer ends.
-  void SetUp(const std::string& url, curl_slist* headers) {
+  // and, when `credentials`, AWS signing and basic authentication. `headers` is handed to libcurl
+  // and must live until the transfer ends.
+  void SetUp(const std::string& url, curl_slist* headers, bool credentials) {
     curl_easy_reset(curl_);
     curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
     curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS, long(options_.connect_timeout_seconds * 1000));
     curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, long(options_.low_speed_bytes));
-    curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, long(options_.low_speed_seconds));
+    // Whole seconds, at least 1: libcurl takes 0 as "no stall detection".
+    curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, std::max(1L, long(std::ceil(options_.low_speed_seconds))));
     curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl_, CURLOPT_FOLLOWLOCATION, 0L);  // by hand: AttemptGet
     // Shards are large: fewer, larger reads from the socket and calls into the sink (the default
     // is 16 KiB) take a fast link's bytes at a fraction of the CPU.
     curl_easy_setopt(curl_, CURLOPT_BUFFERSIZE, 512L * 1024);
-    if (!options_.aws.region.empty()) {
-      // libcurl computes the signature (and sends x-amz-date) itself. It signs the URL's query as it
-      // is written: callers write queries in canonical form (sorted, encoded, "name=value"). Bodies
-      // go as UNSIGNED-PAYLOAD (aws_headers_), as the AWS SDKs send them over HTTPS.
+    if (credentials && !options_.aws.region.empty()) {
+      // libcurl computes the signature (and sends x-amz-date) itself. It signs the URL's path and
+      // query as they are written: callers encode paths with UriEncode and write queries in
+      // canonical form (sorted, encoded, "name=value"). Bodies go as UNSIGNED-PAYLOAD
+      // (aws_headers_), as the AWS SDKs send them over HTTPS.
       const std::string provider = "aws:amz:" + options_.aws.region + ":s3";
       curl_easy_setopt(curl_, CURLOPT_AWS_SIGV4, provider.c_str());
       curl_easy_setopt(curl_, CURLOPT_USERNAME, options_.aws.access_key_id.c_str());
       curl_easy_setopt(curl_, CURLOPT_PASSWORD, options_.aws.secret_access_key.c_str());
+    } else if (credentials && !options_.user.empty()) {
+      curl_easy_setopt(curl_, CURLOPT_USERNAME, options_.user.c_str());
+      curl_easy_setopt(curl_, CURLOPT_PASSWORD, options_.password.c_str());
     }
     curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
   }
 
-  // One GET, of the body from `offset` on. *retry: the failure is one that another attempt may not
-  // meet; *from_start: that attempt must ask for the whole body.
+  // One GET, of the body from `offset` on, following redirects. *retry: the failure is one that
+  // another attempt may not meet; *from_start: that attempt must ask for the whole body.
   Status AttemptGet(const std::string& url, const std::function<Status(std::string_view)>& sink, uint64_t offset,
-                    bool* retry, bool* from_start) {
-    Transfer transfer{curl_, &sink, Status::OK()};
-    SetUp(url, aws_headers_);
-    curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteBody);
-    curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &transfer);
-    // With an offset libcurl sends "Range: bytes=offset-" and fails (CURLE_RANGE_ERROR) unless the
-    // answer is that range, so the sink never gets a whole body appended to a part.
-    curl_easy_setopt(curl_, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset));
-    const CURLcode rc = curl_easy_perform(curl_);
-    long code = 0;
-    curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &code);
+                    bool* retry, double* retry_after, bool* from_start) {
     *retry = false;
     *from_start = false;
-    if (!transfer.sink_status.ok()) return transfer.sink_status;
-    if (rc == CURLE_RANGE_ERROR) {
-      *retry = *from_start = true;
-      return Status::IOError("GET " + url + " from byte " + std::to_string(offset) +
-                             ": the server does not serve ranges");
+    const std::string origin = UrlOrigin(url);
+    std::string at = url;
+    for (int hops = 0;; ++hops) {
+      Transfer transfer{curl_, &sink, &at, offset, options_.max_body_bytes, Status::OK()};
+      HttpResponse answer;
+      Reply headers{&answer, 0, Status::OK()};
+      // Credentials, signature and session token go to the URL's own host only: a redirect
+      // elsewhere is followed without them (what it serves is still held to its checksum).
+      const bool own_host = UrlOrigin(at) == origin;
+      SetUp(at, own_host ? aws_headers_ : nullptr, own_host);
+      curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteBody);
+      curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &transfer);
+      curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, WriteHeader);
+      curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &headers);
+      // With an offset libcurl sends "Range: bytes=offset-" and fails (CURLE_RANGE_ERROR) unless
+      // the answer is that range, so the sink never gets a whole body appended to a part.
+      curl_easy_setopt(curl_, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset));
+      const CURLcode rc = curl_easy_perform(curl_);
+      long code = 0;
+      curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &code);
+      if (!transfer.sink_status.ok()) return transfer.sink_status;
+      if (rc == CURLE_RANGE_ERROR) {
+        *retry = *from_start = true;
+        return Status::IOError("GET " + RedactUrl(at) + " from byte " + std::to_string(offset) +
+                               ": the server does not serve ranges");
+      }
+      if (rc == CURLE_OK && IsRedirect(code)) {
+        const std::string target = RedirectTarget(curl_);
+        SHARDPACK_RETURN_IF_ERROR(CheckRedirect(at, code, target, hops, options_.max_redirects));
+        at = target;
+        continue;
+      }
+      *retry_after = RetryAfterOf(answer);
+      return Outcome("GET", at, rc, code, "", retry);
     }
-    return Outcome("GET", url, rc, code, "", retry);
   }
 
   // One request of Send.
-  Status AttemptSend(const HttpRequest& request, uint64_t max_body, HttpResponse* response, bool* retry) {
+  Status AttemptSend(const HttpRequest& request, uint64_t max_body, HttpResponse* response, bool* retry,
+                     double* retry_after) {
     *response = HttpResponse();
     curl_slist* headers = nullptr;
     for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
     for (const curl_slist* h = aws_headers_; h != nullptr; h = h->next) headers = curl_slist_append(headers, h->data);
-    SetUp(request.url, headers);
+    SetUp(request.url, headers, /*credentials=*/true);
     Reply reply{response, max_body, Status::OK()};
     curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteReply);
     curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &reply);
@@ -237,14 +306,32 @@ class CurlHttpClient final : public HttpClient {
     curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &response->status);
     *retry = false;
     if (!reply.status.ok()) return reply.status;
+    if (rc == CURLE_OK && response->status >= 300 && response->status < 400) {
+      // Not followed: a PUT or POST would be sent again elsewhere, and an S3 call that redirects
+      // (another region's endpoint) is misaddressed, not moved.
+      const std::string target = RedirectTarget(curl_);
+      const std::string detail = S3ErrorOf(response->body);
+      return Status::InvalidArgument(
+          request.method + " " + RedactUrl(request.url) + " answered HTTP " + std::to_string(response->status) +
+          (target.empty() ? "" : " to " + RedactUrl(target)) + (detail.empty() ? "" : " (" + detail + ")") +
+          ": a redirect is not followed for this request; check the URL or endpoint "
+          "(AWS_ENDPOINT_URL, AWS_REGION)");
+    }
+    *retry_after = RetryAfterOf(*response);
     return Outcome(request.method, request.url, rc, response->status, S3ErrorOf(response->body), retry);
+  }
+
+  static double RetryAfterOf(const HttpResponse& answer) {
+    const auto it = answer.headers.find("retry-after");
+    return it == answer.headers.end() ? -1 : ParseRetryAfter(it->second, int64_t(std::time(nullptr)));
   }
 
   // The status of a finished attempt: libcurl's result `rc`, the HTTP `code`, and what the server
   // said of an error (`detail`, may be empty). *retry: another attempt may pass.
-  static Status Outcome(const std::string& method, const std::string& url, CURLcode rc, long code,
+  static Status Outcome(const std::string& method, const std::string& raw_url, CURLcode rc, long code,
                         const std::string& detail, bool* retry) {
     *retry = false;
+    const std::string url = RedactUrl(raw_url);
     if (rc != CURLE_OK) {
       // Timeouts, refused or reset connections, bodies cut short: the network's, worth another try.
       *retry = rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR ||
@@ -257,7 +344,7 @@ class CurlHttpClient final : public HttpClient {
       *retry = true;
       return Status::IOError(method + " " + url + " answered HTTP " + std::to_string(code) + said);
     }
-    if (code >= 400) {
+    if (code >= 300) {
       return Status::InvalidArgument(
           method + " " + url + " answered HTTP " + std::to_string(code) +
           (code == 401 || code == 403 ? " (access denied: check the URL and credentials)" : said));

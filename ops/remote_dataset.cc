@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 #include "ground/checksum.h"
 #include "ground/manifest_json.h"
+#include "ground/url.h"
 #include "ops/cache_folder.h"
 #include "ops/s3_object_store.h"
 #include "ops/shard_download.h"
@@ -19,8 +21,6 @@
 
 namespace shardpack {
 namespace {
-
-constexpr uint64_t kMaxManifestBytes = uint64_t(1) << 30;
 
 std::vector<SideFile> ShardFiles(const Manifest& m) {
   std::vector<SideFile> files;
@@ -38,14 +38,25 @@ std::vector<SideFile> SmallFiles(const Manifest& m) {
   return files;
 }
 
-// Attempts and timeout from the environment, for jobs whose network needs other values.
+// The client's options from the environment, for jobs whose network or store needs other values
+// than the defaults (docs/remote.md lists them). A value that is not a positive number is ignored.
 HttpOptions HttpOptionsFromEnvironment() {
   HttpOptions o;
-  if (const char* v = std::getenv("SHARDPACK_HTTP_ATTEMPTS"); v != nullptr && std::atoi(v) > 0)
-    o.attempts = std::atoi(v);
-  if (const char* v = std::getenv("SHARDPACK_HTTP_TIMEOUT"); v != nullptr && std::atof(v) > 0) {
-    o.connect_timeout_seconds = o.low_speed_seconds = std::atof(v);
-  }
+  const auto number = [](const char* name, double* value) {
+    const char* v = std::getenv(name);
+    if (v == nullptr) return false;
+    char* end = nullptr;
+    const double d = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(d > 0)) return false;
+    *value = d;
+    return true;
+  };
+  double d = 0;
+  if (number("SHARDPACK_HTTP_ATTEMPTS", &d)) o.attempts = int(std::min(d, 1000.0));
+  if (number("SHARDPACK_HTTP_TIMEOUT", &d)) o.connect_timeout_seconds = o.low_speed_seconds = d;
+  if (number("SHARDPACK_HTTP_MAX_BACKOFF", &d)) o.max_backoff_seconds = d;
+  if (number("SHARDPACK_HTTP_RETRY_SECONDS", &d)) o.retry_seconds = d;
+  if (number("SHARDPACK_HTTP_MAX_BYTES", &d)) o.max_body_bytes = uint64_t(d);
   return o;
 }
 
@@ -71,15 +82,32 @@ Status S3ToHttpUrl(const std::string& s3_url, std::string* http_url) {
   }
   S3Location location;
   SHARDPACK_RETURN_IF_ERROR(ParseS3Location(s3_url, &location));
-  *http_url = location.bucket_url + (location.prefix.empty() ? "" : "/" + location.prefix);
+  *http_url = S3KeyUrl(location, location.prefix);
   return Status::OK();
 }
 
+std::string RemoteFileUrl(const std::string& base, const std::string& name) {
+  return base + "/" + UriEncode(name, /*keep_slash=*/true);
+}
+
 Status CheckDatasetFileName(const std::string& name) {
-  const bool escapes = name.empty() || name[0] == '/' || name.find("..") != std::string::npos ||
-                       name.find("://") != std::string::npos || name.find('\\') != std::string::npos ||
-                       name.find('?') != std::string::npos || name.find('#') != std::string::npos;
-  if (escapes) {
+  const auto escapes = [](const std::string& n) {
+    if (n.empty() || n[0] == '/' || n.find("..") != std::string::npos || n.find("://") != std::string::npos ||
+        n.find('\\') != std::string::npos || n.find('?') != std::string::npos || n.find('#') != std::string::npos) {
+      return true;
+    }
+    for (const char c : n) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;  // control characters
+    }
+    return false;
+  };
+  // Decoded too: a server decodes "%2e%2e" to ".." and "%2f" to "/" before it looks the name up,
+  // so an encoded '.', '/' or '\\' is refused as the literal ones are.
+  std::string lower = name;
+  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  const bool encoded_separator = lower.find("%2e") != std::string::npos || lower.find("%2f") != std::string::npos ||
+                                 lower.find("%5c") != std::string::npos;
+  if (escapes(name) || escapes(PercentDecode(name)) || encoded_separator) {
     return Status::DataLoss("the manifest lists '" + name +
                             "', which is not a file inside the dataset folder: refused (a manifest must not send a "
                             "reader elsewhere)");
@@ -91,7 +119,7 @@ Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManif
   remote->base = url;
   while (!remote->base.empty() && remote->base.back() == '/') remote->base.pop_back();
   const std::string manifest_url = remote->base + "/" + kManifestFileName;
-  SHARDPACK_RETURN_IF_ERROR(HttpGetToString(http, manifest_url, kMaxManifestBytes, &remote->text));
+  SHARDPACK_RETURN_IF_ERROR(HttpGetToString(http, manifest_url, kMaxSmallFileBytes, &remote->text));
   SHARDPACK_RETURN_IF_ERROR(CheckManifestText(remote->text, manifest_url));
   const nlohmann::json j = nlohmann::json::parse(remote->text, nullptr, /*allow_exceptions=*/false);
   Status s = ManifestFromJson(j, &remote->manifest);
@@ -117,7 +145,7 @@ Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache
   // files there belong to this version too.
   const auto current = [&] {
     std::string cached;
-    if (!env->FileExists(local_manifest) || !env->ReadFile(local_manifest, kMaxManifestBytes, &cached).ok() ||
+    if (!env->FileExists(local_manifest) || !env->ReadFile(local_manifest, kMaxSmallFileBytes, &cached).ok() ||
         cached != remote.text) {
       return false;
     }
@@ -152,17 +180,19 @@ Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache
         const std::string path = JoinPath(dir, f.file);
         SHARDPACK_RETURN_IF_ERROR(PrepareCacheSubfolders(env, dir, path.substr(0, path.find_last_of('/')), modes));
         if (!IsCheckedCopy(env, path, f.xxh64)) {  // fill.lock serialises these: no lock of their own
-          SHARDPACK_RETURN_IF_ERROR(DownloadToFile(env, http, remote.base + "/" + f.file, path, f.xxh64, modes));
+          SHARDPACK_RETURN_IF_ERROR(
+              DownloadToFile(env, http, RemoteFileUrl(remote.base, f.file), path, f.xxh64, kMaxSmallFileBytes, modes));
         }
       }
       SHARDPACK_RETURN_IF_ERROR(WriteCacheFile(env, local_manifest, remote.text, modes, /*sync=*/true));
     }
   }
   if (!with_shards) return Status::OK();
-  for (const SideFile& f : remote.shard_files()) {
-    const std::string path = JoinPath(dir, f.file);
+  for (const ShardEntry& shard : remote.manifest.shards) {
+    const std::string path = JoinPath(dir, shard.file);
     SHARDPACK_RETURN_IF_ERROR(PrepareCacheSubfolders(env, dir, path.substr(0, path.find_last_of('/')), modes));
-    SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env, http, remote.base + "/" + f.file, path, f.xxh64, modes));
+    SHARDPACK_RETURN_IF_ERROR(
+        FetchIntoCache(env, http, RemoteFileUrl(remote.base, shard.file), path, shard.xxh64, shard.bytes, modes));
   }
   return Status::OK();
 }
@@ -226,7 +256,7 @@ Status CacheRemoteShards(const std::vector<std::string>& urls, const std::string
     if (!env->FileExists(path) && url.rfind("pipe:", 0) == 0) {
       SHARDPACK_RETURN_IF_ERROR(RunPipeToFile(env, url.substr(5), path, modes));
     } else if (!env->FileExists(path)) {
-      SHARDPACK_RETURN_IF_ERROR(DownloadToFile(env, http, url, path, "", modes));
+      SHARDPACK_RETURN_IF_ERROR(DownloadToFile(env, http, url, path, "", 0, modes));
     }
     local_paths->push_back(path);
   }
@@ -242,6 +272,10 @@ Status PrepareRemoteAccess(const std::string& location, const std::string& cache
   const char* team = std::getenv(kCacheTeamEnvVar);
   access->cache_modes.team = team != nullptr && std::string(team) == "1";
   access->http = HttpOptionsFromEnvironment();
+  // user:password@ leaves the URL here, where it enters: no message below can print it, and the
+  // client sends it to this host only.
+  std::string bare;
+  SplitUrlCredentials(location, &access->http.user, &access->http.password, &bare);
   if (location.rfind("s3://", 0) == 0) {
     const char* id = std::getenv("AWS_ACCESS_KEY_ID");
     const char* secret = std::getenv("AWS_SECRET_ACCESS_KEY");
@@ -256,7 +290,7 @@ Status PrepareRemoteAccess(const std::string& location, const std::string& cache
     access->http.aws.secret_access_key = secret;
     if (const char* token = std::getenv("AWS_SESSION_TOKEN"); token != nullptr) access->http.aws.session_token = token;
   }
-  return S3ToHttpUrl(location, &access->url);
+  return S3ToHttpUrl(bare, &access->url);
 }
 
 namespace {
@@ -302,7 +336,7 @@ Status ResolveShardList(const std::string& spec, Env* env, std::vector<std::stri
   RemoteAccess access;
   std::unique_ptr<HttpClient> http;
   SHARDPACK_RETURN_IF_ERROR(RemoteSetup(spec, &access, &http));
-  for (std::string& p : paths) SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(p, &p));
+  for (std::string& p : paths) SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(RedactUrl(p), &p));
   return CacheRemoteShards(paths, access.cache_dir, access.cache_modes, env ? env : Env::Default(), http.get(),
                            local_paths);
 }

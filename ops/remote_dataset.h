@@ -10,6 +10,7 @@
 // a manifest's checksums, and so is the output of pipe:COMMAND entries.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@
 #include "shardpack/status.h"
 
 namespace shardpack {
+
+// The most bytes a manifest, index or sample table may have: the bound of their downloads (the
+// manifest lists no sizes of them).
+inline constexpr uint64_t kMaxSmallFileBytes = uint64_t(1) << 30;
 
 // The environment variable that names the cache folder.
 inline constexpr char kCacheEnvVar[] = "SHARDPACK_CACHE";
@@ -38,10 +43,15 @@ Status S3ToHttpUrl(const std::string& s3_url, std::string* http_url);
 // no URL, no backslash). Otherwise DataLoss naming it: a manifest must not send a reader elsewhere.
 Status CheckDatasetFileName(const std::string& name);
 
-// Where and how to read a location: its HTTP(S) URL, the cache folder (`cache_dir`, else
-// $SHARDPACK_CACHE; may end up empty; private unless $SHARDPACK_CACHE_TEAM=1) and the client's options: attempts and
-// timeout from $SHARDPACK_HTTP_ATTEMPTS (default 4) and $SHARDPACK_HTTP_TIMEOUT (seconds to connect, and the longest
-// stall of a transfer; default 10 and 30), signing for s3:// (InvalidArgument without credentials).
+// The URL of dataset file `name` (checked by CheckDatasetFileName) under `base`, the name encoded
+// (ground/url.h): a name with a space, '+' or non-ASCII is requested, and signed, as what it is.
+std::string RemoteFileUrl(const std::string& base, const std::string& name);
+
+// Where and how to read a location: its HTTP(S) URL (without user:password@, which goes into the
+// client's options), the cache folder (`cache_dir`, else $SHARDPACK_CACHE; may end up empty;
+// private unless $SHARDPACK_CACHE_TEAM=1) and the client's options (HttpOptions; the
+// SHARDPACK_HTTP_* variables docs/remote.md lists override its defaults), signing for s3://
+// (InvalidArgument without credentials).
 struct RemoteAccess {
   std::string url;
   std::string cache_dir;

@@ -1,6 +1,7 @@
 #include "ops/remote_dataset_reader.h"
 
 #include "formats/registry/registry.h"
+#include "ground/url.h"
 #include "ops/forwarding_dataset_reader.h"
 #include "ops/remote_dataset.h"
 #include "ops/remote_dataset_env.h"
@@ -77,7 +78,8 @@ Status OpenRemoteDatasetReader(const std::string& location, Env* env, const Remo
     memory_files[JoinPath(dir, kManifestFileName)] = remote.text;
     for (const SideFile& f : remote.small_files()) {
       ShardBuffer bytes;
-      SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), remote.base + "/" + f.file, f.xxh64, &bytes));
+      SHARDPACK_RETURN_IF_ERROR(
+          DownloadToMemory(http.get(), RemoteFileUrl(remote.base, f.file), f.xxh64, kMaxSmallFileBytes, &bytes));
       SHARDPACK_RETURN_IF_ERROR(bytes.ReadAll(&memory_files[JoinPath(dir, f.file)]));
     }
   } else {
@@ -93,7 +95,7 @@ Status OpenRemoteDatasetReader(const std::string& location, Env* env, const Remo
   for (const ShardEntry& s : remote.manifest.shards) {
     paths.push_back(JoinPath(dir, s.file));
     sizes.push_back(s.bytes);
-    shards.push_back({remote.base + "/" + s.file, streaming ? "" : paths.back(), s.bytes, s.xxh64});
+    shards.push_back({RemoteFileUrl(remote.base, s.file), streaming ? "" : paths.back(), s.bytes, s.xxh64});
   }
   ShardStoreOptions store_options;
   store_options.cache_limit = options.cache_limit;
@@ -128,7 +130,7 @@ Status OpenStreamedShardList(const std::string& spec, Env* env, const RemoteOpti
   }
   std::vector<std::string> urls;
   SHARDPACK_RETURN_IF_ERROR(ExpandShardSpec(spec, &urls));
-  for (std::string& u : urls) SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(u, &u));
+  for (std::string& u : urls) SHARDPACK_RETURN_IF_ERROR(S3ToHttpUrl(RedactUrl(u), &u));
   // No manifest: no sizes or checksums to hold the shards to (libcurl holds each body to the length
   // the server announced).
   std::vector<RemoteShard> shards;
@@ -144,7 +146,7 @@ Status OpenStreamedShardList(const std::string& spec, Env* env, const RemoteOpti
   auto fetch_whole = [urls, new_client](size_t shard, std::shared_ptr<const ShardBuffer>* bytes) {
     auto buffer = std::make_shared<ShardBuffer>();
     std::unique_ptr<HttpClient> http = new_client();
-    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), urls[shard], "", buffer.get()));
+    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), urls[shard], "", 0, buffer.get()));
     *bytes = std::move(buffer);
     return Status::OK();
   };

@@ -295,9 +295,9 @@ Status RemoteShardStore::FetchShared(size_t shard, bool waited_for, const std::v
   *full = room == SharedCacheSpace::Room::kFull;
   if (*full) return Status::OK();
   if (room == SharedCacheSpace::Room::kTaken) {
-    SHARDPACK_RETURN_IF_ERROR(FetchIntoCacheLocked(env_, http, r.url, r.path, r.xxh64, options_.modes));
+    SHARDPACK_RETURN_IF_ERROR(FetchIntoCacheLocked(env_, http, r.url, r.path, r.xxh64, r.bytes, options_.modes));
   } else {  // there already, or another process downloads it: wait for that one
-    SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64, options_.modes));
+    SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64, r.bytes, options_.modes));
   }
   fetch_lock.reset();
   // Wanted until this process is done with it: evictors take other shards first. A shard that
@@ -311,11 +311,11 @@ Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<S
                                std::shared_ptr<const RandomAccessFile>* file) {
   const RemoteShard& r = shards_[shard];
   if (in_memory_) {
-    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http, r.url, r.xxh64, buffer->get()));
+    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http, r.url, r.xxh64, r.bytes, buffer->get()));
     *file = NewMemoryFile(std::shared_ptr<const ShardBuffer>(*buffer), r.url);
     return Status::OK();
   }
-  SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64, options_.modes));
+  SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64, r.bytes, options_.modes));
   std::unique_ptr<RandomAccessFile> opened;
   SHARDPACK_RETURN_IF_ERROR(env_->NewRandomAccessFile(r.path, &opened));
   *file = std::move(opened);

@@ -6,23 +6,10 @@
 #include <cstring>
 #include <set>
 
+#include "ground/url.h"
+
 namespace shardpack {
 namespace {
-
-// SigV4's URI encoding: everything but A-Z a-z 0-9 - _ . ~ as %XX (upper case); '/' kept in paths.
-std::string UriEncode(const std::string& text, bool keep_slash) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
-      out += char(c);
-    } else {
-      char hex[4];
-      std::snprintf(hex, sizeof(hex), "%%%02X", c);
-      out += hex;
-    }
-  }
-  return out;
-}
 
 // The text of XML's five entities decoded (S3 escapes them in keys and ETags).
 std::string XmlText(std::string text) {
@@ -66,6 +53,33 @@ std::string AwsRegion() {
   return "us-east-1";
 }
 
+Status CheckS3BucketName(const std::string& bucket, const std::string& s3_url) {
+  const auto refuse = [&](const std::string& why) {
+    return Status::InvalidArgument(s3_url + ": '" + bucket + "' is not a valid S3 bucket name (" + why +
+                                   "; see AWS's bucket naming rules)");
+  };
+  if (bucket.size() < 3 || bucket.size() > 63) return refuse("it must have 3 to 63 characters");
+  for (const char c : bucket) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '.' ||
+          c == '-')) {
+      return refuse("only lower-case letters, digits, '.' and '-' are allowed");
+    }
+  }
+  if (!std::isalnum(static_cast<unsigned char>(bucket.front())) ||
+      !std::isalnum(static_cast<unsigned char>(bucket.back()))) {
+    return refuse("it must begin and end with a letter or digit");
+  }
+  if (bucket.find("..") != std::string::npos) return refuse("two '.' may not be adjacent");
+  if (bucket.find_first_not_of("0123456789.") == std::string::npos) return refuse("it may not be an IP address");
+  if (bucket.rfind("xn--", 0) == 0 || bucket.rfind("sthree-", 0) == 0) return refuse("a reserved prefix");
+  for (const std::string suffix : {"-s3alias", "--ol-s3"}) {
+    if (bucket.size() > suffix.size() && bucket.compare(bucket.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return refuse("a reserved suffix");
+    }
+  }
+  return Status::OK();
+}
+
 Status ParseS3Location(const std::string& s3_url, S3Location* location) {
   if (s3_url.rfind("s3://", 0) != 0) return Status::InvalidArgument(s3_url + " is not an s3:// URL");
   const std::string rest = s3_url.substr(5);
@@ -73,6 +87,9 @@ Status ParseS3Location(const std::string& s3_url, S3Location* location) {
   const std::string bucket = rest.substr(0, slash);
   std::string prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
   if (bucket.empty()) return Status::InvalidArgument(s3_url + ": no bucket (s3://BUCKET/PREFIX)");
+  // The bucket becomes part of a host name or path that signed requests go to: anything but a
+  // valid bucket name ("evil.example?x") could send them, and the session token, elsewhere.
+  SHARDPACK_RETURN_IF_ERROR(CheckS3BucketName(bucket, s3_url));
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   location->prefix = prefix;
   const char* endpoint = std::getenv("AWS_ENDPOINT_URL");
@@ -90,9 +107,12 @@ Status ParseS3Location(const std::string& s3_url, S3Location* location) {
   return Status::OK();
 }
 
+std::string S3KeyUrl(const S3Location& location, const std::string& key) {
+  return key.empty() ? location.bucket_url : location.bucket_url + "/" + UriEncode(key, /*keep_slash=*/true);
+}
+
 std::string S3ObjectStore::Url(const std::string& name) const {
-  const std::string key = location_.prefix.empty() ? name : location_.prefix + "/" + name;
-  return location_.bucket_url + "/" + UriEncode(key, /*keep_slash=*/true);
+  return S3KeyUrl(location_, location_.prefix.empty() ? name : location_.prefix + "/" + name);
 }
 
 Status S3ObjectStore::Send(const std::string& method, const std::string& url, std::vector<std::string> headers,

@@ -29,7 +29,13 @@ struct S3Location {
   std::string bucket_url;
   std::string prefix;  // without leading or trailing slashes; may be empty
 };
+// Refuses a URL whose bucket breaks S3's naming rules (InvalidArgument naming `s3_url`).
 Status ParseS3Location(const std::string& s3_url, S3Location* location);
+Status CheckS3BucketName(const std::string& bucket, const std::string& s3_url);
+
+// The HTTP(S) URL of `key` (a prefix, or an object's whole key) in `location`'s bucket, the key
+// encoded as SigV4 signs it (ground/url.h's UriEncode): spaces, '+', '%' and non-ASCII bytes alike.
+std::string S3KeyUrl(const S3Location& location, const std::string& key);
 
 // The objects directly under a prefix: files with their sizes, and the "folders" below it.
 struct S3Listing {

@@ -14,6 +14,14 @@ Status ChecksumMismatch(const std::string& url) {
   return Status::DataLoss(url + " does not match the checksum its manifest lists");
 }
 
+// Whether `received` bytes so far may still be the file: within its size, when one is known.
+Status WithinSize(const std::string& url, uint64_t received, uint64_t max_bytes) {
+  if (max_bytes == 0 || received <= max_bytes) return Status::OK();
+  return Status::IOError(url + " sends more than the " + std::to_string(max_bytes) +
+                         " bytes expected of it: stopped there (the server holds another version of the file, "
+                         "or is broken)");
+}
+
 // Repeats `download` while the bytes that arrive do not match their checksum.
 template <typename Download>
 Status RepeatOnDataLoss(Download download) {
@@ -27,7 +35,7 @@ Status RepeatOnDataLoss(Download download) {
 }
 
 Status DownloadOnce(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                    const std::string& xxh64, const CacheModes& modes) {
+                    const std::string& xxh64, uint64_t max_bytes, const CacheModes& modes) {
   const std::string part = path + ".part-" + std::to_string(::getpid());
   // A new file, never one found under that name: a leftover of a killed process with this pid, or
   // a name planted there (a link is removed, not followed).
@@ -44,6 +52,7 @@ Status DownloadOnce(Env* env, HttpClient* http, const std::string& url, const st
         url,
         [&](std::string_view data) {
           if (file == nullptr) return Status::IOError("cannot reopen " + part);
+          SHARDPACK_RETURN_IF_ERROR(WithinSize(url, received + data.size(), max_bytes));
           hash.Update(data);
           received += data.size();
           return file->Append(data);
@@ -74,14 +83,16 @@ Status DownloadOnce(Env* env, HttpClient* http, const std::string& url, const st
 }  // namespace
 
 Status DownloadToFile(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                      const std::string& xxh64, const CacheModes& modes) {
-  SHARDPACK_RETURN_IF_ERROR(RepeatOnDataLoss([&] { return DownloadOnce(env, http, url, path, xxh64, modes); }));
+                      const std::string& xxh64, uint64_t max_bytes, const CacheModes& modes) {
+  SHARDPACK_RETURN_IF_ERROR(
+      RepeatOnDataLoss([&] { return DownloadOnce(env, http, url, path, xxh64, max_bytes, modes); }));
   // The bytes were hashed as they arrived: recorded as checked, so that no process hashes them again.
   if (!xxh64.empty()) return RecordCheckedCopy(env, path, xxh64, modes);
   return Status::OK();
 }
 
-Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, ShardBuffer* bytes) {
+Status DownloadToMemory(HttpClient* http, const std::string& url, const std::string& xxh64, uint64_t max_bytes,
+                        ShardBuffer* bytes) {
   return RepeatOnDataLoss([&] {
     // Hashed as the bytes arrive, while they are in the processor's cache, not read back after.
     StreamingXxh64 hash;
@@ -89,6 +100,7 @@ Status DownloadToMemory(HttpClient* http, const std::string& url, const std::str
     Status s = http->Get(
         url,
         [&](std::string_view data) {
+          SHARDPACK_RETURN_IF_ERROR(WithinSize(url, bytes->size() + data.size(), max_bytes));
           hash.Update(data);
           return bytes->Append(data);
         },
@@ -107,12 +119,12 @@ Status DownloadToMemory(HttpClient* http, const std::string& url, const std::str
 }
 
 Status FetchIntoCache(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                      const std::string& xxh64, const CacheModes& modes) {
+                      const std::string& xxh64, uint64_t max_bytes, const CacheModes& modes) {
   if (IsUsableCopy(env, path, xxh64)) return Status::OK();
   std::unique_ptr<FileLock> lock;
   const Status locked = env->LockFile(path + ".lock", &lock, modes.file());
   if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
-  return FetchIntoCacheLocked(env, http, url, path, xxh64, modes);
+  return FetchIntoCacheLocked(env, http, url, path, xxh64, max_bytes, modes);
 }
 
 bool IsUsableCopy(Env* env, const std::string& path, const std::string& xxh64) {
@@ -121,7 +133,7 @@ bool IsUsableCopy(Env* env, const std::string& path, const std::string& xxh64) {
 }
 
 Status FetchIntoCacheLocked(Env* env, HttpClient* http, const std::string& url, const std::string& path,
-                            const std::string& xxh64, const CacheModes& modes) {
+                            const std::string& xxh64, uint64_t max_bytes, const CacheModes& modes) {
   if (IsUsableCopy(env, path, xxh64)) return Status::OK();  // another process downloaded or checked it
   if (!xxh64.empty()) {
     // Found without a valid record (an earlier version's cache, a changed or planted file): hashed
@@ -130,7 +142,7 @@ Status FetchIntoCacheLocked(Env* env, HttpClient* http, const std::string& url, 
     SHARDPACK_RETURN_IF_ERROR(CheckCachedCopy(env, path, xxh64, modes, &good));
     if (good) return Status::OK();
   }
-  return DownloadToFile(env, http, url, path, xxh64, modes);
+  return DownloadToFile(env, http, url, path, xxh64, max_bytes, modes);
 }
 
 }  // namespace shardpack

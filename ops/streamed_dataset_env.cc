@@ -12,11 +12,12 @@ Status StreamedDatasetEnv::Open(Env* base, const RemoteManifest& remote, NewClie
   e->small_files_[JoinPath(remote.base, kManifestFileName)] = remote.text;
   for (const SideFile& f : remote.small_files()) {
     ShardBuffer bytes;
-    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), remote.base + "/" + f.file, f.xxh64, &bytes));
+    SHARDPACK_RETURN_IF_ERROR(
+        DownloadToMemory(http.get(), RemoteFileUrl(remote.base, f.file), f.xxh64, kMaxSmallFileBytes, &bytes));
     SHARDPACK_RETURN_IF_ERROR(bytes.ReadAll(&e->small_files_[JoinPath(remote.base, f.file)]));
   }
   for (const ShardEntry& s : remote.manifest.shards) {
-    e->shards_[JoinPath(remote.base, s.file)] = {remote.base + "/" + s.file, s.xxh64, s.bytes};
+    e->shards_[JoinPath(remote.base, s.file)] = {RemoteFileUrl(remote.base, s.file), s.xxh64, s.bytes};
   }
   *env = std::move(e);
   return Status::OK();
@@ -31,7 +32,7 @@ Status StreamedDatasetEnv::Bytes(const std::string& path, const Shard& shard,
   if (*bytes != nullptr) return Status::OK();
   auto buffer = std::make_shared<ShardBuffer>();
   std::unique_ptr<HttpClient> http = new_client_();
-  SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), shard.url, shard.xxh64, buffer.get()));
+  SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), shard.url, shard.xxh64, shard.bytes, buffer.get()));
   *bytes = std::move(buffer);
   return Status::OK();
 }

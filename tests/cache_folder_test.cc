@@ -113,7 +113,9 @@ TEST_F(CacheFolderTest, ATeamCacheIsTheGroupsWithTheSetGroupIdBit) {
   ASSERT_TRUE(PrepareCacheFolder(Env::Default(), cache(), team).ok());
   EXPECT_EQ(ModeOf(cache()), 02770u);
   testing::FolderHttpClient http(dir_.Sub("server"), &log_, &mu_);
-  ASSERT_TRUE(FetchIntoCache(Env::Default(), &http, shards_[1].url, shards_[1].path, shards_[1].xxh64, team).ok());
+  ASSERT_TRUE(
+      FetchIntoCache(Env::Default(), &http, shards_[1].url, shards_[1].path, shards_[1].xxh64, shards_[1].bytes, team)
+          .ok());
   EXPECT_EQ(ModeOf(shards_[1].path), 0660u);
 }
 

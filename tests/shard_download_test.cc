@@ -71,7 +71,7 @@ TEST(DownloadToMemory, KeepsTheBodyInPiecesOfAnySize) {
   const std::string body = RandomBytes(3 * 4096 + 517, 1);  // pieces that end inside pages
   PiecewiseHttpClient http(body, 1000);
   ShardBuffer buffer;
-  ASSERT_TRUE(DownloadToMemory(&http, "http://test/a.tar", ChecksumHex(Xxh64(body)), &buffer).ok());
+  ASSERT_TRUE(DownloadToMemory(&http, "http://test/a.tar", ChecksumHex(Xxh64(body)), body.size(), &buffer).ok());
   EXPECT_EQ(buffer.size(), body.size());
   EXPECT_EQ(Contents(buffer), body);
   EXPECT_EQ(http.attempts, 1);
@@ -82,7 +82,7 @@ TEST(DownloadToMemory, ResumesAfterTheBytesKeptAndStillChecksTheWhole) {
   PiecewiseHttpClient http(body, 3000);
   http.cut_after = {7000, 5000};  // two drops: the attempts start at 0, 7000 and 12000
   ShardBuffer buffer;
-  ASSERT_TRUE(DownloadToMemory(&http, "http://test/a.tar", ChecksumHex(Xxh64(body)), &buffer).ok());
+  ASSERT_TRUE(DownloadToMemory(&http, "http://test/a.tar", ChecksumHex(Xxh64(body)), body.size(), &buffer).ok());
   EXPECT_EQ(http.offsets, (std::vector<uint64_t>{0, 7000, 12000}));
   EXPECT_EQ(Contents(buffer), body);
 }
@@ -93,7 +93,7 @@ TEST(DownloadToMemory, StartsOverWhenTheServerRefusesRanges) {
   http.cut_after = {7000};
   http.ranges = false;
   ShardBuffer buffer;
-  ASSERT_TRUE(DownloadToMemory(&http, "http://test/a.tar", ChecksumHex(Xxh64(body)), &buffer).ok());
+  ASSERT_TRUE(DownloadToMemory(&http, "http://test/a.tar", ChecksumHex(Xxh64(body)), body.size(), &buffer).ok());
   EXPECT_EQ(http.offsets, (std::vector<uint64_t>{0, 0}));
   EXPECT_EQ(Contents(buffer), body);
 }
@@ -103,7 +103,7 @@ TEST(DownloadToMemory, ADamagedByteIsFetchedAgainThenRefusedAndNothingIsKept) {
   PiecewiseHttpClient http(body, 4096);
   http.flip = 5000;
   ShardBuffer buffer;
-  const Status s = DownloadToMemory(&http, "http://test/a.tar", ChecksumHex(Xxh64(body)), &buffer);
+  const Status s = DownloadToMemory(&http, "http://test/a.tar", ChecksumHex(Xxh64(body)), body.size(), &buffer);
   EXPECT_EQ(s.code(), Status::Code::kDataLoss);
   EXPECT_EQ(s.message(),
             "http://test/a.tar does not match the checksum its manifest lists, in 3 downloads (the server holds a "
@@ -116,8 +116,10 @@ TEST(ShardBuffer, AReusedBufferHoldsOnlyTheNewBytes) {
   const std::string first = RandomBytes(50000, 5), second = RandomBytes(12345, 6);
   PiecewiseHttpClient http1(first, 8192), http2(second, 8192);
   auto buffer = std::make_shared<ShardBuffer>();
-  ASSERT_TRUE(DownloadToMemory(&http1, "http://test/1.tar", ChecksumHex(Xxh64(first)), buffer.get()).ok());
-  ASSERT_TRUE(DownloadToMemory(&http2, "http://test/2.tar", ChecksumHex(Xxh64(second)), buffer.get()).ok());
+  ASSERT_TRUE(
+      DownloadToMemory(&http1, "http://test/1.tar", ChecksumHex(Xxh64(first)), first.size(), buffer.get()).ok());
+  ASSERT_TRUE(
+      DownloadToMemory(&http2, "http://test/2.tar", ChecksumHex(Xxh64(second)), second.size(), buffer.get()).ok());
   EXPECT_EQ(buffer->size(), second.size());
   EXPECT_EQ(buffer->capacity(), first.size());  // the larger file's pages are kept for the next
   EXPECT_EQ(Contents(*buffer), second);

@@ -15,6 +15,8 @@ usage: http_faults_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
 import http.server
 import json
 import os
+import re
+import resource
 import signal
 import subprocess
 import sys
@@ -39,31 +41,88 @@ local_verify = subprocess.run([shardpack, "verify", os.path.join(serve, "ds")], 
 plan = {}      # path -> faults still to serve, in order
 requests = {}  # path -> requests seen
 ranges = {}    # path -> the Range headers of its requests, in order (None: none)
+times = {}     # path -> (monotonic time, status) of its requests, in order
+credentials = {}  # path -> the Authorization / x-amz-security-token headers of its requests
 serve_ranges = [True]  # whether the server honours Range requests
+slowdown_every = [0]   # every Nth request answers 503 SlowDown (0: none)
+served = [0]
 lock = threading.Lock()
+ENDLESS_LIMIT = 256 << 20
+endless_sent = []  # bytes each endless body had sent when the client hung up  # an "endless" body stops here, so that the test's loop is bounded
 
 
 class FaultyHandler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    other = None  # the URL of the other server, where "elsewhere" redirects
 
     def log_message(self, *args):
         pass
 
+    def answer(self, code, headers=(), body=b""):
+        self.send_response(code)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def do_GET(self):
+        path = self.path.split("?")[0]
+        if path.startswith("/bucket/"):  # s3://bucket/ds through AWS_ENDPOINT_URL
+            path = path[len("/bucket"):]
         with lock:
-            requests[self.path] = requests.get(self.path, 0) + 1
-            ranges.setdefault(self.path, []).append(self.headers.get("Range"))
-            fault = plan[self.path].pop(0) if plan.get(self.path) else None
-        file = os.path.join(serve, self.path.lstrip("/"))
+            served[0] += 1
+            slow_down = slowdown_every[0] and served[0] % slowdown_every[0] == 0
+            requests[path] = requests.get(path, 0) + 1
+            ranges.setdefault(path, []).append(self.headers.get("Range"))
+            credentials.setdefault(path, []).append(
+                (self.headers.get("Authorization"), self.headers.get("x-amz-security-token")))
+            fault = plan[path].pop(0) if plan.get(path) else None
+            if slow_down and fault is None:
+                fault = "slowdown"
+            times.setdefault(path, []).append((time.monotonic(), fault))
+        file = os.path.join(serve, path.lstrip("/"))
+        if fault == "slowdown":  # S3's answer when a prefix takes more requests than it serves
+            self.answer(503, body=b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate."
+                                  b"</Message></Error>")
+            return
+        if fault and fault.startswith("retry-after="):
+            self.answer(503, [("Retry-After", fault.split("=", 1)[1])])
+            return
+        if fault == "again":  # a redirect to the same URL on this server
+            self.answer(302, [("Location", self.path)])
+            return
+        if fault == "elsewhere":  # a redirect to the other server, which serves the same files
+            self.answer(302, [("Location", self.other + path)])
+            return
+        if fault == "downgrade":  # a redirect to a scheme the client must not follow to
+            self.answer(302, [("Location", "ftp://127.0.0.1" + path)])
+            return
         if fault in ("503", "429", "404") or not os.path.isfile(file):
-            code = int(fault) if fault else 404
-            self.send_response(code)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self.answer(int(fault) if fault else 404)
             return
         body = open(file, "rb").read()
         if fault == "flip":
             body = body[:100] + bytes([body[100] ^ 1]) + body[101:]
+        if fault == "bigger":  # more than the manifest's size, announced
+            body = body + b"\0" * (4 << 20)
+        if fault == "endless":  # chunked, without end (up to ENDLESS_LIMIT)
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"\0" * (1 << 20)
+            sent = 0
+            try:
+                while sent < ENDLESS_LIMIT:
+                    self.wfile.write(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+                    sent += len(chunk)
+                with lock:
+                    endless_sent.append(sent)
+            except OSError:
+                with lock:
+                    endless_sent.append(sent)
+            self.close_connection = True
+            return
         wanted = self.headers.get("Range")
         if wanted and serve_ranges[0]:  # "bytes=N-", as the client asks after a partial body
             start = int(wanted.split("=")[1].rstrip("-"))
@@ -99,6 +158,23 @@ server = QuietServer(("127.0.0.1", 0), FaultyHandler)
 server.daemon_threads = True
 threading.Thread(target=server.serve_forever, daemon=True).start()
 url = f"http://127.0.0.1:{server.server_address[1]}/ds"
+# Another host (another origin: another port) serving the same files, where redirects may point.
+other_requests = []  # (path, Authorization, x-amz-security-token, x-amz-date) of each request there
+
+
+class OtherHandler(FaultyHandler):
+    def do_GET(self):
+        with lock:
+            other_requests.append((self.path, self.headers.get("Authorization"),
+                                   self.headers.get("x-amz-security-token"), self.headers.get("x-amz-date")))
+        file = os.path.join(serve, self.path.lstrip("/"))
+        self.answer(200, body=open(file, "rb").read()) if os.path.isfile(file) else self.answer(404)
+
+
+other = QuietServer(("127.0.0.1", 0), OtherHandler)
+other.daemon_threads = True
+threading.Thread(target=other.serve_forever, daemon=True).start()
+FaultyHandler.other = f"http://127.0.0.1:{other.server_address[1]}"
 
 
 def published(cache):
@@ -124,17 +200,21 @@ def loader_saw_every_image(stdout):
 
 
 def case(name, faults, expect_ok, expect_counts, expect_error=None, env_extra=None, cache=None, command="verify",
-         streaming=False):
+         streaming=False, location=None):
     cache = cache or os.path.join(work, "cache-" + name)
     with lock:
         plan.clear()
         plan.update({"/ds/" + path: list(f) for path, f in faults.items()})
         requests.clear()
         ranges.clear()
+        times.clear()
+        credentials.clear()
+        other_requests.clear()
     env = dict(os.environ, SHARDPACK_CACHE=cache, **(env_extra or {}))
     if streaming:
         del env["SHARDPACK_CACHE"]
-    args = [shardpack, "verify", url] if command == "verify" else [shardpack] + LOADER[:1] + [url] + LOADER[1:]
+    where = location or url
+    args = [shardpack, "verify", where] if command == "verify" else [shardpack] + LOADER[:1] + [where] + LOADER[1:]
     r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
     check((r.returncode == 0) == expect_ok, f"{name}: exit {r.returncode}, stderr {r.stderr!r}")
     if expect_ok and command == "verify":
@@ -190,6 +270,97 @@ try:
     check(shard not in {os.path.basename(p) for p in published(cache)}, "loader-flipped-always: the shard in the cache")
     case("loader-404", {shard: ["404"]}, False, {shard: 1}, f"bench failed: {url}/{shard} does not exist (HTTP 404)\n",
          command="loader", streaming=True)
+
+    # Redirects: followed (at most 5), never to another scheme; credentials and signatures go to
+    # their own host only, and what another host serves is still held to the manifest's checksum.
+    case("redirected-twice", {shard: ["again", "again"]}, True, {shard: 3})
+    case("redirect-loop", {shard: ["again"] * 10}, False, {shard: 6},
+         f"verify failed: GET {url}/{shard} answered HTTP 302 to {url}/{shard}: more than 5 redirects (a loop?); "
+         "refused\n")
+    case("redirect-to-ftp", {shard: ["downgrade"]}, False, {shard: 1},
+         f"verify failed: GET {url}/{shard} answered HTTP 302 to ftp://127.0.0.1/ds/{shard}, not http(s): refused\n")
+    port = server.server_address[1]
+    with_password = f"http://alice:secret@127.0.0.1:{port}/ds"
+    case("basic-auth-elsewhere", {shard: ["elsewhere"]}, True, {shard: 1}, location=with_password)
+    check(credentials["/ds/manifest.json"] == [("Basic YWxpY2U6c2VjcmV0", None)],  # base64("alice:secret")
+          f"basic-auth-elsewhere: the server got {credentials['/ds/manifest.json']}")
+    check(other_requests == [("/ds/" + shard, None, None, None)],
+          f"basic-auth-elsewhere: the other host got {other_requests}")
+    case("password-never-printed", {shard: ["404"]}, False, {shard: 1},
+         f"verify failed: {url}/{shard} does not exist (HTTP 404)\n", location=with_password)
+    s3_env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+              "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_SESSION_TOKEN": "token-1",
+              "AWS_REGION": "us-east-1"}
+    case("s3-redirect-elsewhere", {shard: ["elsewhere"]}, True, {shard: 1}, env_extra=s3_env,
+         location="s3://bucket/ds")
+    auth, token = credentials["/ds/manifest.json"][0]
+    check(auth is not None and auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/") and token == "token-1",
+          f"s3-redirect-elsewhere: the store got {credentials['/ds/manifest.json']}")
+    check(other_requests == [("/ds/" + shard, None, None, None)],
+          f"s3-redirect-elsewhere: the other host got {other_requests}")
+
+    # Bodies longer than the manifest's size are stopped at once, announced or endless; nothing is
+    # published, and streaming memory stays small while the server would send 256 MB.
+    shard_size = os.path.getsize(os.path.join(serve, "ds", shard))
+    too_long = (f"verify failed: {url}/{shard} sends more than the {shard_size} bytes expected of it: stopped there "
+                "(the server holds another version of the file, or is broken)\n")
+    cache, _ = case("bigger", {shard: ["bigger"]}, False, {shard: 1}, too_long)
+    check(shard not in {os.path.basename(p) for p in published(cache)}, "bigger: the shard in the cache")
+    with lock:
+        plan.clear()
+        plan["/ds/" + shard] = ["endless"]
+        endless_sent.clear()
+    env = dict(os.environ)
+    env.pop("SHARDPACK_CACHE", None)
+    reader = subprocess.Popen([shardpack, "verify", url], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    out, err = reader.communicate(timeout=120)
+    check(err == too_long, f"endless, streamed: stderr {err!r}")
+    for _ in range(100):  # bounded: the server's thread notices the hang-up
+        with lock:
+            if endless_sent:
+                break
+        time.sleep(0.05)
+    check(endless_sent and endless_sent[0] < 64 << 20, f"endless, streamed: the server sent {endless_sent} bytes")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    check(usage < 200 << 10, f"endless, streamed: a process of this test peaked at {usage} KiB")
+    print(f"endless body: the server sent {endless_sent} bytes before the client hung up; children peaked at "
+          f"{usage} KiB")
+    # A shard list has no sizes: the client's cap (SHARDPACK_HTTP_MAX_BYTES) holds its bodies.
+    shard_list = url + "/shard-{000000..000002}.tar"
+    case("list-endless", {shard: ["endless"]}, False, {}, command="loader", streaming=True, location=shard_list,
+         expect_error=f"bench failed: GET {url}/{shard}: the body passes 100000 bytes, the most a download may take: "
+                      "stopped (set SHARDPACK_HTTP_MAX_BYTES for larger files)\n",
+         env_extra={"SHARDPACK_HTTP_MAX_BYTES": "100000"})
+
+    # Retries: S3's SlowDown on every third request is ridden out, each wait within the capped
+    # backoff; Retry-After is waited, up to the cap; the retry budget ends the attempts.
+    slowdown_every[0] = 3
+    case("slowdown-third", {}, True, {}, env_extra={"SHARDPACK_HTTP_MAX_BACKOFF": "0.4"})
+    slowdown_every[0] = 0
+    waits = [(b[0] - a[0], a[1]) for ts in times.values() for a, b in zip(ts, ts[1:]) if a[1] == "slowdown"]
+    check(len(waits) >= 2 and all(w <= 0.4 + 0.3 for w, _ in waits),
+          f"slowdown-third: waits after SlowDown {waits}, expected at most 0.4 s (+0.3 s for the request)")
+    print(f"slowdown-third: {len(waits)} retries after SlowDown, longest wait {max(w for w, _ in waits):.3f} s")
+    case("retry-after-1", {shard: ["retry-after=1"]}, True, {shard: 2}, env_extra={"SHARDPACK_HTTP_MAX_BACKOFF": "5"})
+    gap = times["/ds/" + shard][1][0] - times["/ds/" + shard][0][0]
+    check(1.0 <= gap <= 1.5, f"retry-after-1: the retry came after {gap:.3f} s, expected 1 s")
+    case("retry-after-capped", {shard: ["retry-after=3600"]}, True, {shard: 2},
+         env_extra={"SHARDPACK_HTTP_MAX_BACKOFF": "0.5"})
+    gap = times["/ds/" + shard][1][0] - times["/ds/" + shard][0][0]
+    check(0.5 <= gap <= 0.9, f"retry-after-capped: the retry came after {gap:.3f} s, expected the 0.5 s cap")
+    started = time.monotonic()
+    _, r = case("retry-budget", {shard: ["503"] * 50}, False, {},
+                env_extra={"SHARDPACK_HTTP_RETRY_SECONDS": "1", "SHARDPACK_HTTP_MAX_BACKOFF": "0.4"})
+    elapsed = time.monotonic() - started
+    check(re.fullmatch(rf"verify failed: GET {re.escape(url)}/{shard} answered HTTP 503 \(gave up after \d+ "
+                       r"attempts: the next would start after the 1 s allowed for retries "
+                       r"\(SHARDPACK_HTTP_RETRY_SECONDS\)\)\n", r.stderr) is not None and elapsed < 3,
+          f"retry-budget: {r.stderr!r} after {elapsed:.1f} s")
+    # A timeout below a second still detects a stall (libcurl counts whole seconds: 1, not 0 = off).
+    case("stall-half-second", {shard: ["stall"]}, True, {shard: 2}, env_extra={"SHARDPACK_HTTP_TIMEOUT": "0.5"})
+    gap = times["/ds/" + shard][1][0] - times["/ds/" + shard][0][0]
+    check(gap < 2.5, f"stall-half-second: the stall was noticed after {gap:.2f} s, expected about 1 s")
 
     # Three processes sharing one cache, at once: each file is downloaded once.
     cache = os.path.join(work, "cache-shared")
@@ -247,5 +418,7 @@ try:
 finally:
     server.shutdown()
     server.server_close()
+    other.shutdown()
+    other.server_close()
 
 sys.exit(checks.finish())
