@@ -40,7 +40,7 @@ TEST(RetryDelay, FullJitterUnderACappedDoublingAndRetryAfterWithinTheCap) {
   EXPECT_DOUBLE_EQ(RetryDelaySeconds(o, 3, -1, 1.0), 1.0);
   EXPECT_DOUBLE_EQ(RetryDelaySeconds(o, 8, -1, 1.0), 20.0);  // 0.25 * 128 = 32, capped
   EXPECT_DOUBLE_EQ(RetryDelaySeconds(o, 1000, -1, 0.5), 10.0);
-  EXPECT_DOUBLE_EQ(RetryDelaySeconds(o, 1, 3, 0.0), 3.0);     // the server's word
+  EXPECT_DOUBLE_EQ(RetryDelaySeconds(o, 1, 3, 0.0), 3.0);      // the server's word
   EXPECT_DOUBLE_EQ(RetryDelaySeconds(o, 1, 3600, 0.0), 20.0);  // up to the cap
   // Retry-After: delta-seconds, or an HTTP date (1445412480 is Wed, 21 Oct 2015 07:28:00 GMT).
   EXPECT_DOUBLE_EQ(ParseRetryAfter("120", 0), 120);
@@ -60,7 +60,8 @@ TEST(CheckRedirect, BoundedHttpOnlyNeverDowngraded) {
             "unencrypted)");
   EXPECT_EQ(CheckRedirect("http://a/x", 302, "file:///etc/passwd", 0, 5).message(),
             "GET http://a/x answered HTTP 302 to file:///etc/passwd, not http(s): refused");
-  EXPECT_EQ(CheckRedirect("http://a/x", 302, "", 0, 5).message(), "GET http://a/x answered HTTP 302 without a Location to follow");
+  EXPECT_EQ(CheckRedirect("http://a/x", 302, "", 0, 5).message(),
+            "GET http://a/x answered HTTP 302 without a Location to follow");
 }
 
 TEST(S3Names, BucketsFollowAwsRulesAndKeysAreEncodedOnce) {
