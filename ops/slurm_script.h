@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/status.h"
+
 namespace shardpack {
 
 struct SlurmScriptOptions {
@@ -23,7 +25,15 @@ struct SlurmScriptOptions {
 // the array; shardpack-merge.sbatch, the merge) and submits both, the merge with
 // --dependency=afterok on the array. Each task runs `pack SRC OUT --partition slurm --resume
 // --threads $SLURM_CPUS_PER_TASK`, so a requeued or resubmitted task continues its part.
-std::string SlurmPackScript(const SlurmScriptOptions& options);
+//
+// The script is data, not code: every value in it is checked first (CheckSlurmScriptOptions) and
+// every path or pack option is single-quoted, so that nothing a path holds ("$(...)", a quote)
+// runs. InvalidArgument naming the option otherwise.
+Status SlurmPackScript(const SlurmScriptOptions& options, std::string* script);
+
+// No control character (a newline would start a line of its own in the script) in any value;
+// --time, --mem-per-cpu and --slurm-partition by Slurm's syntax for them.
+Status CheckSlurmScriptOptions(const SlurmScriptOptions& options);
 
 // `text` quoted for bash (single quotes).
 std::string ShellQuote(const std::string& text);

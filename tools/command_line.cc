@@ -147,6 +147,7 @@ void AddPackOptions(CLI::App* pack, PackFlags& pf);
 
 // slurm-script: the pack options are checked as pack would parse them, then passed through.
 int RunSlurmScript(SlurmScriptOptions o) {
+  if (const Status s = CheckSlurmScriptOptions(o); !s.ok()) return Fail("slurm-script", s);
   for (const std::string& arg : o.pack) {
     for (const char* own : {"--partition", "--partitions", "--resume", "--force", "--threads"}) {
       if (arg == own || arg.rfind(std::string(own) + "=", 0) == 0) {
@@ -174,7 +175,10 @@ int RunSlurmScript(SlurmScriptOptions o) {
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
     o.shardpack = n > 0 ? std::string(self, size_t(n)) : "shardpack";
   }
-  std::fputs(SlurmPackScript(o).c_str(), stdout);
+  std::string script;
+  const Status made = SlurmPackScript(o, &script);
+  if (!made.ok()) return Fail("slurm-script", made);
+  std::fputs(script.c_str(), stdout);
   return 0;
 }
 
