@@ -4,6 +4,7 @@
 
 #include "ops/object_store_output_env.h"
 #include "ops/pack_partition.h"
+#include "ops/remote_dataset.h"
 #include "shardpack/pack.h"
 
 namespace shardpack {
@@ -28,6 +29,33 @@ Status CheckSamePack(const Part& first, const Part& part) {
   if (part.manifest.classes != first.manifest.classes) return differ("class list");
   if (part.manifest.tool_version != first.manifest.tool_version) return differ("shardpack version");
   if (part.plan.by_count != first.plan.by_count) return differ("way of cutting shards (--samples-per-shard)");
+  return Status::OK();
+}
+
+// Every file the parts list is a file of OUT that is there, listed by one part only: a part
+// manifest is outside input, and the merged manifest must not send a reader elsewhere.
+Status CheckPartFiles(Env* env, const std::string& out, const std::map<uint32_t, Part>& parts) {
+  std::map<std::string, std::string> owner;  // file -> the part manifest that lists it
+  for (const auto& [index, part] : parts) {
+    std::vector<std::string> names;
+    for (const ShardEntry& s : part.manifest.shards) {
+      names.push_back(s.file);
+      if (!s.index.file.empty()) names.push_back(s.index.file);
+      if (!s.sample_table.file.empty()) names.push_back(s.sample_table.file);
+      for (const SideFile& f : s.side_files) names.push_back(f.file);
+    }
+    for (const std::string& name : names) {
+      if (const Status s = CheckDatasetFileName(name); !s.ok()) return Status::DataLoss(part.file + ": " + s.message());
+      if (!owner.emplace(name, part.file).second) {
+        return Status::DataLoss(part.file + " and " + owner[name] + " both list " + name +
+                                "; rerun those parts (nothing was written)");
+      }
+      if (!env->FileExists(JoinPath(out, name))) {
+        return Status::DataLoss(part.file + " lists " + name + ", which is not in " + out +
+                                "; rerun that part with --resume (nothing was written)");
+      }
+    }
+  }
   return Status::OK();
 }
 
@@ -65,18 +93,28 @@ Status Merge(const std::string& out, Env* env, MergeResult* result) {
   }
   for (uint32_t i = 0; i < count; ++i) {
     if (parts.count(i)) continue;
-    char name[64];
-    std::snprintf(name, sizeof(name), "part-%05u-of-%05u", i, count);
+    const std::string name = PartName(i, count);
     const bool started = env->FileExists(JoinPath(out, std::string(name) + ".journal.json"));
     return Status::InvalidArgument(
         "part " + std::to_string(i) + " of " + std::to_string(count) +
-        (started
-             ? " is unfinished (its journal " + std::string(name) + ".journal.json is there): rerun it with --resume"
-             : " is missing (no " + std::string(name) + ".json): run it with --partition " + std::to_string(i) + "/" +
-                   std::to_string(count)) +
+        (started ? " is unfinished (its journal " + name + ".journal.json is there): rerun it with --resume"
+                 : " is missing (no " + name + ".json): run it with --partition " + std::to_string(i) + "/" +
+                       std::to_string(count)) +
         "; nothing was written");
   }
+  // One merge at a time: two would write manifest.json.tmp at once, and a reader could see half a
+  // manifest. The lock is the first part manifest's own (no file is added to the dataset); an Env
+  // without locks (an object store: each process stages its own files) goes without.
+  std::unique_ptr<FileLock> lock;
+  bool locked = false;
+  const Status lock_status = env->TryLockFile(parts.begin()->second.file, /*shared=*/false, &lock, &locked);
+  if (lock_status.ok() && !locked) {
+    return Status::Aborted("another merge of " + out + " is running (it holds a lock on " + parts.begin()->second.file +
+                           "); let it finish: nothing was written");
+  }
+  if (!lock_status.ok() && lock_status.code() != Status::Code::kUnsupported) return lock_status;
   const Part& first = parts.begin()->second;
+  SHARDPACK_RETURN_IF_ERROR(CheckPartFiles(env, out, parts));
   Manifest merged = first.manifest;
   merged.shards.clear();
   merged.skipped.clear();

@@ -1,5 +1,6 @@
 #include "ops/pack_partition.h"
 
+#include <cctype>
 #include <cstdio>
 
 #include "ground/json_integer.h"
@@ -99,9 +100,8 @@ Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint
   plan->parts = parts;
   plan->inputs = inputs;
   plan->by_count = by_count;
+  plan->name = PartName(part, parts);
   char name[64];
-  std::snprintf(name, sizeof(name), "part-%05u-of-%05u", part, parts);
-  plan->name = name;
   if (!by_count) {
     plan->begin = inputs * part / parts;
     plan->end = inputs * (uint64_t(part) + 1) / parts;
@@ -182,10 +182,31 @@ Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, P
   return Status::OK();
 }
 
+std::string PartName(uint32_t part, uint32_t parts) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "part-%05u-of-%05u", part, parts);
+  return name;
+}
+
 bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* parts) {
-  unsigned a = 0, b = 0;
-  char tail[16] = {0};
-  if (std::sscanf(name.c_str(), "part-%5u-of-%5u%15s", &a, &b, tail) != 3 || std::string(tail) != ".json") return false;
+  // part-<digits>-of-<digits>.json, each number as PartName writes it (its own spelling: no sign,
+  // no leading '+', no spaces that sscanf would let through).
+  const auto number = [&](size_t* at, uint32_t* value) {
+    const size_t start = *at;
+    uint64_t v = 0;
+    while (*at < name.size() && std::isdigit(static_cast<unsigned char>(name[*at])) && *at - start < 10) {
+      v = v * 10 + uint64_t(name[*at] - '0');
+      ++*at;
+    }
+    if (*at - start < 5 || v > UINT32_MAX) return false;
+    *value = uint32_t(v);
+    return true;
+  };
+  size_t at = 5;
+  uint32_t a = 0, b = 0;
+  if (name.rfind("part-", 0) != 0 || !number(&at, &a) || name.compare(at, 4, "-of-") != 0) return false;
+  at += 4;
+  if (!number(&at, &b) || name.substr(at) != ".json" || PartName(a, b) + ".json" != name) return false;
   *part = a;
   *parts = b;
   return true;

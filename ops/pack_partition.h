@@ -63,7 +63,11 @@ Status WritePartManifest(Env* env, const std::string& out, const PartPlan& plan,
 // DataLoss naming the file when it is not a part manifest.
 Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, PartPlan* plan, nlohmann::json* source);
 
-// "part-00003-of-00008.json" (a part manifest, not a journal): true, with the numbers.
+// "part-00003-of-00008.json" (a part manifest, not a journal): true, with the numbers. Any number
+// of digits (at least 5, as PartName writes them: "part-00007-of-100000.json").
 bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* parts);
+
+// "part-00003-of-00008": the stem of a part's manifest and journal names, numbers of at least 5 digits.
+std::string PartName(uint32_t part, uint32_t parts);
 
 }  // namespace shardpack

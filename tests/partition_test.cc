@@ -2,9 +2,12 @@
 // environment of Slurm and Kubernetes, and packs in parts whose merged output is byte for byte the
 // one-node pack's, also after a part was killed and resumed; and what merge refuses.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "ops/pack_partition.h"
 #include "shardpack/convert.h"
@@ -260,6 +263,114 @@ TEST_F(MergeRefuses, AMissingPartOtherOptionsOrNoPartsAtAll) {
             out() + "/part-00001-of-00002.json was packed with another source, input or options than " + out() +
                 "/part-00000-of-00002.json; rerun that part with the same source and options");
   EXPECT_FALSE(fs::exists(out() + "/manifest.json"));
+}
+
+TEST(PartManifestName, AnyNumberOfDigitsAsPartNameWritesThem) {
+  uint32_t part = 0, parts = 0;
+  ASSERT_TRUE(ParsePartManifestName("part-00007-of-100000.json", &part, &parts));
+  EXPECT_EQ(part, 7u);
+  EXPECT_EQ(parts, 100000u);
+  ASSERT_TRUE(ParsePartManifestName("part-4294967294-of-4294967295.json", &part, &parts));
+  EXPECT_EQ(part, 4294967294u);
+  for (const char* other : {"part-0007-of-00008.json", "part-00007-of-00008.journal.json", "part-+0007-of-00008.json",
+                            "part-00007-of-00008.json.tmp", "part- 0007-of-00008.json", "part-000007-of-00008.json",
+                            "part-00007-of-4294967296.json"}) {
+    EXPECT_FALSE(ParsePartManifestName(other, &part, &parts)) << other;
+  }
+}
+
+TEST_F(MergeRefuses, PartsOfSixDigitsAreFound) {
+  ASSERT_TRUE(PackPart(0, 100000).ok());
+  ASSERT_TRUE(fs::exists(out() + "/part-00000-of-100000.json"));
+  MergeResult m;
+  EXPECT_EQ(Merge(out(), nullptr, &m).message(),
+            "part 1 of 100000 is missing (no part-00001-of-100000.json): run it with --partition 1/100000; nothing "
+            "was written");
+}
+
+// A part manifest is outside input: every name it lists is a file of OUT, listed by one part only.
+TEST_F(MergeRefuses, NamesAPartManifestListsThatAreNotItsFiles) {
+  ASSERT_TRUE(PackPart(0, 2).ok());
+  ASSERT_TRUE(PackPart(1, 2).ok());
+  const std::string part1 = out() + "/part-00001-of-00002.json";
+  std::string original;
+  ASSERT_TRUE(Env::Default()->ReadFile(part1, 1 << 20, &original).ok());
+  const auto with_first_shard = [&](const std::string& name) {
+    nlohmann::json j = nlohmann::json::parse(original);
+    j["shardlist"][0]["url"] = name;
+    testing::WriteFile(part1, j.dump(2));
+  };
+  MergeResult m;
+  with_first_shard("../elsewhere.tar");
+  EXPECT_EQ(Merge(out(), nullptr, &m).message(),
+            part1 +
+                ": the manifest lists '../elsewhere.tar', which is not a file inside the dataset folder: refused (a "
+                "manifest must not send a reader elsewhere)");
+  with_first_shard("%2e%2e/elsewhere.tar");
+  EXPECT_EQ(Merge(out(), nullptr, &m).code(), Status::Code::kDataLoss);
+  const std::string part0_first = nlohmann::json::parse([&] {
+    std::string t;
+    EXPECT_TRUE(Env::Default()->ReadFile(out() + "/part-00000-of-00002.json", 1 << 20, &t).ok());
+    return t;
+  }())["shardlist"][0]["url"];
+  with_first_shard(part0_first);
+  EXPECT_EQ(Merge(out(), nullptr, &m).message(), part1 + " and " + out() + "/part-00000-of-00002.json both list " +
+                                                     part0_first + "; rerun those parts (nothing was written)");
+  with_first_shard("shard-999999.tar");
+  EXPECT_EQ(Merge(out(), nullptr, &m).message(), part1 + " lists shard-999999.tar, which is not in " + out() +
+                                                     "; rerun that part with --resume (nothing was written)");
+  EXPECT_FALSE(fs::exists(out() + "/manifest.json"));
+  testing::WriteFile(part1, original);
+  EXPECT_TRUE(Merge(out(), nullptr, &m).ok());
+}
+
+// Two merges at once: one writes the manifest, the other is told so; never half a manifest. Real
+// processes (fork), as two job steps would be.
+TEST_F(MergeRefuses, ASecondMergeWhileOneRunsIsToldSo) {
+  ASSERT_TRUE(PackPart(0, 2).ok());
+  ASSERT_TRUE(PackPart(1, 2).ok());
+  MergeResult m;
+  {
+    std::unique_ptr<FileLock> held;  // as a running merge holds it
+    bool acquired = false;
+    ASSERT_TRUE(Env::Default()->TryLockFile(out() + "/part-00000-of-00002.json", false, &held, &acquired).ok());
+    ASSERT_TRUE(acquired);
+    EXPECT_EQ(Merge(out(), nullptr, &m).message(),
+              "another merge of " + out() + " is running (it holds a lock on " + out() +
+                  "/part-00000-of-00002.json); let it finish: nothing was written");
+    EXPECT_FALSE(fs::exists(out() + "/manifest.json"));
+  }
+  std::vector<pid_t> pids;
+  for (int k = 0; k < 4; ++k) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      int done = 0;
+      for (int round = 0; round < 20; ++round) {
+        MergeResult r;
+        const Status s = Merge(out(), nullptr, &r);
+        if (s.ok())
+          ++done;
+        else if (s.code() != Status::Code::kAborted)
+          std::_Exit(2);
+        Manifest written;  // whatever the moment, the manifest there is whole
+        if (fs::exists(out() + "/manifest.json") && !ReadManifest(Env::Default(), out(), &written).ok()) std::_Exit(3);
+      }
+      std::_Exit(done > 0 ? 0 : 1);
+    }
+    pids.push_back(pid);
+  }
+  int merged = 0;
+  for (const pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) <= 1) << "exit " << WEXITSTATUS(status);
+    merged += WEXITSTATUS(status) == 0;
+  }
+  EXPECT_GE(merged, 1);
+  EXPECT_FALSE(fs::exists(out() + "/manifest.json.tmp"));
+  Manifest written;
+  EXPECT_TRUE(ReadManifest(Env::Default(), out(), &written).ok());
+  EXPECT_EQ(written.samples, 10u);
 }
 
 TEST_F(MergeRefuses, LmdbAndForceArePackedWhole) {
