@@ -44,6 +44,8 @@ std::string ResolvedPath(const std::string& path) {
 }  // namespace
 
 Status RemoveOurOutputFiles(Env* env, const std::string& out, const OwnsOutputFile& owns) {
+  int freed = 0;
+  SHARDPACK_RETURN_IF_ERROR(env->FreeUnfinishedWrites(out, owns, &freed));
   const std::string manifest = JoinPath(out, kManifestFileName);
   if (owns(kManifestFileName) && env->FileExists(manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(manifest));
   std::vector<DirEntry> entries;
@@ -57,6 +59,8 @@ Status RemoveOurOutputFiles(Env* env, const std::string& out, const OwnsOutputFi
 }
 
 Status RemoveTemporaryFiles(Env* env, const std::string& out, const OwnsOutputFile& owns) {
+  int freed = 0;  // an object store's multipart uploads that a killed run left
+  SHARDPACK_RETURN_IF_ERROR(env->FreeUnfinishedWrites(out, owns, &freed));
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
   for (const DirEntry& e : entries) {

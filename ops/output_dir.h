@@ -21,11 +21,12 @@ Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out
 using OwnsOutputFile = std::function<bool(const std::string& name)>;
 bool IsOurOutputFile(const std::string& name);
 
-// Removes the files a pack writes (those `owns` names), the manifest first.
+// Removes the files a pack writes (those `owns` names), the manifest first, after what unfinished
+// writes of those names left outside them (Env::FreeUnfinishedWrites: multipart uploads).
 Status RemoveOurOutputFiles(Env* env, const std::string& out, const OwnsOutputFile& owns = IsOurOutputFile);
 
-// Removes the temporary files (*.tmp) a killed pack left, the shard it was writing (of those `owns`
-// names).
+// Removes the temporary files (*.tmp) a killed pack left, the shard it was writing, and frees its
+// unfinished uploads (Env::FreeUnfinishedWrites), of those `owns` names.
 Status RemoveTemporaryFiles(Env* env, const std::string& out, const OwnsOutputFile& owns = IsOurOutputFile);
 
 }  // namespace shardpack

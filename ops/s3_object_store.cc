@@ -179,6 +179,43 @@ Status S3ObjectStore::AbortMultipart(const std::string& name, const std::string&
   return Send("DELETE", Url(name) + "?uploadId=" + UriEncode(upload_id, false), {}, "", &response);
 }
 
+Status S3ObjectStore::ListMultipartUploads(std::vector<std::pair<std::string, std::string>>* uploads) {
+  uploads->clear();
+  const std::string prefix = location_.prefix.empty() ? "" : location_.prefix + "/";
+  std::string key_marker, id_marker;
+  std::set<std::string> markers_seen;
+  while (true) {
+    // The parameters in canonical (sorted) order, as they are signed.
+    std::string url = location_.bucket_url + "?";
+    if (!key_marker.empty()) url += "key-marker=" + UriEncode(key_marker, false) + "&";
+    url += "prefix=" + UriEncode(prefix, false) + "&";
+    if (!id_marker.empty()) url += "upload-id-marker=" + UriEncode(id_marker, false) + "&";
+    url += "uploads=";
+    HttpResponse response;
+    SHARDPACK_RETURN_IF_ERROR(Send("GET", url, {}, "", &response));
+    const std::string& xml = response.body;
+    if (xml.find("<ListMultipartUploadsResult") == std::string::npos) {
+      return Status::IOError("GET " + url + " answered no list of uploads: " + xml.substr(0, 200));
+    }
+    ForEachElement(xml, "Upload", [&](size_t begin, size_t end) {
+      const std::string key = Element(xml, "Key", begin, end), id = Element(xml, "UploadId", begin, end);
+      // Only objects directly under the prefix, whatever the store sends.
+      if (id.empty() || key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) return;
+      const std::string name = key.substr(prefix.size());
+      if (name.find('/') == std::string::npos) uploads->push_back({name, id});
+    });
+    if (Element(xml, "IsTruncated") != "true") return Status::OK();
+    key_marker = Element(xml, "NextKeyMarker");
+    id_marker = Element(xml, "NextUploadIdMarker");
+    // A store that hands back a marker it gave before would be listed forever: the loop must end.
+    if (key_marker.empty() || !markers_seen.insert(key_marker + "\n" + id_marker).second) {
+      return Status::IOError("GET " + url +
+                             ": a truncated list of uploads without a new marker; the store lists in "
+                             "circles");
+    }
+  }
+}
+
 Status S3ObjectStore::Head(const std::string& name, S3ObjectInfo* info) {
   *info = S3ObjectInfo();
   HttpResponse response;

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ground/http_client.h"
@@ -69,6 +70,9 @@ class S3ObjectStore {
   Status CompleteMultipart(const std::string& name, const std::string& upload_id,
                            const std::vector<std::string>& etags);
   Status AbortMultipart(const std::string& name, const std::string& upload_id);
+  // The multipart uploads started and neither completed nor aborted, of objects directly under
+  // PREFIX/: (name, upload id) pairs, every page of ListMultipartUploads.
+  Status ListMultipartUploads(std::vector<std::pair<std::string, std::string>>* uploads);
 
   Status Head(const std::string& name, S3ObjectInfo* info);
   Status Get(const std::string& name, uint64_t max_bytes, std::string* contents);

@@ -44,6 +44,9 @@ class MemoryS3 {
     std::lock_guard<std::mutex> lock(mu_);
     ++requests_[request.method + " " + key + (query.empty() ? "" : "?" + query.substr(0, query.find('=')))];
     if (request.method == "GET" && query.find("list-type=2") != std::string::npos) return List(query, response);
+    if (request.method == "GET" && query.size() >= 8 && query.compare(query.size() - 8, 8, "uploads=") == 0) {
+      return ListUploads(query, response);
+    }
     if (request.method == "PUT" && query.empty()) {
       objects_[key] = {std::string(request.body), Header(request, "x-amz-meta-xxh64")};
       return Status::OK();
@@ -170,6 +173,21 @@ class MemoryS3 {
     for (const std::string& f : folders)
       response->body += "<CommonPrefixes><Prefix>" + f + "</Prefix></CommonPrefixes>";
     response->body += "</ListBucketResult>";
+    return Status::OK();
+  }
+
+  // ListMultipartUploads: the uploads started and not finished under the prefix ("prefix=P&uploads=").
+  Status ListUploads(const std::string& query, HttpResponse* response) {
+    std::string prefix = query.substr(query.find("prefix=") + 7);
+    prefix = prefix.substr(0, prefix.find('&'));
+    for (size_t at; (at = prefix.find("%2F")) != std::string::npos;) prefix.replace(at, 3, "/");
+    response->body = "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>";
+    for (const auto& [id, upload] : uploads_) {
+      if (upload.key.rfind(prefix, 0) == 0) {
+        response->body += "<Upload><Key>" + upload.key + "</Key><UploadId>" + id + "</UploadId></Upload>";
+      }
+    }
+    response->body += "</ListMultipartUploadsResult>";
     return Status::OK();
   }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -110,6 +111,17 @@ class Env {
   virtual Status GetStoredXxh64(const std::string& path, std::string* xxh64) {
     (void)xxh64;
     return Status::Unsupported("no stored checksum for " + path);
+  }
+  // Frees what unfinished writes into folder `dir` left outside its files, for the file names
+  // `owns` accepts: an object store's incomplete multipart uploads (a killed or failed run's),
+  // whose parts are stored, and billed, until aborted. *freed: how many. OK with 0 where there is
+  // nothing of the kind (a local disk, whose leftovers are .tmp files).
+  virtual Status FreeUnfinishedWrites(const std::string& dir, const std::function<bool(const std::string&)>& owns,
+                                      int* freed) {
+    (void)dir;
+    (void)owns;
+    *freed = 0;
+    return Status::OK();
   }
   // Asks the operating system to drop `path`'s cached pages, so that the next read comes from the
   // storage (shardpack doctor --cold). Only clean pages go; nothing is written or lost. Unsupported

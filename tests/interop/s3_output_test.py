@@ -10,6 +10,8 @@ that shards go up in parts:
   no manifest, and its journal lists only shards that are there; --resume without the fault
   finishes it byte-identical, without uploading those shards again; a journaled shard replaced by
   other bytes of the same size (and another x-amz-meta-xxh64) makes --resume refuse;
+- multipart uploads never leak: a failed shard's upload is aborted; one whose abort failed too (as a
+  kill leaves it) is aborted by --resume of its part, while another part's live upload stays;
 - a pack in 2 parts uploads independently; merge of the s3:// URL refuses while a part is missing
   and then writes a manifest that makes the dataset equal the one-node pack;
 - convert from a local dataset into s3:// equals convert into a folder;
@@ -141,6 +143,8 @@ with S3Store(s3rver, os.path.join(work, "store")) as store:
     store.fault = None
     check(r.returncode == 1 and f"uploading {url}/shard-000002.tar: " in r.stderr and "answered HTTP 500" in r.stderr
           and "gave up after 3 attempts" in r.stderr and "--resume" in r.stderr, f"failing shard: {r.stderr!r}")
+    check([k for k, _ in store.live_uploads() if k.startswith("broken/")] == [],
+          f"a failed upload was not aborted: {store.live_uploads()}")
     left = store.download("broken/wds", os.path.join(work, "dl-broken"))
     check("manifest.json" not in left, f"a manifest was uploaded beside a missing shard: {sorted(left)}")
     journal = json.loads(left.get("pack-journal.json", b"{}"))
@@ -184,6 +188,31 @@ with S3Store(s3rver, os.path.join(work, "store")) as store:
     got = store.download("parts/wds", os.path.join(work, "dl-parts"))
     got = {n: b for n, b in got.items() if not n.startswith("part-")}
     check(differences(got, references["wds"]) == [], f"merged parts: {differences(got, references['wds'])}")
+
+    # Multipart uploads never leak. Part 0's shard-000001.tar fails, and so does its abort (as a kill
+    # would leave it): its upload stays open. Another task (part 1) has a live upload of its own
+    # shard-000003.tar. --resume of part 0 aborts its own stale upload, leaves part 1's alone.
+    url = f"s3://{BUCKET}/leaks/wds"
+    store.fault = lambda method, path: (500 if "shard-000001.tar" in path and
+                                        (method == "DELETE" or (method == "PUT" and "partNumber" in path)) else None)
+    r = run(["pack", src, url, "--no-sync", "--quiet", "--partition", "0/2"] + FLAGS["wds"], env)
+    store.fault = None
+    stale = [(k, i) for k, i in store.live_uploads() if k.startswith("leaks/")]
+    check(r.returncode == 1 and [k for k, _ in stale] == ["leaks/wds/shard-000001.tar"],
+          f"a failed part with a failed abort: {r.stderr!r}, uploads open {stale}")
+    other = store.start_upload("leaks/wds/shard-000003.tar")
+    r = run(["pack", src, url, "--no-sync", "--quiet", "--partition", "0/2", "--resume"] + FLAGS["wds"], env)
+    check(r.returncode == 0, f"--resume of part 0: {r.stderr}")
+    check(store.live_uploads() == [("leaks/wds/shard-000003.tar", other)],
+          f"after --resume the store holds the uploads {store.live_uploads()}")
+    check(stale[0] in store.aborted, f"the stale upload {stale} was not aborted: {store.aborted}")
+    r = run(["pack", src, url, "--no-sync", "--quiet", "--partition", "1/2"] + FLAGS["wds"], env)
+    r2 = run(["merge", url], env)
+    got = {n: b for n, b in store.download("leaks/wds", os.path.join(work, "dl-leaks")).items()
+           if not n.startswith("part-")}
+    check(r.returncode == 0 and r2.returncode == 0 and differences(got, references["wds"]) == [],
+          f"the parts after the leak: {r.stderr} {r2.stderr} {differences(got, references['wds'])}")
+    print(f"multipart: {len(store.aborted)} uploads aborted through the proxy; open now: {store.live_uploads()}")
 
     # convert from a local dataset into the store equals convert into a folder.
     local_wds = os.path.join(work, "local", "wds")

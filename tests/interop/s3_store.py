@@ -2,7 +2,9 @@
 checks every request's AWS Signature V4 with an independent implementation (botocore's
 S3SigV4Auth, recomputed from the request, its body and the secret key) before passing it on:
 s3rver does not check SigV4 itself. The proxy counts the requests it passed by method and path, and
-can answer some with an error instead (fault injection).
+can answer some with an error instead (fault injection). s3rver keeps no list of multipart uploads
+and cannot abort one: the proxy serves ListMultipartUploads and AbortMultipartUpload itself, from
+the uploads it saw start (and those a test starts with start_upload) and not complete.
 
     with S3Store(s3rver, folder) as store:
         env = store.client_env()        # AWS_* for shardpack, through the proxy
@@ -84,6 +86,8 @@ class S3Store:
         self.passed = Counter()  # (method, path without query, query names) -> count, of those passed on
         self.fault = None     # (method, path) -> an HTTP status to answer instead, or None
         self.on_request = None  # (method, path) -> None, called for every request first
+        self.uploads = {}     # upload id -> key, of the multipart uploads started and not finished
+        self.aborted = []     # (key, upload id) of the uploads aborted through the proxy
         self.lock = threading.Lock()
 
     def __enter__(self):
@@ -174,6 +178,67 @@ class S3Store:
                 f.write(files[file])
         return dict(sorted(files.items()))
 
+    def start_upload(self, key):
+        """Starts a multipart upload of `key` straight at s3rver, as another process would; returns
+        its id, which the proxy then lists as live."""
+        upstream = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            upstream.request("POST", f"/{BUCKET}/{urllib.parse.quote(key)}?uploads")
+            body = upstream.getresponse().read().decode()
+        finally:
+            upstream.close()
+        upload_id = re.search(r"<UploadId>([^<]+)</UploadId>", body).group(1)
+        with self.lock:
+            self.uploads[upload_id] = key
+        return upload_id
+
+    def live_uploads(self):
+        with self.lock:
+            return sorted((key, upload_id) for upload_id, key in self.uploads.items())
+
+    def answer(self, handler, status, body=b""):
+        handler.send_response(status)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        if handler.command != "HEAD":
+            handler.wfile.write(body)
+
+    def serve_uploads(self, handler, path, query):
+        """ListMultipartUploads and AbortMultipartUpload, which s3rver lacks: True when answered."""
+        params = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+        if handler.command == "GET" and "uploads" in params and path == f"/{BUCKET}":
+            prefix = params.get("prefix", "")
+            items = "".join(f"<Upload><Key>{key}</Key><UploadId>{upload_id}</UploadId></Upload>"
+                            for key, upload_id in self.live_uploads() if key.startswith(prefix))
+            self.answer(handler, 200, (f"<ListMultipartUploadsResult><Bucket>{BUCKET}</Bucket><Prefix>{prefix}</Prefix>"
+                                       f"<IsTruncated>false</IsTruncated>{items}</ListMultipartUploadsResult>").encode())
+            return True
+        if handler.command == "DELETE" and "uploadId" in params:
+            key = urllib.parse.unquote(path[len(f"/{BUCKET}/"):])
+            with self.lock:
+                known = self.uploads.get(params["uploadId"]) == key
+                if known:
+                    del self.uploads[params["uploadId"]]
+                    self.aborted.append((key, params["uploadId"]))
+            self.answer(handler, 204 if known else 404,
+                        b"" if known else b"<Error><Code>NoSuchUpload</Code></Error>")
+            return True
+        return False
+
+    def track_upload(self, handler, path, query, status, data):
+        """Records an upload that started, or forgets one that completed."""
+        params = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+        if handler.command != "POST" or status != 200:
+            return
+        key = urllib.parse.unquote(path[len(f"/{BUCKET}/"):])
+        with self.lock:
+            if "uploads" in params:
+                m = re.search(rb"<UploadId>([^<]+)</UploadId>", data)
+                if m:
+                    self.uploads[m.group(1).decode()] = key
+            elif "uploadId" in params and b"<Error>" not in data:
+                self.uploads.pop(params["uploadId"], None)
+
     def serve(self, handler, body):
         path = handler.path.split("?")[0]
         if self.on_request:
@@ -198,6 +263,8 @@ class S3Store:
         names = tuple(sorted(p.split("=")[0] for p in query.split("&") if p))
         with self.lock:
             self.passed[(handler.command, path, names)] += 1
+        if self.serve_uploads(handler, path, query):
+            return
         headers = {h: handler.headers[h] for h in REQUEST_HEADERS if handler.headers.get(h)}
         headers.update({k: v for k, v in handler.headers.items() if k.lower().startswith("x-amz-meta-")})
         upstream = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
@@ -205,6 +272,7 @@ class S3Store:
             upstream.request(handler.command, handler.path, body=body if body else None, headers=headers)
             r = upstream.getresponse()
             data = r.read()
+            self.track_upload(handler, path, query, r.status, data)
             handler.send_response(r.status)
             for h, v in r.getheaders():
                 if h in RESPONSE_HEADERS or h.lower().startswith("x-amz-meta-"):
