@@ -3,14 +3,20 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include <vector>
+#include <memory>
 
 namespace shardpack {
 
 struct TarShardReader::Impl {
   std::string path;
   std::unique_ptr<SequentialFile> file;
-  std::vector<char> buffer = std::vector<char>(1 << 20);
+  // Reads start at 64 KiB and double while they come back full, up to 1 MiB: a large shard is read
+  // in large pieces after a few reads, and opening a small file (an index's check, a fuzz input)
+  // does not allocate, and touch, a megabyte. Not zeroed: Read fills what is used.
+  static constexpr size_t kFirstRead = 64 << 10, kLargestRead = 1 << 20;
+  std::unique_ptr<char[]> buffer;
+  size_t buffer_size = 0;
+  bool last_read_full = false;
   Status io_status;  // the Env's error, which libarchive only sees as "read failed"
   struct archive* a = nullptr;
   uint64_t current_size = 0;
@@ -21,10 +27,16 @@ struct TarShardReader::Impl {
 
   static la_ssize_t ReadCallback(struct archive*, void* self, const void** out) {
     auto* impl = static_cast<Impl*>(self);
+    // libarchive needs a block only until it asks for the next one: the buffer may be replaced here.
+    if (impl->buffer_size == 0 || (impl->last_read_full && impl->buffer_size < kLargestRead)) {
+      impl->buffer_size = impl->buffer_size == 0 ? kFirstRead : impl->buffer_size * 2;
+      impl->buffer.reset(new char[impl->buffer_size]);
+    }
     size_t n = 0;
-    impl->io_status = impl->file->Read(impl->buffer.size(), impl->buffer.data(), &n);
+    impl->io_status = impl->file->Read(impl->buffer_size, impl->buffer.get(), &n);
     if (!impl->io_status.ok()) return -1;
-    *out = impl->buffer.data();
+    impl->last_read_full = n == impl->buffer_size;
+    *out = impl->buffer.get();
     return static_cast<la_ssize_t>(n);
   }
 

@@ -1,7 +1,8 @@
-// Fuzz target: S3 ListObjectsV2 answers, as a store (or whatever answers in its place) sends them
-// to `shardpack pack ... s3://` when it resumes. The input is split at NUL bytes into the pages of
-// one listing, served in turn, the last one again and again after that (a store that keeps
-// answering): whatever they say, listing must end, and take no name from outside the prefix.
+// Fuzz target: S3 ListObjectsV2 and ListMultipartUploads answers, as a store (or whatever answers
+// in its place) sends them to `shardpack pack ... s3://` when it resumes. The input is split at NUL
+// bytes into the pages of one listing, served in turn, the last one again and again after that (a
+// store that keeps answering): whatever they say, listing must end, and take no name from outside
+// the prefix (an upload it lists is aborted by name).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -39,7 +40,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pages.push_back(input.substr(at, end - at));
     at = end + 1;
   }
+  PagesHttpClient uploads_http(pages);
   PagesHttpClient http(std::move(pages));
+  shardpack::S3ObjectStore uploads_store({"http://127.0.0.1:9/b", "data/set"}, &uploads_http);
+  std::vector<std::pair<std::string, std::string>> uploads;
+  (void)uploads_store.ListMultipartUploads(&uploads);
+  for (const auto& [name, id] : uploads) {
+    if (name.empty() || name.find('/') != std::string::npos || id.empty()) __builtin_trap();
+  }
   shardpack::S3ObjectStore store({"http://127.0.0.1:9/b", "data/set"}, &http);
   shardpack::S3Listing listing;
   (void)store.List(&listing);
