@@ -347,23 +347,24 @@ try:
     case("slowdown-third", {}, True, {}, env_extra={"SHARDPACK_HTTP_MAX_BACKOFF": "0.4"})
     slowdown_every[0] = 0
     waits = [(b[0] - a[0], a[1]) for ts in times.values() for a, b in zip(ts, ts[1:]) if a[1] == "slowdown"]
-    check(len(waits) >= 2 and all(w <= 0.4 + 0.3 for w, _ in waits),
-          f"slowdown-third: waits after SlowDown {waits}, expected at most 0.4 s (+0.3 s for the request)")
+    check(len(waits) >= 2 and all(w <= 0.4 + 0.6 for w, _ in waits),
+          f"slowdown-third: waits after SlowDown {waits}, expected at most 0.4 s (+0.6 s for the request on a "
+          "loaded machine)")
     print(f"slowdown-third: {len(waits)} retries after SlowDown, longest wait {max(w for w, _ in waits):.3f} s")
     case("retry-after-1", {shard: ["retry-after=1"]}, True, {shard: 2}, env_extra={"SHARDPACK_HTTP_MAX_BACKOFF": "5"})
     gap = times["/ds/" + shard][1][0] - times["/ds/" + shard][0][0]
-    check(1.0 <= gap <= 1.5, f"retry-after-1: the retry came after {gap:.3f} s, expected 1 s")
+    check(1.0 <= gap <= 2.0, f"retry-after-1: the retry came after {gap:.3f} s, expected 1 s")
     case("retry-after-capped", {shard: ["retry-after=3600"]}, True, {shard: 2},
          env_extra={"SHARDPACK_HTTP_MAX_BACKOFF": "0.5"})
     gap = times["/ds/" + shard][1][0] - times["/ds/" + shard][0][0]
-    check(0.5 <= gap <= 0.9, f"retry-after-capped: the retry came after {gap:.3f} s, expected the 0.5 s cap")
+    check(0.5 <= gap <= 1.2, f"retry-after-capped: the retry came after {gap:.3f} s, expected the 0.5 s cap")
     started = time.monotonic()
     _, r = case("retry-budget", {shard: ["503"] * 50}, False, {},
                 env_extra={"SHARDPACK_HTTP_RETRY_SECONDS": "1", "SHARDPACK_HTTP_MAX_BACKOFF": "0.4"})
     elapsed = time.monotonic() - started
     check(re.fullmatch(rf"verify failed: GET {re.escape(url)}/{shard} answered HTTP 503 \(gave up after \d+ "
                        r"attempts: the next would start after the 1 s allowed for retries "
-                       r"\(SHARDPACK_HTTP_RETRY_SECONDS\)\)\n", r.stderr) is not None and elapsed < 3,
+                       r"\(SHARDPACK_HTTP_RETRY_SECONDS\)\)\n", r.stderr) is not None and elapsed < 5,
           f"retry-budget: {r.stderr!r} after {elapsed:.1f} s")
     # A timeout below a second still detects a stall (libcurl counts whole seconds: 1, not 0 = off).
     case("stall-half-second", {shard: ["stall"]}, True, {shard: 2}, env_extra={"SHARDPACK_HTTP_TIMEOUT": "0.5"})
