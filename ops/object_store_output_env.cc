@@ -242,10 +242,8 @@ class ObjectStoreOutputEnv final : public Env {
   // A killed run's multipart uploads (and those whose abort failed, or whose start was retried
   // after the store had begun one) are listed and aborted, for the names this run owns only: another
   // task's live upload into the same prefix is left alone.
-  Status FreeUnfinishedWrites(const std::string& dir, const std::function<bool(const std::string&)>& owns,
-                              int* freed) override {
-    *freed = 0;
-    if (dir != out_) return base_->FreeUnfinishedWrites(dir, owns, freed);
+  Status FreeUnfinishedWrites(const std::string& dir, const std::function<bool(const std::string&)>& owns) override {
+    if (dir != out_) return base_->FreeUnfinishedWrites(dir, owns);
     std::lock_guard<std::mutex> http_lock(http_mu_);
     S3ObjectStore store(location_, http_.get());
     std::vector<std::pair<std::string, std::string>> uploads;
@@ -254,7 +252,6 @@ class ObjectStoreOutputEnv final : public Env {
       if (!owns(name)) continue;
       SHARDPACK_RETURN_IF_ERROR(store.AbortMultipart(name, upload_id)
                                     .WithPrefix("freeing an unfinished upload of " + out_ + "/" + name + ": "));
-      ++*freed;
     }
     return Status::OK();
   }

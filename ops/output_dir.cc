@@ -44,8 +44,7 @@ std::string ResolvedPath(const std::string& path) {
 }  // namespace
 
 Status RemoveOurOutputFiles(Env* env, const std::string& out, const OwnsOutputFile& owns) {
-  int freed = 0;
-  SHARDPACK_RETURN_IF_ERROR(env->FreeUnfinishedWrites(out, owns, &freed));
+  SHARDPACK_RETURN_IF_ERROR(env->FreeUnfinishedWrites(out, owns));
   const std::string manifest = JoinPath(out, kManifestFileName);
   if (owns(kManifestFileName) && env->FileExists(manifest)) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(manifest));
   std::vector<DirEntry> entries;
@@ -59,8 +58,7 @@ Status RemoveOurOutputFiles(Env* env, const std::string& out, const OwnsOutputFi
 }
 
 Status RemoveTemporaryFiles(Env* env, const std::string& out, const OwnsOutputFile& owns) {
-  int freed = 0;  // an object store's multipart uploads that a killed run left
-  SHARDPACK_RETURN_IF_ERROR(env->FreeUnfinishedWrites(out, owns, &freed));
+  SHARDPACK_RETURN_IF_ERROR(env->FreeUnfinishedWrites(out, owns));  // a killed run's multipart uploads
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
   for (const DirEntry& e : entries) {

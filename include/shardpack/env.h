@@ -114,13 +114,11 @@ class Env {
   }
   // Frees what unfinished writes into folder `dir` left outside its files, for the file names
   // `owns` accepts: an object store's incomplete multipart uploads (a killed or failed run's),
-  // whose parts are stored, and billed, until aborted. *freed: how many. OK with 0 where there is
-  // nothing of the kind (a local disk, whose leftovers are .tmp files).
-  virtual Status FreeUnfinishedWrites(const std::string& dir, const std::function<bool(const std::string&)>& owns,
-                                      int* freed) {
+  // whose parts are stored, and billed, until aborted. OK where there is nothing of the kind (a
+  // local disk, whose leftovers are .tmp files).
+  virtual Status FreeUnfinishedWrites(const std::string& dir, const std::function<bool(const std::string&)>& owns) {
     (void)dir;
     (void)owns;
-    *freed = 0;
     return Status::OK();
   }
   // Asks the operating system to drop `path`'s cached pages, so that the next read comes from the
