@@ -510,6 +510,12 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
   return dir + "/" + name;
 }
 
+std::string BaseName(std::string path) {
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 Status SequentialFile::Skip(uint64_t n) {
   char scratch[64 * 1024];
   while (n > 0) {

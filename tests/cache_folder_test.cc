@@ -1,8 +1,8 @@
-// The cache folder's defences (ops/cache_folder.h): who may own it, what it is made with, what is
+// The cache folder's defences (storage/cache_folder.h): who may own it, what it is made with, what is
 // checked before a cached file is served, and what a planted name or a vanished file does. Shards
 // are real files with their real XXH64, served through the HttpClient seam
 // (tests/support/folder_http_client.h); permissions and owners are the kernel's own.
-#include "ops/cache_folder.h"
+#include "storage/cache_folder.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,8 +13,8 @@
 #include <mutex>
 
 #include "ground/checksum.h"
-#include "ops/remote_shard_store.h"
-#include "ops/shard_download.h"
+#include "storage/remote_shard_store.h"
+#include "storage/shard_download.h"
 #include "tests/support/folder_http_client.h"
 #include "tests/support/forwarding_env.h"
 #include "tests/support/temp_dir.h"

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "ops/doctor_verdict.h"
+#include "ops/diagnose/doctor_verdict.h"
 #include "tests/support/dataset_fixture.h"
 #include "tests/support/fault_env.h"
 

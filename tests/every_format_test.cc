@@ -73,7 +73,7 @@ TEST_P(EveryFormat, ListInputLabelsFilesAndReportsMissingOnes) {
   EXPECT_EQ(r.manifest.skipped[0].path, "c0/missing.jpg");
   EXPECT_EQ(r.manifest.skipped[0].reason, "cannot open " + src() + "/c0/missing.jpg: No such file or directory");
   DatasetStats st;
-  ASSERT_TRUE(Stat(out(), nullptr, &st).ok());
+  ASSERT_TRUE(Stat(out(), {}, &st).ok());
   EXPECT_EQ(st.classes[0].samples, 1u);  // cat
   EXPECT_EQ(st.classes[1].samples, 2u);  // dog
 }

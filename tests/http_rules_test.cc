@@ -4,10 +4,10 @@
 // (tests/interop/http_faults_test.py, s3_dataset_test.py).
 #include <gtest/gtest.h>
 
-#include "ground/http_client.h"
-#include "ground/url.h"
-#include "ops/remote_dataset.h"
-#include "ops/s3_object_store.h"
+#include "storage/http/http_client.h"
+#include "storage/remote_dataset.h"
+#include "storage/s3/s3_object_store.h"
+#include "storage/url.h"
 
 namespace shardpack {
 namespace {
@@ -68,12 +68,12 @@ TEST(S3Names, BucketsFollowAwsRulesAndKeysAreEncodedOnce) {
   for (const char* bad : {"evil.example?x", "ab", "Bucket", "-bucket", "bucket-", "my..bucket", "192.168.1.1",
                           "xn--bucket", "bucket-s3alias", "my_bucket", "my bucket"}) {
     S3Location location;
-    const Status s = ParseS3Location(std::string("s3://") + bad + "/ds", &location);
+    const Status s = ParseS3Location(std::string("s3://") + bad + "/ds", RemoteOptions::S3(), &location);
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << bad;
     EXPECT_NE(s.message().find("is not a valid S3 bucket name"), std::string::npos) << s.message();
   }
   S3Location location;
-  ASSERT_TRUE(ParseS3Location("s3://bench/my data+v1\xc3\xa9/", &location).ok());
+  ASSERT_TRUE(ParseS3Location("s3://bench/my data+v1\xc3\xa9/", RemoteOptions::S3(), &location).ok());
   EXPECT_EQ(location.prefix, "my data+v1\xc3\xa9");
   EXPECT_EQ(S3KeyUrl(location, location.prefix), location.bucket_url + "/my%20data%2Bv1%C3%A9");
   EXPECT_EQ(S3KeyUrl(location, ""), location.bucket_url);

@@ -117,7 +117,7 @@ TEST_F(LmdbPackTest, RecordsHoldTheSourceBytesLabelsAndMetadata) {
   EXPECT_EQ(report.samples, 12u);
   EXPECT_EQ(report.images_decoded, 12u);
   DatasetStats st;
-  ASSERT_TRUE(Stat(out(), nullptr, &st).ok());
+  ASSERT_TRUE(Stat(out(), {}, &st).ok());
   EXPECT_EQ(st.format, DatasetFormat::kLmdb);
   EXPECT_EQ(st.classes[2].samples, 4u);
   EXPECT_EQ(st.image_formats["jpeg"], 12u);

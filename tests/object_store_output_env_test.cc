@@ -1,8 +1,8 @@
-// The object-store Env's order and bounds under concurrency (ops/object_store_output_env.h), with the
+// The object-store Env's order and bounds under concurrency (storage/s3/object_store_output_env.h), with the
 // store served in memory through the HttpClient seam, so that uploads can be slowed, failed and
 // watched one by one; the ThreadSanitizer stage of scripts/test.sh runs it too. The same Env against
 // a real S3-protocol server, signed and checked: tests/interop/s3_output_test.py.
-#include "ops/object_store_output_env.h"
+#include "storage/s3/object_store_output_env.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "ops/pack/output_env.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {
@@ -218,9 +219,6 @@ class MemoryS3Client final : public HttpClient {
 class ObjectStoreOutputTest : public testing::DatasetTest {
  protected:
   void SetUp() override {
-    ::setenv("AWS_ACCESS_KEY_ID", "test", 1);
-    ::setenv("AWS_SECRET_ACCESS_KEY", "test", 1);
-    ::setenv("AWS_ENDPOINT_URL", kEndpoint, 1);
     MakeTree(3, 7);  // 21 images, every fifth a PNG: 6 shards of 4
     PackOptions o = Options();
     PackResult r;
@@ -243,6 +241,8 @@ class ObjectStoreOutputTest : public testing::DatasetTest {
     options.part_size = 4096;
     options.uploads = 2;
     options.staging_parent = dir_.Sub("staging");
+    options.s3.endpoint_url = kEndpoint;
+    options.upload_order = PackUploadOrder;  // what pack gives the Env it makes itself
     options.new_http_client = [this](const HttpOptions&) { return std::make_unique<MemoryS3Client>(&store_); };
     std::unique_ptr<Env> env;
     EXPECT_TRUE(NewObjectStoreOutputEnv(kUrl, Env::Default(), options, &env).ok());

@@ -1,4 +1,4 @@
-// pack --partition I/N and merge (ops/pack_partition.h): the split computed by hand, the
+// pack --partition I/N and merge (ops/pack/pack_partition.h): the split computed by hand, the
 // environment of Slurm and Kubernetes, and packs in parts whose merged output is byte for byte the
 // one-node pack's, also after a part was killed and resumed; and what merge refuses.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "ops/pack_partition.h"
+#include "ops/pack/pack_partition.h"
 #include "shardpack/convert.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/verify.h"
@@ -131,7 +131,7 @@ TEST_P(PartitionedPack, MergedPartsAreByteIdenticalToTheOneNodePack) {
     for (uint32_t i = parts; i-- > 0;) ASSERT_TRUE(PackPart(dir, i, parts).ok()) << i;  // any order
     if (parts > 1) {
       MergeResult m;
-      ASSERT_TRUE(Merge(dir, nullptr, &m).ok());
+      ASSERT_TRUE(Merge(dir, {}, &m).ok());
       EXPECT_EQ(m.parts, parts);
       EXPECT_EQ(m.manifest.samples, 21u);
     }
@@ -156,7 +156,7 @@ TEST_P(PartitionedPack, AKilledPartResumesAndMergeWaitsForIt) {
   ::pclose(p);
   ASSERT_NE(std::system((driver + std::to_string(ops * 2 / 3) + " 1/3 2>/dev/null").c_str()), 0);
   MergeResult m;
-  EXPECT_EQ(Merge(dir, nullptr, &m).message(),
+  EXPECT_EQ(Merge(dir, {}, &m).message(),
             "part 1 of 3 is unfinished (its journal part-00001-of-00003.journal.json is there): rerun it with "
             "--resume; nothing was written");
   EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
@@ -168,7 +168,7 @@ TEST_P(PartitionedPack, AKilledPartResumesAndMergeWaitsForIt) {
   o.partitions = 3;
   o.resume = true;
   ASSERT_TRUE(PackTo(dir, o, &r).ok());
-  ASSERT_TRUE(Merge(dir, nullptr, &m).ok());
+  ASSERT_TRUE(Merge(dir, {}, &m).ok());
   EXPECT_EQ(DatasetFiles(dir), DatasetFiles(Ds("whole")));
 }
 
@@ -189,7 +189,7 @@ TEST_P(PartitionedPack, PartsCutBySizeHoldTheOneNodePacksSamplesInOrder) {
     ASSERT_TRUE(PackTo(dir, o, &r).ok()) << i;
   }
   MergeResult m;
-  ASSERT_TRUE(Merge(dir, nullptr, &m).ok());
+  ASSERT_TRUE(Merge(dir, {}, &m).ok());
   for (const ShardEntry& shard : m.manifest.shards) {
     EXPECT_EQ(shard.file.rfind("shard-p0000", 0), 0u) << shard.file;
   }
@@ -228,7 +228,7 @@ TEST_P(PartitionedPack, ConvertInPartsEqualsTheWholeConvert) {
     ASSERT_TRUE(Convert(out("wds"), Ds("parts"), c, &r).ok()) << i;
   }
   MergeResult m;
-  ASSERT_TRUE(Merge(Ds("parts"), nullptr, &m).ok());
+  ASSERT_TRUE(Merge(Ds("parts"), {}, &m).ok());
   EXPECT_EQ(DatasetFiles(Ds("parts")), DatasetFiles(Ds("whole")));
 }
 
@@ -251,15 +251,15 @@ class MergeRefuses : public testing::DatasetTest {
 TEST_F(MergeRefuses, AMissingPartOtherOptionsOrNoPartsAtAll) {
   MergeResult m;
   ASSERT_TRUE(fs::create_directories(out()));
-  EXPECT_EQ(Merge(out(), nullptr, &m).message(),
+  EXPECT_EQ(Merge(out(), {}, &m).message(),
             out() +
                 " holds no part manifests (part-NNNNN-of-NNNNN.json): pack the parts first (shardpack pack SRC "
                 "OUT --partition I/N)");
   ASSERT_TRUE(PackPart(0, 2).ok());
-  EXPECT_EQ(Merge(out(), nullptr, &m).message(),
+  EXPECT_EQ(Merge(out(), {}, &m).message(),
             "part 1 of 2 is missing (no part-00001-of-00002.json): run it with --partition 1/2; nothing was written");
   ASSERT_TRUE(PackPart(1, 2, /*seed=*/9).ok());
-  EXPECT_EQ(Merge(out(), nullptr, &m).message(),
+  EXPECT_EQ(Merge(out(), {}, &m).message(),
             out() + "/part-00001-of-00002.json was packed with another source, input or options than " + out() +
                 "/part-00000-of-00002.json; rerun that part with the same source and options");
   EXPECT_FALSE(fs::exists(out() + "/manifest.json"));
@@ -283,7 +283,7 @@ TEST_F(MergeRefuses, PartsOfSixDigitsAreFound) {
   ASSERT_TRUE(PackPart(0, 100000).ok());
   ASSERT_TRUE(fs::exists(out() + "/part-00000-of-100000.json"));
   MergeResult m;
-  EXPECT_EQ(Merge(out(), nullptr, &m).message(),
+  EXPECT_EQ(Merge(out(), {}, &m).message(),
             "part 1 of 100000 is missing (no part-00001-of-100000.json): run it with --partition 1/100000; nothing "
             "was written");
 }
@@ -302,26 +302,26 @@ TEST_F(MergeRefuses, NamesAPartManifestListsThatAreNotItsFiles) {
   };
   MergeResult m;
   with_first_shard("../elsewhere.tar");
-  EXPECT_EQ(Merge(out(), nullptr, &m).message(),
+  EXPECT_EQ(Merge(out(), {}, &m).message(),
             part1 +
                 ": the manifest lists '../elsewhere.tar', which is not a file inside the dataset folder: refused (a "
                 "manifest must not send a reader elsewhere)");
   with_first_shard("%2e%2e/elsewhere.tar");
-  EXPECT_EQ(Merge(out(), nullptr, &m).code(), Status::Code::kDataLoss);
+  EXPECT_EQ(Merge(out(), {}, &m).code(), Status::Code::kDataLoss);
   const std::string part0_first = nlohmann::json::parse([&] {
     std::string t;
     EXPECT_TRUE(Env::Default()->ReadFile(out() + "/part-00000-of-00002.json", 1 << 20, &t).ok());
     return t;
   }())["shardlist"][0]["url"];
   with_first_shard(part0_first);
-  EXPECT_EQ(Merge(out(), nullptr, &m).message(), part1 + " and " + out() + "/part-00000-of-00002.json both list " +
-                                                     part0_first + "; rerun those parts (nothing was written)");
+  EXPECT_EQ(Merge(out(), {}, &m).message(), part1 + " and " + out() + "/part-00000-of-00002.json both list " +
+                                                part0_first + "; rerun those parts (nothing was written)");
   with_first_shard("shard-999999.tar");
-  EXPECT_EQ(Merge(out(), nullptr, &m).message(), part1 + " lists shard-999999.tar, which is not in " + out() +
-                                                     "; rerun that part with --resume (nothing was written)");
+  EXPECT_EQ(Merge(out(), {}, &m).message(), part1 + " lists shard-999999.tar, which is not in " + out() +
+                                                "; rerun that part with --resume (nothing was written)");
   EXPECT_FALSE(fs::exists(out() + "/manifest.json"));
   testing::WriteFile(part1, original);
-  EXPECT_TRUE(Merge(out(), nullptr, &m).ok());
+  EXPECT_TRUE(Merge(out(), {}, &m).ok());
 }
 
 // Two merges at once: one writes the manifest, the other is told so; never half a manifest. Real
@@ -335,9 +335,8 @@ TEST_F(MergeRefuses, ASecondMergeWhileOneRunsIsToldSo) {
     bool acquired = false;
     ASSERT_TRUE(Env::Default()->TryLockFile(out() + "/part-00000-of-00002.json", false, &held, &acquired).ok());
     ASSERT_TRUE(acquired);
-    EXPECT_EQ(Merge(out(), nullptr, &m).message(),
-              "another merge of " + out() + " is running (it holds a lock on " + out() +
-                  "/part-00000-of-00002.json); let it finish: nothing was written");
+    EXPECT_EQ(Merge(out(), {}, &m).message(), "another merge of " + out() + " is running (it holds a lock on " + out() +
+                                                  "/part-00000-of-00002.json); let it finish: nothing was written");
     EXPECT_FALSE(fs::exists(out() + "/manifest.json"));
   }
   std::vector<pid_t> pids;
@@ -347,7 +346,7 @@ TEST_F(MergeRefuses, ASecondMergeWhileOneRunsIsToldSo) {
       int done = 0;
       for (int round = 0; round < 20; ++round) {
         MergeResult r;
-        const Status s = Merge(out(), nullptr, &r);
+        const Status s = Merge(out(), {}, &r);
         if (s.ok())
           ++done;
         else if (s.code() != Status::Code::kAborted)

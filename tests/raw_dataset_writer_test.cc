@@ -199,7 +199,7 @@ TEST_F(RawPackTest, ShardsHoldCroppedPixelsLabelsAndKeys) {
   EXPECT_TRUE(report.clean());
   EXPECT_EQ(report.samples, 10u);
   DatasetStats st;
-  ASSERT_TRUE(Stat(out(), nullptr, &st).ok());
+  ASSERT_TRUE(Stat(out(), {}, &st).ok());
   EXPECT_EQ(st.width.max, 10u);
   EXPECT_EQ(st.height.min, 12u);
 }

@@ -1,4 +1,4 @@
-// Every reader that wraps a format's reader (ops/forwarding_dataset_reader.h) answers every method
+// Every reader that wraps a format's reader (ops/read/forwarding_dataset_reader.h) answers every method
 // of DatasetReader as the local reader of the same dataset does: the remote reader, streamed and
 // cached (through the HttpClient seam), and the loader's BufferedSampleReader, over wds and raw
 // (whose masks are pixels, ReadMaskPixels).
@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <mutex>
 
-#include "ops/buffered_sample_reader.h"
-#include "ops/remote_dataset_reader.h"
+#include "ops/read/buffered_sample_reader.h"
+#include "ops/read/remote_dataset_reader.h"
 #include "tests/support/dataset_fixture.h"
 #include "tests/support/folder_http_client.h"
 
@@ -45,8 +45,10 @@ class ReaderDecoratorTest : public testing::DatasetTest, public ::testing::WithP
     o.sequential = true;  // streaming needs it; a cache folder does not
     const std::string server = out("server");
     std::unique_ptr<DatasetReader> reader;
+    Location location;
+    EXPECT_TRUE(ParseLocation("http://test/ds", &location).ok());
     const Status s = OpenRemoteDatasetReader(
-        "http://test/ds", Env::Default(), o,
+        location, Env::Default(), o,
         [this, server] { return std::make_unique<testing::FolderHttpClient>(server, &log_, &mu_); }, &reader);
     EXPECT_TRUE(s.ok()) << s.ToString();
     return reader;

@@ -1,10 +1,13 @@
 // What a remote dataset's manifest may name, and what counts as a remote location. Reading over
 // HTTP itself is tested against a real nginx: tests/interop/http_dataset_test.py.
-#include "ops/remote_dataset.h"
+#include "storage/remote_dataset.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <map>
+
+#include "storage/location.h"
+#include "tools/environment.h"
 
 namespace shardpack {
 namespace {
@@ -24,33 +27,43 @@ TEST(RemoteDataset, ManifestNamesStayInsideTheDataset) {
 }
 
 TEST(RemoteDataset, HttpHttpsAndS3UrlsAreRemote) {
-  EXPECT_TRUE(IsRemoteLocation("http://host/ds"));
-  EXPECT_TRUE(IsRemoteLocation("https://host/ds"));
-  EXPECT_FALSE(IsRemoteLocation("/data/ds"));
-  EXPECT_FALSE(IsRemoteLocation("ds/http://x"));
-  EXPECT_TRUE(IsRemoteLocation("s3://bucket/ds"));
+  const auto remote = [](const std::string& text) {
+    Location location;
+    EXPECT_TRUE(ParseLocation(text, &location).ok()) << text;
+    return location.remote();
+  };
+  EXPECT_TRUE(remote("http://host/ds"));
+  EXPECT_TRUE(remote("https://host/ds"));
+  EXPECT_FALSE(remote("/data/ds"));
+  EXPECT_FALSE(remote("ds/http://x"));
+  EXPECT_TRUE(remote("s3://bucket/ds"));
 }
 
-// s3:// URLs as the HTTP(S) URLs that serve them, from the AWS variables.
+// s3:// URLs as the HTTP(S) URLs that serve them, from the AWS variables (read where the CLI and
+// Python read them, tools/environment.h).
 TEST(RemoteDataset, S3UrlsBecomeTheirEndpointsUrls) {
-  for (const char* v : {"AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "SHARDPACK_S3_PATH_STYLE"}) unsetenv(v);
+  std::map<std::string, std::string> vars;
+  const auto url_of = [&](const std::string& location, std::string* url) {
+    RemoteOptions options;
+    ApplyEnvironment(&options, [&](const char* name) { return vars.count(name) ? vars[name].c_str() : nullptr; });
+    return ClientUrl(location, options, url);
+  };
   std::string url;
-  ASSERT_TRUE(S3ToHttpUrl("s3://bucket/train/ds", &url).ok());
+  ASSERT_TRUE(url_of("s3://bucket/train/ds", &url).ok());
   EXPECT_EQ(url, "https://bucket.s3.us-east-1.amazonaws.com/train/ds");
-  setenv("AWS_DEFAULT_REGION", "eu-west-1", 1);
-  ASSERT_TRUE(S3ToHttpUrl("s3://bucket/ds", &url).ok());
+  vars["AWS_DEFAULT_REGION"] = "eu-west-1";
+  ASSERT_TRUE(url_of("s3://bucket/ds", &url).ok());
   EXPECT_EQ(url, "https://bucket.s3.eu-west-1.amazonaws.com/ds");
-  setenv("AWS_REGION", "ap-south-1", 1);  // AWS_REGION first, as the AWS tools take it
-  setenv("SHARDPACK_S3_PATH_STYLE", "1", 1);
-  ASSERT_TRUE(S3ToHttpUrl("s3://bucket/ds", &url).ok());
+  vars["AWS_REGION"] = "ap-south-1";  // AWS_REGION first, as the AWS tools take it
+  vars["SHARDPACK_S3_PATH_STYLE"] = "1";
+  ASSERT_TRUE(url_of("s3://bucket/ds", &url).ok());
   EXPECT_EQ(url, "https://s3.ap-south-1.amazonaws.com/bucket/ds");
-  setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000/", 1);
-  ASSERT_TRUE(S3ToHttpUrl("s3://bucket/a/b", &url).ok());
+  vars["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000/";
+  ASSERT_TRUE(url_of("s3://bucket/a/b", &url).ok());
   EXPECT_EQ(url, "http://127.0.0.1:9000/bucket/a/b");
-  ASSERT_TRUE(S3ToHttpUrl("https://host/x", &url).ok());
+  ASSERT_TRUE(url_of("https://host/x", &url).ok());
   EXPECT_EQ(url, "https://host/x");
-  EXPECT_EQ(S3ToHttpUrl("s3:///x", &url).message(), "s3:///x: no bucket (s3://BUCKET/PREFIX)");
-  for (const char* v : {"AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "SHARDPACK_S3_PATH_STYLE"}) unsetenv(v);
+  EXPECT_EQ(url_of("s3:///x", &url).message(), "s3:///x: no bucket (s3://BUCKET/PREFIX)");
 }
 
 }  // namespace

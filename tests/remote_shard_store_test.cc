@@ -1,6 +1,6 @@
 // RemoteShardStore's rules, through the HttpClient seam: a client that serves the files of a local
 // folder and records every request (tests/support/folder_http_client.h). Shards are real files with their real XXH64.
-#include "ops/remote_shard_store.h"
+#include "storage/remote_shard_store.h"
 
 #include <gtest/gtest.h>
 

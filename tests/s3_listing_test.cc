@@ -4,7 +4,7 @@
 // listing loop ends, also when the store hands back a token it gave before.
 #include <gtest/gtest.h>
 
-#include "ops/s3_object_store.h"
+#include "storage/s3/s3_object_store.h"
 
 namespace shardpack {
 namespace {

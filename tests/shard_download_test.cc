@@ -3,7 +3,7 @@
 // cut an attempt short, as libcurl's client does when a connection drops (the real client is
 // tested against nginx and a faulty server in tests/interop). The checksum a shard must match is
 // libxxhash's over the bytes the test made, and what is kept must equal those bytes exactly.
-#include "ops/shard_download.h"
+#include "storage/shard_download.h"
 
 #include <gtest/gtest.h>
 

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "ground/checksum.h"
-#include "ops/remote_shard_store.h"
+#include "storage/remote_shard_store.h"
 #include "tests/support/folder_http_client.h"
 #include "tests/support/forwarding_env.h"
 #include "tests/support/temp_dir.h"

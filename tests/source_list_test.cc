@@ -1,4 +1,4 @@
-#include "ops/source_list.h"
+#include "ops/pack/source_list.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "ops/source_scan.h"
+#include "ops/pack/source_scan.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "ops/remote_dataset_reader.h"
+#include "ops/read/remote_dataset_reader.h"
 #include "shardpack/loader.h"
 #include "tests/support/dataset_fixture.h"
 #include "tests/support/folder_http_client.h"
@@ -111,8 +111,10 @@ class StreamingMemoryTest : public testing::DatasetTest {
   std::string Streamed(const std::string& name, uint64_t* peak) {
     std::unique_ptr<DatasetReader> reader;
     const std::string server = out("server");
+    Location location;
+    EXPECT_TRUE(ParseLocation("http://test/" + name, &location).ok());
     const Status s = OpenRemoteDatasetReader(
-        "http://test/" + name, Env::Default(), Options().remote,
+        location, Env::Default(), Options().remote,
         [this, server] { return std::make_unique<testing::FolderHttpClient>(server, &log_, &mu_); }, &reader);
     EXPECT_TRUE(s.ok()) << s.ToString();
     std::unique_ptr<Loader> loader;

@@ -223,7 +223,7 @@ TEST_F(VerifyTest, ManifestCountsThatAreNotNonNegativeIntegersAreRefused) {
 
 TEST_F(VerifyTest, StatSummarisesSamplesClassesAndSizes) {
   DatasetStats st;
-  ASSERT_TRUE(Stat(out(), nullptr, &st).ok());
+  ASSERT_TRUE(Stat(out(), {}, &st).ok());
   EXPECT_EQ(st.samples, 10u);
   EXPECT_EQ(st.shards, 3u);
   ASSERT_EQ(st.classes.size(), 2u);

@@ -14,19 +14,20 @@
 #include <iostream>
 
 #include "ground/units.h"
-#include "ops/pack_partition.h"
-#include "ops/report_json.h"
-#include "ops/slurm_script.h"
+#include "ops/pack/pack_partition.h"
+#include "ops/pack/slurm_script.h"
 #include "shardpack/convert.h"
 #include "shardpack/doctor.h"
 #include "shardpack/loader_bench.h"
 #include "shardpack/pack.h"
 #include "shardpack/stat.h"
 #include "shardpack/verify.h"
+#include "tools/report_json.h"
 #ifdef SHARDPACK_HAVE_CUDA
 #include "ops/cuda/cuda_bench.h"
 #include "ops/cuda/host_to_device_bench.h"
 #endif
+#include "tools/environment.h"
 #include "tools/progress_printer.h"
 
 namespace shardpack {
@@ -86,9 +87,8 @@ Status ParseOutputFlags(PackFlags& f) {
   f.options.sync = !f.no_sync;
   if (!f.partition.empty()) {
     f.options.partition_by_count = f.samples_per_shard_given;
-    SHARDPACK_RETURN_IF_ERROR(ResolvePartition(
-        f.partition, f.partitions, [](const char* n) { return std::getenv(n); }, &f.options.partition,
-        &f.options.partitions));
+    SHARDPACK_RETURN_IF_ERROR(
+        ResolvePartition(f.partition, f.partitions, ProcessEnvironment(), &f.options.partition, &f.options.partitions));
   }
   return Status::OK();
 }
@@ -184,7 +184,9 @@ int RunSlurmScript(SlurmScriptOptions o) {
 
 int RunMerge(const std::string& out, bool json) {
   MergeResult result;
-  const Status s = Merge(out, nullptr, &result);
+  MergeOptions options;
+  ApplyEnvironment(&options.remote);
+  const Status s = Merge(out, options, &result);
   if (!s.ok()) return Fail("merge", s);
   const Manifest& m = result.manifest;
   if (json) {
@@ -233,7 +235,9 @@ void PrintPercentiles(const char* what, const DatasetStats::Percentiles& p, bool
 
 int RunStat(const std::string& dir, bool json, size_t top) {
   DatasetStats st;
-  Status s = Stat(dir, nullptr, &st);
+  StatOptions options;
+  ApplyEnvironment(&options.remote);
+  Status s = Stat(dir, options, &st);
   if (!s.ok()) return Fail("stat", s);
   if (json) {
     std::cout << DatasetStatsToJson(st).dump(2) << "\n";
@@ -606,6 +610,11 @@ int RunCommandLine(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // The environment's settings (SHARDPACK_CACHE, SHARDPACK_HTTP_*, AWS_*, ...) under the flags.
+  for (RemoteOptions* r : {&pf.options.remote, &cf.options.remote, &vo.remote, &bo.loader.remote}) {
+    ApplyEnvironment(r);
+  }
+  if (dop.temp_parent.empty()) dop.temp_parent = TempParentFromEnvironment();
   if (pack->parsed()) return RunPack(pf, false);
   if (convert->parsed()) return RunPack(cf, true);
   if (verify->parsed()) return RunVerify(verify_dir, vo, verify_json);

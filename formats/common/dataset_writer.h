@@ -84,7 +84,7 @@ class DatasetWriter {
   virtual Status ResumeAfter(const std::vector<ShardEntry>& shards) = 0;
   // Before the first Add() (and before ResumeAfter): number shards from `first` on, and fail
   // (InvalidArgument) rather than number one `end` or above. One part of a partitioned pack
-  // (ops/pack_partition.h) writes the shard numbers of its share. Unsupported for formats without
+  // (ops/pack/pack_partition.h) writes the shard numbers of its share. Unsupported for formats without
   // shards.
   virtual Status SetShardRange(uint64_t first, uint64_t end) {
     (void)first;

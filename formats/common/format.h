@@ -83,7 +83,7 @@ class Format {
   // library opens its files itself (LMDB) says no: its shards are downloaded before it opens.
   virtual bool reads_shards_through_env() const { return true; }
   // Whether the writer writes every file through its Env (temporary names, then a rename), so that
-  // OUT may be an object store (ops/object_store_output_env.h). LMDB's library writes its file in
+  // OUT may be an object store (storage/s3/object_store_output_env.h). LMDB's library writes its file in
   // place.
   virtual bool writes_through_env() const { return true; }
 

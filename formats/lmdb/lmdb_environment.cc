@@ -65,11 +65,6 @@ uint64_t LmdbEnvironment::UsedBytes() const {
   return (uint64_t(info.me_last_pgno) + 1) * stat.ms_psize;
 }
 
-uint64_t LmdbEnvironment::FreeBytes() const {
-  const uint64_t used = UsedBytes();
-  return map_size_ > used ? map_size_ - used : 0;
-}
-
 Status LmdbEnvironment::GrowUntilFree(uint64_t free_bytes) {
   const uint64_t used = UsedBytes();
   uint64_t size = map_size_;

@@ -35,8 +35,6 @@ class LmdbEnvironment {
   MDB_env* env() const { return env_; }
   const std::string& dir() const { return dir_; }
   uint64_t map_size() const { return map_size_; }
-  // Bytes of the map not yet used by pages. No write transaction may be open.
-  uint64_t FreeBytes() const;
   // Bytes of data.mdb that hold pages (the file may be longer: WRITEMAP extends it to the map size).
   uint64_t UsedBytes() const;
   // Doubles the map until at least `free_bytes` are free. No transaction may be open.

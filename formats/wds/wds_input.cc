@@ -7,14 +7,6 @@
 #include "ground/sample_keys.h"
 
 namespace shardpack {
-namespace {
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-}  // namespace
 
 WdsInput::WdsInput(Env* env, std::vector<std::string> shard_paths, std::vector<std::string> classes, uint64_t expected,
                    bool own_format, uint64_t max_member_bytes)

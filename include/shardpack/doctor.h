@@ -49,7 +49,7 @@ struct DoctorOptions {
   Env* env = nullptr;
   // Called with a line as each stage starts ("decode: 1,000 images, 1 thread ...").
   std::function<void(const std::string&)> progress;
-  // Where the temporary folder goes (empty: $TMPDIR, else /tmp).
+  // Where the temporary folder goes (empty: /tmp; the CLI gives $TMPDIR when it is set).
   std::string temp_parent;
   // The host-to-device stage; empty: not measured (a build without CUDA).
   HostToDeviceBench host_to_device;

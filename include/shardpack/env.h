@@ -173,7 +173,7 @@ class Env {
   // holder stands in its way, without waiting: exclusive, or shared with other shared holders.
   // *acquired says whether it was taken; *lock holds it until destroyed. Locks of one file
   // conflict between processes and between two openings in one process alike. For the shared
-  // cache's pins (ops/shared_cache_space.h).
+  // cache's pins (storage/shared_cache_space.h).
   virtual Status TryLockFile(const std::string& path, bool shared, std::unique_ptr<FileLock>* lock, bool* acquired,
                              uint32_t mode = 0600) {
     (void)shared;
@@ -191,5 +191,8 @@ Status WriteFileAtomically(Env* env, const std::string& path, std::string_view c
 
 // "dir/name", without doubling the slash.
 std::string JoinPath(const std::string& dir, const std::string& name);
+
+// The last component of `path`, trailing slashes ignored: "a/b/" -> "b", "/" -> "".
+std::string BaseName(std::string path);
 
 }  // namespace shardpack

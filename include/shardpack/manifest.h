@@ -19,7 +19,7 @@ namespace shardpack {
 
 inline constexpr char kManifestFileName[] = "manifest.json";
 inline constexpr int kManifestVersion = 1;
-// The journal a pack keeps until it writes the manifest (its format: ops/pack_journal.h). Named here
+// The journal a pack keeps until it writes the manifest (its format: ops/pack/pack_journal.h). Named here
 // because readers tell an interrupted pack from a folder that never held a dataset by it.
 inline constexpr char kPackJournalFileName[] = "pack-journal.json";
 

@@ -10,6 +10,7 @@
 #include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
+#include "shardpack/remote_options.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
@@ -76,6 +77,8 @@ struct PackOptions {
   // nullptr: Env::Default(). An s3:// OUT is written through an Env that uploads
   // (docs/distributed.md), over this one.
   Env* env = nullptr;
+  // An s3:// OUT's credentials and upload settings; convert's input at a URL: its cache folder.
+  RemoteOptions remote;
   // Called from one thread at a time, about every 100 ms and once at the end. May be empty.
   std::function<void(const PackProgress&)> on_progress;
   // Called once per skipped input, in input order, from one thread at a time. May be empty.
@@ -105,6 +108,10 @@ struct MergeResult {
 // Writes OUT/manifest.json from the part manifests of a partitioned pack in OUT, reading nothing
 // else. Every part 0..N-1 must be there and finished, with the same options, source and class
 // list; otherwise InvalidArgument (or NotFound) naming the part, and nothing is written.
-Status Merge(const std::string& out, Env* env, MergeResult* result);
+struct MergeOptions {
+  Env* env = nullptr;    // nullptr: Env::Default()
+  RemoteOptions remote;  // an s3:// OUT's credentials
+};
+Status Merge(const std::string& out, const MergeOptions& options, MergeResult* result);
 
 }  // namespace shardpack

@@ -59,6 +59,8 @@ class EpochSampler {
   // dataset too small to give every rank the same number of non-empty batches (without drop_last).
   // shard_sizes: samples per shard in dataset order, for the streaming shuffle; empty (or not
   // summing to dataset_size) counts as one shard.
+  // InvalidArgument for options no dataset can satisfy (batch size 0, rank or worker out of range).
+  static Status CheckOptions(const SamplerOptions& options);
   static Status Create(uint64_t dataset_size, const SamplerOptions& options, EpochSampler* sampler,
                        const std::vector<uint64_t>& shard_sizes = {});
   EpochSampler() = default;

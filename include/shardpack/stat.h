@@ -8,6 +8,7 @@
 
 #include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
+#include "shardpack/remote_options.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
@@ -39,6 +40,12 @@ struct DatasetStats {
   uint64_t unlabelled = 0;
 };
 
-Status Stat(const std::string& dir, Env* env, DatasetStats* stats);
+struct StatOptions {
+  Env* env = nullptr;    // nullptr: Env::Default()
+  RemoteOptions remote;  // a dataset at a URL: its cache folder, credentials
+};
+
+// Describes the dataset at `location` (a folder, or a URL) from its manifest and sample tables.
+Status Stat(const std::string& location, const StatOptions& options, DatasetStats* stats);
 
 }  // namespace shardpack

@@ -7,6 +7,7 @@
 
 #include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
+#include "shardpack/remote_options.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
@@ -17,6 +18,7 @@ struct VerifyOptions {
   uint64_t max_pixels = 178'956'970;       // images declaring more pixels are reported, not decoded
   uint64_t max_member_bytes = 1ull << 30;  // larger members are reported, not read into memory
   Env* env = nullptr;                      // nullptr: Env::Default()
+  RemoteOptions remote;                    // a dataset at a URL: its cache folder, credentials
 };
 
 struct VerifyProblem {

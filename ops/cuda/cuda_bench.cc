@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "ops/bench_result_rates.h"
+#include "ops/diagnose/bench_result_rates.h"
 
 namespace shardpack {
 

@@ -9,14 +9,17 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "shardpack/dataset_reader.h"
 #include "shardpack/loader.h"
 #include "tools/command_line.h"
+#include "tools/environment.h"
 #ifdef SHARDPACK_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <dlpack/dlpack.h>
@@ -190,7 +193,9 @@ class PyLoader {
 class PyDataset {
  public:
   explicit PyDataset(const std::string& path) {
-    Raise(DatasetReader::Open(path, nullptr, &reader_));
+    RemoteOptions remote;
+    ApplyEnvironment(&remote);
+    Raise(DatasetReader::Open(path, nullptr, &reader_, remote));
     for (const auto& [name, count] : FieldCounts(reader_->manifest())) field_names_.push_back(name);
   }
   uint64_t size() const { return reader_->size(); }
@@ -408,50 +413,68 @@ class PyCudaFeed {
 };
 #endif  // SHARDPACK_HAVE_CUDA
 
-LoaderOptions MakeLoaderOptions(uint64_t batch_size, bool shuffle, uint64_t seed, uint64_t shuffle_buffer,
-                                bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker,
-                                uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
-                                std::pair<double, double> scale, std::pair<double, double> ratio, double flip,
-                                bool nchw, int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode,
-                                const py::dict& remote) {
-  LoaderOptions o;
-  // A dataset URL (docs/remote.md): keys as RemoteOptions names them.
+// A dataset URL's options (docs/remote.md): keys as RemoteOptions names them.
+RemoteOptions RemoteOptionsFrom(const py::dict& remote) {
+  RemoteOptions o;
   for (const auto& item : remote) {
     const std::string key = py::str(item.first);
     if (key == "cache_dir")
-      o.remote.cache_dir = item.second.is_none() ? "" : py::str(item.second).cast<std::string>();
+      o.cache_dir = item.second.is_none() ? "" : py::str(item.second).cast<std::string>();
     else if (key == "cache_limit")
-      o.remote.cache_limit = item.second.cast<uint64_t>();
+      o.cache_limit = item.second.cast<uint64_t>();
     else if (key == "prefetch_shards")
-      o.remote.prefetch_shards = item.second.cast<uint32_t>();
+      o.prefetch_shards = item.second.cast<uint32_t>();
     else if (key == "downloads")
-      o.remote.downloads = item.second.cast<uint32_t>();
+      o.downloads = item.second.cast<uint32_t>();
     else
       throw py::value_error("unknown remote option '" + key + "'");
   }
-  o.sampler.batch_size = batch_size;
-  o.sampler.shuffle = shuffle;
-  o.sampler.seed = seed;
-  o.sampler.shuffle_buffer = shuffle_buffer;
-  o.sampler.drop_last = drop_last;
-  o.sampler.rank = rank;
-  o.sampler.world_size = world_size;
-  o.sampler.worker = worker;
-  o.sampler.num_workers = num_workers;
-  o.height = height;
-  o.width = width;
-  o.eval = eval;
-  o.eval_resize = eval_resize;
-  o.scale_min = scale.first;
-  o.scale_max = scale.second;
-  o.ratio_min = ratio.first;
-  o.ratio_max = ratio.second;
-  o.flip = flip;
-  o.nchw = nchw;
-  o.threads = threads;
-  o.prefetch = prefetch;
-  o.skip_corrupt = skip_corrupt;
-  o.fast_decode = fast_decode;
+  return o;
+}
+
+// The loader's options from shardpack.Loader's keywords (python/shardpack/loader.py), in one place
+// for the CPU loader and the CUDA feed. A keyword this table does not know is a TypeError naming it,
+// so that a renamed option cannot be dropped silently. The environment's settings (SHARDPACK_CACHE
+// when cache_dir is None, SHARDPACK_HTTP_*, AWS_*) are read here, at the edge (tools/environment.h).
+LoaderOptions LoaderOptionsFrom(const py::kwargs& kwargs) {
+  using Set = void (*)(LoaderOptions&, py::handle);
+  static const std::map<std::string, Set> kSetters = {
+      {"batch_size", [](LoaderOptions& o, py::handle v) { o.sampler.batch_size = v.cast<uint64_t>(); }},
+      {"shuffle", [](LoaderOptions& o, py::handle v) { o.sampler.shuffle = v.cast<bool>(); }},
+      {"seed", [](LoaderOptions& o, py::handle v) { o.sampler.seed = v.cast<uint64_t>(); }},
+      {"shuffle_buffer", [](LoaderOptions& o, py::handle v) { o.sampler.shuffle_buffer = v.cast<uint64_t>(); }},
+      {"drop_last", [](LoaderOptions& o, py::handle v) { o.sampler.drop_last = v.cast<bool>(); }},
+      {"rank", [](LoaderOptions& o, py::handle v) { o.sampler.rank = v.cast<uint32_t>(); }},
+      {"world_size", [](LoaderOptions& o, py::handle v) { o.sampler.world_size = v.cast<uint32_t>(); }},
+      {"worker", [](LoaderOptions& o, py::handle v) { o.sampler.worker = v.cast<uint32_t>(); }},
+      {"num_workers", [](LoaderOptions& o, py::handle v) { o.sampler.num_workers = v.cast<uint32_t>(); }},
+      {"height", [](LoaderOptions& o, py::handle v) { o.height = v.cast<uint32_t>(); }},
+      {"width", [](LoaderOptions& o, py::handle v) { o.width = v.cast<uint32_t>(); }},
+      {"eval", [](LoaderOptions& o, py::handle v) { o.eval = v.cast<bool>(); }},
+      {"eval_resize", [](LoaderOptions& o, py::handle v) { o.eval_resize = v.cast<uint32_t>(); }},
+      {"scale", [](LoaderOptions& o,
+                   py::handle v) { std::tie(o.scale_min, o.scale_max) = v.cast<std::pair<double, double>>(); }},
+      {"ratio", [](LoaderOptions& o,
+                   py::handle v) { std::tie(o.ratio_min, o.ratio_max) = v.cast<std::pair<double, double>>(); }},
+      {"flip", [](LoaderOptions& o, py::handle v) { o.flip = v.cast<double>(); }},
+      {"nchw", [](LoaderOptions& o, py::handle v) { o.nchw = v.cast<bool>(); }},
+      {"threads", [](LoaderOptions& o, py::handle v) { o.threads = v.cast<int>(); }},
+      {"prefetch", [](LoaderOptions& o, py::handle v) { o.prefetch = v.cast<uint32_t>(); }},
+      {"skip_corrupt", [](LoaderOptions& o, py::handle v) { o.skip_corrupt = v.cast<bool>(); }},
+      {"fast_decode", [](LoaderOptions& o, py::handle v) { o.fast_decode = v.cast<bool>(); }},
+      {"fields", [](LoaderOptions& o, py::handle v) { o.fields = v.cast<std::vector<std::string>>(); }},
+      {"require_fields", [](LoaderOptions& o, py::handle v) { o.require_fields = v.cast<bool>(); }},
+      {"mask", [](LoaderOptions& o, py::handle v) { o.mask = v.cast<std::string>(); }},
+      {"remote", [](LoaderOptions& o, py::handle v) { o.remote = RemoteOptionsFrom(v.cast<py::dict>()); }},
+  };
+  LoaderOptions o;
+  for (const auto& item : kwargs) {
+    const std::string key = py::str(item.first);
+    const auto setter = kSetters.find(key);
+    if (setter == kSetters.end()) throw py::type_error("unknown loader option '" + key + "'");
+    setter->second(o, item.second);
+  }
+  ApplyEnvironment(&o.remote);
   return o;
 }
 
@@ -510,26 +533,10 @@ PYBIND11_MODULE(_shardpack, m) {
       .def("release", &BatchLease::Release, "Give the buffer back now (arrays made from it must not be used after)");
 
   py::class_<PyLoader>(m, "Loader")
-      .def(py::init([](const std::string& path, uint64_t batch_size, bool shuffle, uint64_t seed,
-                       uint64_t shuffle_buffer, bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker,
-                       uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
-                       std::pair<double, double> scale, std::pair<double, double> ratio, double flip, bool nchw,
-                       int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode, py::object allocate,
-                       const py::dict& remote, std::vector<std::string> fields, bool require_fields, std::string mask) {
-             LoaderOptions o = MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size,
-                                                 worker, num_workers, height, width, eval, eval_resize, scale, ratio,
-                                                 flip, nchw, threads, prefetch, skip_corrupt, fast_decode, remote);
-             o.fields = std::move(fields);
-             o.require_fields = require_fields;
-             o.mask = std::move(mask);
-             return std::make_unique<PyLoader>(path, o, allocate);
+      .def(py::init([](const std::string& path, py::object allocate, const py::kwargs& options) {
+             return std::make_unique<PyLoader>(path, LoaderOptionsFrom(options), allocate);
            }),
-           py::arg("path"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("shuffle_buffer"),
-           py::arg("drop_last"), py::arg("rank"), py::arg("world_size"), py::arg("worker"), py::arg("num_workers"),
-           py::arg("height"), py::arg("width"), py::arg("eval"), py::arg("eval_resize"), py::arg("scale"),
-           py::arg("ratio"), py::arg("flip"), py::arg("nchw"), py::arg("threads"), py::arg("prefetch"),
-           py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("allocate"), py::arg("remote") = py::dict(),
-           py::arg("fields") = std::vector<std::string>(), py::arg("require_fields") = false, py::arg("mask") = "")
+           py::arg("path"), py::arg("allocate") = py::none())
       .def("batches_per_epoch", &PyLoader::batches_per_epoch)
       .def("warnings", &PyLoader::warnings)
       .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0,
@@ -565,26 +572,12 @@ PYBIND11_MODULE(_shardpack, m) {
       .def("labels", &DeviceBatchHandle::Labels)
       .def("indices", &DeviceBatchHandle::Indices);
   py::class_<PyCudaFeed>(m, "CudaFeed")
-      .def(py::init([](const std::string& path, uint64_t batch_size, bool shuffle, uint64_t seed,
-                       uint64_t shuffle_buffer, bool drop_last, uint32_t rank, uint32_t world_size, uint32_t worker,
-                       uint32_t num_workers, uint32_t height, uint32_t width, bool eval, uint32_t eval_resize,
-                       std::pair<double, double> scale, std::pair<double, double> ratio, double flip, bool nchw,
-                       int threads, uint32_t prefetch, bool skip_corrupt, bool fast_decode, int device, int depth,
-                       const std::string& dtype, std::vector<float> mean, std::vector<float> std,
-                       const py::dict& remote) {
-             return std::make_unique<PyCudaFeed>(
-                 path,
-                 MakeLoaderOptions(batch_size, shuffle, seed, shuffle_buffer, drop_last, rank, world_size, worker,
-                                   num_workers, height, width, eval, eval_resize, scale, ratio, flip, nchw, threads,
-                                   prefetch, skip_corrupt, fast_decode, remote),
-                 device, depth, dtype, std::move(mean), std::move(std));
+      .def(py::init([](const std::string& path, int device, int depth, const std::string& dtype,
+                       std::vector<float> mean, std::vector<float> std, const py::kwargs& options) {
+             return std::make_unique<PyCudaFeed>(path, LoaderOptionsFrom(options), device, depth, dtype,
+                                                 std::move(mean), std::move(std));
            }),
-           py::arg("path"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("shuffle_buffer"),
-           py::arg("drop_last"), py::arg("rank"), py::arg("world_size"), py::arg("worker"), py::arg("num_workers"),
-           py::arg("height"), py::arg("width"), py::arg("eval"), py::arg("eval_resize"), py::arg("scale"),
-           py::arg("ratio"), py::arg("flip"), py::arg("nchw"), py::arg("threads"), py::arg("prefetch"),
-           py::arg("skip_corrupt"), py::arg("fast_decode"), py::arg("device"), py::arg("depth"), py::arg("dtype"),
-           py::arg("mean"), py::arg("std"), py::arg("remote") = py::dict())
+           py::arg("path"), py::arg("device"), py::arg("depth"), py::arg("dtype"), py::arg("mean"), py::arg("std"))
       .def("batches_per_epoch", &PyCudaFeed::batches_per_epoch)
       .def("start_epoch", &PyCudaFeed::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0)
       .def("acquire", &PyCudaFeed::Acquire)

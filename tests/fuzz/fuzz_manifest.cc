@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "ops/pack_journal.h"
-#include "ops/pack_partition.h"
+#include "ops/pack/pack_journal.h"
+#include "ops/pack/pack_partition.h"
 #include "shardpack/manifest.h"
 #include "tests/fuzz/memory_env.h"
 

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "ground/url.h"
-#include "ops/pack_partition.h"
-#include "ops/remote_dataset.h"
+#include "ops/pack/pack_partition.h"
+#include "storage/remote_dataset.h"
+#include "storage/url.h"
 #include "tests/fuzz/memory_env.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

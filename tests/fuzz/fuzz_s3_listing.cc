@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/s3_object_store.h"
+#include "storage/s3/s3_object_store.h"
 
 namespace {
 

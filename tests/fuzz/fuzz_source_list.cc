@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ops/source_list.h"
+#include "ops/pack/source_list.h"
 #include "tests/fuzz/memory_env.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

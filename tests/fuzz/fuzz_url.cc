@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <string>
 
-#include "ground/http_client.h"
-#include "ground/url.h"
-#include "ops/remote_dataset.h"
-#include "ops/s3_object_store.h"
+#include "storage/http/http_client.h"
+#include "storage/remote_dataset.h"
+#include "storage/s3/s3_object_store.h"
+#include "storage/url.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string from = input.substr(0, nul), to = nul == std::string::npos ? "" : input.substr(nul + 1);
 
   shardpack::S3Location location;
-  if (shardpack::ParseS3Location("s3://" + from, &location).ok()) {
+  if (shardpack::ParseS3Location("s3://" + from, shardpack::RemoteOptions::S3(), &location).ok()) {
     const std::string bucket = from.substr(0, from.find('/'));
     if (!shardpack::CheckS3BucketName(bucket, from).ok()) __builtin_trap();
     for (const char c : bucket) {

@@ -2,12 +2,14 @@
 // (training transform, NHWC) written out for python/tests to compare the Python loader against:
 // OUT.bin holds every batch's image bytes in order, OUT.txt a line "index label" per sample.
 // Optional, from the environment: DUMP_SHUFFLE_BUFFER (the streaming shuffle), and for URLs
-// DUMP_CACHE_LIMIT, DUMP_DOWNLOADS and DUMP_PREFETCH_SHARDS (LoaderOptions::remote).
+// DUMP_CACHE_LIMIT, DUMP_DOWNLOADS and DUMP_PREFETCH_SHARDS (LoaderOptions::remote), and what the
+// CLI reads (SHARDPACK_CACHE, AWS_*, ...: tools/environment.h).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
 #include "shardpack/loader.h"
+#include "tools/environment.h"
 
 int main(int argc, char** argv) {
   if (argc != 10) {
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   o.remote.cache_limit = from_env("DUMP_CACHE_LIMIT", 0);
   o.remote.downloads = static_cast<uint32_t>(from_env("DUMP_DOWNLOADS", o.remote.downloads));
   o.remote.prefetch_shards = static_cast<uint32_t>(from_env("DUMP_PREFETCH_SHARDS", 0));
+  shardpack::ApplyEnvironment(&o.remote);
   std::unique_ptr<shardpack::Loader> loader;
   shardpack::Status s = shardpack::Loader::Open(argv[1], o, &loader);
   if (s.ok()) s = loader->StartEpoch(std::strtoull(argv[6], nullptr, 10), std::strtoull(argv[7], nullptr, 10));

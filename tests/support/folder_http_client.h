@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ground/http_client.h"
 #include "shardpack/env.h"
+#include "storage/http/http_client.h"
 
 namespace shardpack::testing {
 

@@ -1,0 +1,147 @@
+#include "ops/diagnose/doctor_verdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace shardpack {
+namespace {
+
+std::string Rate(double images_per_s) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), images_per_s >= 100 ? "%.0f images/s" : "%.1f images/s", images_per_s);
+  return buf;
+}
+
+std::string Fixed(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, v);
+  return buf;
+}
+
+// The input layers as the data is stored today, at the report's thread count.
+void AddLayers(DoctorReport* r) {
+  const double n = r->threads;
+  if (r->packed_input) {
+    r->layers.push_back({"storage", r->packed_images_per_s,
+                         "packed shards read front to back: " + Fixed("%.1f MB/s", r->packed_mb_per_s), true});
+  } else {
+    r->layers.push_back({"storage", r->readn_files_per_s,
+                         "small files, " + std::to_string(r->threads) + " threads: " +
+                             Fixed("%.1f MB/s", r->readn_mb_per_s) + "; 1 thread " + Rate(r->read1_files_per_s) +
+                             (r->page_cache_held ? " (from the page cache)"
+                              : r->cold          ? " (cold cache)"
+                                                 : ""),
+                         true});
+  }
+  if (r->crop_decode_per_core > 0) {
+    r->layers.push_back({"decode", r->crop_decode_per_core * n,
+                         Rate(r->crop_decode_per_core) + " per core (crop-aware), " + Rate(r->full_decode_per_core) +
+                             " per core (whole image), x " + std::to_string(r->threads) + " threads",
+                         true});
+  }
+  if (r->transform_per_core > 0) {
+    r->layers.push_back({"transform", r->transform_per_core * n,
+                         Rate(r->transform_per_core) + " per core, x " + std::to_string(r->threads) + " threads",
+                         true});
+  }
+  if (r->host_to_device_measured) {
+    const HostToDeviceFigures& h = r->host_to_device;
+    r->layers.push_back({"host to device", r->host_to_device_images_per_s,
+                         Fixed("pinned %.1f GB/s", h.pinned_gb_per_s) +
+                             Fixed(", pageable %.1f GB/s", h.pageable_gb_per_s) + " (" + h.device + ")",
+                         true});
+  } else {
+    r->layers.push_back({"host to device", 0, r->host_to_device_note, false});
+  }
+}
+
+}  // namespace
+
+void DrawVerdict(const DoctorOptions& o, DoctorReport* r) {
+  r->layers.clear();
+  r->actions.clear();
+  AddLayers(r);
+  // Today's rate is the slowest measured layer; the loader over the packed sample is measured too.
+  const DoctorLayer* slowest = nullptr;
+  for (const DoctorLayer& l : r->layers) {
+    if (l.measured && (slowest == nullptr || l.images_per_s < slowest->images_per_s)) slowest = &l;
+  }
+  r->feed_today = slowest != nullptr ? slowest->images_per_s : 0;
+  const std::string input_layer = slowest != nullptr ? slowest->name : "storage";
+  std::stable_sort(r->layers.begin(), r->layers.end(), [](const DoctorLayer& a, const DoctorLayer& b) {
+    if (a.measured != b.measured) return a.measured;
+    return a.images_per_s > b.images_per_s;
+  });
+  const double loader = r->loader_images_per_s;
+
+  const bool input_bound = o.model_rate <= 0 || o.model_rate > r->feed_today;
+  r->bottleneck = input_bound ? input_layer : "gpu";
+  if (o.model_rate <= 0) {
+    r->verdict = "the input pipeline feeds " + Rate(r->feed_today) + " as stored today (slowest layer: " + input_layer +
+                 "); the loader over packed shards fed " + Rate(loader) +
+                 ". Whether that starves the GPU depends on the model's rate: time 50 training steps on one fixed "
+                 "batch already in GPU memory (images/s = batch x steps / seconds) and rerun with --model-rate";
+  } else if (input_bound) {
+    r->verdict = "the input pipeline is the bottleneck: it feeds " + Rate(r->feed_today) +
+                 " (slowest layer: " + input_layer + ") and the model takes " + Rate(o.model_rate) +
+                 "; the GPU waits " + Fixed("%.0f%%", 100 * (1 - r->feed_today / o.model_rate)) + " of the time";
+  } else {
+    r->verdict = "the GPU is the bottleneck: the input pipeline feeds " + Rate(r->feed_today) +
+                 " and the model takes " + Rate(o.model_rate) + " (" + Fixed("%.1fx", r->feed_today / o.model_rate) +
+                 " headroom)";
+  }
+
+  // What would help, for the layer that limits (or, without a model rate, the slowest).
+  if (!input_bound) return;
+  const double target = o.model_rate > 0 ? o.model_rate : 0;
+  if (input_layer == "storage" && !r->packed_input) {
+    r->actions.push_back("pack to wds (shardpack pack " + r->path + " OUT): the packed sample read front to back at " +
+                         Fixed("%.1f MB/s", r->packed_mb_per_s) + " (" + Rate(r->packed_images_per_s) +
+                         ", measured) against " + Rate(r->readn_files_per_s) +
+                         " as small files; the loader over it fed " + Rate(loader) + " (measured)");
+  }
+  if (input_layer == "storage" && r->packed_input) {
+    r->actions.push_back("storage is slow even for sequential reads (" + Fixed("%.1f MB/s", r->packed_mb_per_s) +
+                         "): copy the dataset to local disk, or read it from an object store with a cache "
+                         "(docs/remote.md)");
+  }
+  if (input_layer == "decode" || input_layer == "transform") {
+    const double per_core = input_layer == "decode" ? r->crop_decode_per_core : r->transform_per_core;
+    if (target > 0 && per_core > 0) {
+      const int cores = int(std::ceil(target / per_core));
+      r->actions.push_back("more threads: at " + Rate(per_core) + " per core, " + Rate(target) + " needs " +
+                           std::to_string(cores) + " cores (this machine has " + std::to_string(r->cores) +
+                           "; estimate)");
+    } else if (r->threads < int(r->cores)) {
+      r->actions.push_back("more threads: " + std::to_string(r->threads) + " of " + std::to_string(r->cores) +
+                           " cores were used; --threads " + std::to_string(r->cores) + " gives about " +
+                           Rate(per_core * double(r->cores)) + " (estimate)");
+    }
+  }
+  if (input_layer == "host to device") {
+    r->actions.push_back("copy from pinned memory (shardpack.Loader(device=\"cuda\") does: " +
+                         Fixed("%.1f GB/s", r->host_to_device.pinned_gb_per_s) + " against " +
+                         Fixed("%.1f GB/s", r->host_to_device.pageable_gb_per_s) +
+                         " pageable, measured), and send uint8 batches, normalising on the GPU (4x fewer bytes "
+                         "than float32)");
+  }
+  if (input_layer == "decode") {
+    const double raw_bytes = 3.0 * o.crop * o.crop;
+    r->actions.push_back(
+        "pre-decode to raw (shardpack pack SRC OUT --format raw --crop " + std::to_string(o.crop) +
+        "): no decode at load time; costs " + Fixed("%.0f KB", raw_bytes / 1e3) + " of disk per image, " +
+        (r->mean_image_bytes > 0 ? Fixed("%.1fx", raw_bytes / r->mean_image_bytes) : std::string("?")) +
+        " the encoded size (estimate), and fixes the crop at pack time");
+    if (r->share_above_2x_crop > 0.2) {
+      r->actions.push_back(Fixed("fewer pixels at pack time: %.0f%%", 100 * r->share_above_2x_crop) +
+                           " of the images have a shorter side over 2x the crop (median " +
+                           Fixed("%.1f megapixels", r->median_megapixels) +
+                           "); decode time grows with pixels, so resizing them once at pack time "
+                           "(--format raw --keep-size --resize " +
+                           std::to_string(2 * o.crop) + ") pays on every epoch (estimate)");
+    }
+  }
+}
+
+}  // namespace shardpack

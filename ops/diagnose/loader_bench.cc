@@ -1,0 +1,57 @@
+#include "shardpack/loader_bench.h"
+
+#include <chrono>
+#include <thread>
+
+#include "ops/diagnose/bench_result_rates.h"
+
+namespace shardpack {
+
+Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchResult* r) {
+  *r = BenchResult();
+  using Clock = std::chrono::steady_clock;
+  const auto open_start = Clock::now();
+  std::unique_ptr<Loader> loader;
+  SHARDPACK_RETURN_IF_ERROR(Loader::Open(dataset, o.loader, &loader));
+  r->warnings = loader->warnings();
+  const auto start = Clock::now();
+  r->open_seconds = std::chrono::duration<double>(start - open_start).count();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  for (uint64_t epoch = 0;; ++epoch) {
+    if (o.seconds <= 0 && epoch >= o.epochs) break;
+    if (o.seconds > 0 && elapsed() >= o.seconds) break;
+    SHARDPACK_RETURN_IF_ERROR(loader->StartEpoch(epoch));
+    for (;;) {
+      const Batch* batch = nullptr;
+      SHARDPACK_RETURN_IF_ERROR(loader->Next(&batch));
+      if (batch == nullptr) break;
+      ++r->batches;
+      r->images += batch->count;  // consumed; batches still prefetched at the end do not count
+      if (o.consumer_rate > 0) {  // the simulated GPU works on this batch
+        std::this_thread::sleep_for(std::chrono::duration<double>(batch->count / o.consumer_rate));
+      }
+      if (o.seconds > 0 && elapsed() >= o.seconds) break;
+    }
+    const LoaderStats s = loader->stats();
+    r->bytes_read += s.bytes_read;
+    r->corrupt += s.corrupt;
+    r->read_seconds += s.read_seconds;
+    r->decode_seconds += s.decode_seconds;
+    r->consumer_wait_seconds += s.consumer_wait_seconds;
+  }
+  r->seconds = elapsed();
+  FinishBenchResult(o, r);
+  return Status::OK();
+}
+
+void FinishBenchResult(const BenchOptions& o, BenchResult* r) {
+  if (r->seconds > 0) {
+    r->images_per_second = r->images / r->seconds;
+    r->bytes_per_second = r->bytes_read / r->seconds;
+    r->consumer_wait_share = r->consumer_wait_seconds / r->seconds;
+    r->copy_busy_share = r->copy_seconds / r->seconds;
+  }
+  r->keeps_up = o.consumer_rate <= 0 || r->consumer_wait_share < 0.05;
+}
+
+}  // namespace shardpack

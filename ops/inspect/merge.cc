@@ -1,0 +1,153 @@
+// merge: the manifest of a partitioned pack, from its part manifests (ops/pack/pack_partition.h).
+#include <cstdio>
+#include <map>
+
+#include "ops/pack/output_env.h"
+#include "ops/pack/pack_partition.h"
+#include "shardpack/pack.h"
+#include "storage/location.h"
+#include "storage/remote_dataset.h"
+
+namespace shardpack {
+namespace {
+
+struct Part {
+  std::string file;
+  Manifest manifest;
+  PartPlan plan;
+  nlohmann::json source;
+};
+
+// InvalidArgument naming `part` when it was not packed as `first` was.
+Status CheckSamePack(const Part& first, const Part& part) {
+  const auto differ = [&](const std::string& what) {
+    return Status::InvalidArgument(part.file + " was packed with another " + what + " than " + first.file +
+                                   "; rerun that part with the same source and options");
+  };
+  if (part.source != first.source) return differ("source, input or options");
+  if (part.manifest.format != first.manifest.format) return differ("format");
+  if (part.manifest.options_json != first.manifest.options_json) return differ("options");
+  if (part.manifest.classes != first.manifest.classes) return differ("class list");
+  if (part.manifest.tool_version != first.manifest.tool_version) return differ("shardpack version");
+  if (part.plan.by_count != first.plan.by_count) return differ("way of cutting shards (--samples-per-shard)");
+  return Status::OK();
+}
+
+// Every file the parts list is a file of OUT that is there, listed by one part only: a part
+// manifest is outside input, and the merged manifest must not send a reader elsewhere.
+Status CheckPartFiles(Env* env, const std::string& out, const std::map<uint32_t, Part>& parts) {
+  std::map<std::string, std::string> owner;  // file -> the part manifest that lists it
+  for (const auto& [index, part] : parts) {
+    std::vector<std::string> names;
+    for (const ShardEntry& s : part.manifest.shards) {
+      names.push_back(s.file);
+      if (!s.index.file.empty()) names.push_back(s.index.file);
+      if (!s.sample_table.file.empty()) names.push_back(s.sample_table.file);
+      for (const SideFile& f : s.side_files) names.push_back(f.file);
+    }
+    for (const std::string& name : names) {
+      if (const Status s = CheckDatasetFileName(name); !s.ok()) return Status::DataLoss(part.file + ": " + s.message());
+      if (!owner.emplace(name, part.file).second) {
+        return Status::DataLoss(part.file + " and " + owner[name] + " both list " + name +
+                                "; rerun those parts (nothing was written)");
+      }
+      if (!env->FileExists(JoinPath(out, name))) {
+        return Status::DataLoss(part.file + " lists " + name + ", which is not in " + out +
+                                "; rerun that part with --resume (nothing was written)");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Merge(const std::string& out, const MergeOptions& options, MergeResult* result) {
+  *result = MergeResult();
+  Location out_location;
+  SHARDPACK_RETURN_IF_ERROR(ParseLocation(out, &out_location));
+  Env* env = nullptr;
+  std::unique_ptr<Env> output_env;  // OUT in an object store
+  SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out_location, nullptr, options.remote, options.env, &output_env, &env));
+  std::vector<DirEntry> entries;
+  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
+  std::map<uint32_t, Part> parts;
+  uint32_t count = 0;
+  for (const DirEntry& e : entries) {
+    uint32_t index = 0, of = 0;
+    if (e.type != DirEntry::Type::kFile || !ParsePartManifestName(e.name, &index, &of)) continue;
+    if (count != 0 && of != count) {
+      return Status::InvalidArgument(out + " holds parts of a pack in " + std::to_string(count) +
+                                     " parts and of one in " + std::to_string(of) + " (" + e.name +
+                                     "); remove the ones that do not belong");
+    }
+    count = of;
+    Part& part = parts[index];
+    part.file = JoinPath(out, e.name);
+    SHARDPACK_RETURN_IF_ERROR(ReadPartManifest(env, part.file, &part.manifest, &part.plan, &part.source));
+    if (part.plan.part != index || part.plan.parts != of) {
+      return Status::DataLoss(part.file + " describes part " + std::to_string(part.plan.part) + " of " +
+                              std::to_string(part.plan.parts) + ", not what its name says");
+    }
+  }
+  if (parts.empty()) {
+    return Status::NotFound(out +
+                            " holds no part manifests (part-NNNNN-of-NNNNN.json): pack the parts first "
+                            "(shardpack pack SRC OUT --partition I/N)");
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    if (parts.count(i)) continue;
+    const std::string name = PartName(i, count);
+    const bool started = env->FileExists(JoinPath(out, std::string(name) + ".journal.json"));
+    return Status::InvalidArgument(
+        "part " + std::to_string(i) + " of " + std::to_string(count) +
+        (started ? " is unfinished (its journal " + name + ".journal.json is there): rerun it with --resume"
+                 : " is missing (no " + name + ".json): run it with --partition " + std::to_string(i) + "/" +
+                       std::to_string(count)) +
+        "; nothing was written");
+  }
+  // One merge at a time: two would write manifest.json.tmp at once, and a reader could see half a
+  // manifest. The lock is the first part manifest's own (no file is added to the dataset); an Env
+  // without locks (an object store: each process stages its own files) goes without.
+  std::unique_ptr<FileLock> lock;
+  bool locked = false;
+  const Status lock_status = env->TryLockFile(parts.begin()->second.file, /*shared=*/false, &lock, &locked);
+  if (lock_status.ok() && !locked) {
+    return Status::Aborted("another merge of " + out + " is running (it holds a lock on " + parts.begin()->second.file +
+                           "); let it finish: nothing was written");
+  }
+  if (!lock_status.ok() && lock_status.code() != Status::Code::kUnsupported) return lock_status;
+  const Part& first = parts.begin()->second;
+  SHARDPACK_RETURN_IF_ERROR(CheckPartFiles(env, out, parts));
+  Manifest merged = first.manifest;
+  merged.shards.clear();
+  merged.skipped.clear();
+  merged.samples = merged.bytes = 0;
+  uint64_t next_item = 0;
+  for (const auto& [index, part] : parts) {
+    SHARDPACK_RETURN_IF_ERROR(CheckSamePack(first, part));
+    if (part.plan.begin != next_item || part.plan.inputs != first.plan.inputs) {
+      return Status::DataLoss(part.file + " covers other inputs than the parts before it leave off at (" +
+                              std::to_string(next_item) + ")");
+    }
+    next_item = part.plan.end;
+    merged.samples += part.manifest.samples;
+    merged.bytes += part.manifest.bytes;
+    merged.shards.insert(merged.shards.end(), part.manifest.shards.begin(), part.manifest.shards.end());
+    merged.skipped.insert(merged.skipped.end(), part.manifest.skipped.begin(), part.manifest.skipped.end());
+  }
+  if (next_item != first.plan.inputs) {
+    return Status::DataLoss("the parts cover " + std::to_string(next_item) + " of " +
+                            std::to_string(first.plan.inputs) + " inputs");
+  }
+  if (merged.samples == 0) {
+    return Status::InvalidArgument("no part of " + out + " packed an image (" + std::to_string(merged.skipped.size()) +
+                                   " files skipped); nothing was written");
+  }
+  SHARDPACK_RETURN_IF_ERROR(WriteManifest(env, out, merged));
+  result->manifest = std::move(merged);
+  result->parts = count;
+  return Status::OK();
+}
+
+}  // namespace shardpack

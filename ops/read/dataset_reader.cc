@@ -1,0 +1,39 @@
+#include "shardpack/dataset_reader.h"
+
+#include "formats/registry/registry.h"
+#include "ops/read/opened_dataset.h"
+#include "ops/read/remote_dataset_reader.h"
+#include "storage/location.h"
+#include "storage/remote_dataset.h"
+
+namespace shardpack {
+
+Status DatasetReader::Open(const std::string& text, Env* env, std::unique_ptr<DatasetReader>* reader,
+                           const RemoteOptions& remote) {
+  if (env == nullptr) env = Env::Default();
+  Location location;
+  SHARDPACK_RETURN_IF_ERROR(ParseLocation(text, &location));
+  if (location.shard_list) {
+    // A remote list without a cache folder streams; a pipe: list and a cached one are copied whole.
+    if (location.remote() && remote.cache_dir.empty()) return OpenStreamedShardList(location, env, remote, reader);
+    std::vector<std::string> paths;
+    SHARDPACK_RETURN_IF_ERROR(ResolveShardList(location, remote, env, &paths));
+    return OpenShards(paths, env, reader);
+  }
+  if (location.remote()) return OpenRemoteDatasetReader(location, env, remote, reader);
+  OpenedDataset dataset;
+  SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, remote, env, &dataset));
+  // Readers trust the manifest's checksums of the side files, which they trust for offsets: the
+  // manifest must be the one pack wrote.
+  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(env, dataset.dir));
+  return dataset.format->OpenReader(env, dataset.dir, std::move(dataset.manifest), reader);
+}
+
+Status DatasetReader::OpenShards(const std::vector<std::string>& paths, Env* env,
+                                 std::unique_ptr<DatasetReader>* reader) {
+  if (env == nullptr) env = Env::Default();
+  if (paths.empty()) return Status::InvalidArgument("no shards to open");
+  return ShardListFormat().OpenShardList(env, paths, reader);
+}
+
+}  // namespace shardpack

@@ -1,0 +1,640 @@
+// The training loader: see include/shardpack/loader.h for the contract.
+//
+// Threads: the caller's (Next, StartEpoch), one producer thread per epoch, and oneTBB workers that
+// the producer uses to fill a batch. Slots (batch buffers) move between three places under mu_:
+// free (ready to be filled), ready (filled, in batch order) and held (the consumer's, until Release).
+#include "shardpack/loader.h"
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <opencv2/imgproc.hpp>
+#include <random>
+#include <thread>
+
+#include "ground/image_decode_rgb.h"
+#include "ground/label_mask.h"
+#include "ground/tsan_annotations.h"
+#include "ground/units.h"
+#include "ground/worker_threads.h"
+#include "ops/read/buffered_sample_reader.h"
+#include "ops/read/loader_crop.h"
+#include "shardpack/dataset_reader.h"
+
+namespace shardpack {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A generator for one sample of one epoch, independent of which thread handles it.
+std::mt19937_64 SampleRng(uint64_t seed, uint64_t epoch, uint64_t index) {
+  uint64_t z = seed ^ (0x9E3779B97F4A7C15ull * (epoch + 1)) ^ (0xD1B54A32D192ED03ull * (index + 1));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return std::mt19937_64(z ^ (z >> 31));
+}
+
+// Splits HWC pixels into 3 planes (CHW) at out.
+void SplitPlanes(const cv::Mat& hwc, uint8_t* out) {
+  const size_t plane = size_t(hwc.rows) * hwc.cols;
+  for (int y = 0; y < hwc.rows; ++y) {
+    const uint8_t* in = hwc.ptr<uint8_t>(y);
+    uint8_t* r = out + size_t(y) * hwc.cols;
+    for (int x = 0; x < hwc.cols; ++x, in += 3) {
+      r[x] = in[0];
+      r[plane + x] = in[1];
+      r[2 * plane + x] = in[2];
+    }
+  }
+}
+
+struct Slot {
+  uint8_t* data = nullptr;
+  size_t capacity = 0;
+  uint8_t* mask_data = nullptr;  // with LoaderOptions::mask
+  size_t mask_capacity = 0;
+  Batch batch;
+};
+
+// The crop a sample's image was given, kept for its mask. One pointer for the chooser to capture.
+struct CropChoice {
+  const LoaderOptions* options;
+  std::mt19937_64* rng;
+  cv::Size full;  // the image's oriented size
+  CropPlan plan;
+};
+
+}  // namespace
+
+struct Loader::Impl {
+  LoaderOptions options;
+  std::unique_ptr<DatasetReader> reader;
+  // The streaming shuffle over shards that arrive over a network: `reader` itself, which keeps the
+  // samples that wait in the shuffle buffer once the stream has left their shard (drains: those to
+  // keep when batch first_batch + i starts), so that the shard can go. Null otherwise.
+  BufferedSampleReader* buffered = nullptr;
+  struct Drain {
+    size_t shard = 0;
+    uint64_t position = 0;  // of its first read in the plan
+    std::vector<uint64_t> indices;
+  };
+  std::vector<std::vector<Drain>> drains;
+  std::vector<std::string> warnings;
+  EpochSampler sampler;                   // used by the producer thread only
+  std::vector<uint64_t> batch_positions;  // the producer's: PlanShardReads' position of each batch
+  std::unique_ptr<tbb::task_arena> arena;
+  size_t batch_bytes = 0;
+  std::vector<Slot> slots;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<size_t> free, ready;
+  std::vector<bool> held;         // slots the consumer holds (Acquire until Release)
+  long next_held = -1;            // the slot Next() handed out, released by the following Next()
+  bool producer_waiting = false;  // the producer waits for a free slot
+  bool finished = false;          // the producer has queued the epoch's last batch
+  bool stop = false;              // the producer must stop
+  Status error;                   // the producer's error, handed out by Next()
+  std::thread producer;
+
+  std::atomic<uint64_t> images{0}, bytes_read{0}, corrupt{0}, read_ns{0}, decode_ns{0};
+  uint64_t batches = 0;
+  double produce_seconds = 0, wait_seconds = 0;
+  Clock::time_point epoch_start = Clock::now();
+
+  ~Impl() {
+    StopProducer();
+    for (Slot& s : slots) {
+      FreeBuffer(s.data, s.capacity);
+      FreeBuffer(s.mask_data, s.mask_capacity);
+    }
+  }
+
+  uint8_t* AllocateBuffer(size_t bytes) {
+    return options.allocator.allocate ? options.allocator.allocate(bytes) : new uint8_t[bytes];
+  }
+
+  void FreeBuffer(uint8_t* data, size_t bytes) {
+    if (data == nullptr) return;
+    if (options.allocator.free)
+      options.allocator.free(data, bytes);
+    else
+      delete[] data;
+  }
+
+  void StopProducer() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    if (producer.joinable()) producer.join();
+  }
+
+  // Decodes and transforms sample `index` into `out` (H x W x 3, or 3 planes for NCHW), and its
+  // mask, with the same crop and flip, into `mask_out` (H x W) when one is asked for.
+  Status FillSample(uint64_t epoch, uint64_t index, uint8_t* out, uint8_t* mask_out, int32_t* label, std::string* key) {
+    thread_local ReadSample sample;
+    const auto t0 = Clock::now();
+    Status s = reader->Read(index, &sample);
+    const auto t1 = Clock::now();
+    read_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+    if (!s.ok()) return s;
+    *label = sample.label;
+    *key = sample.key;
+    bytes_read += sample.encoded.empty() ? sample.pixels.rgb.size() : sample.encoded.size();
+    const int H = int(options.height), W = int(options.width);
+    thread_local cv::Mat hwc;
+    cv::Mat dst = options.nchw ? (hwc.create(H, W, CV_8UC3), hwc) : cv::Mat(H, W, CV_8UC3, out);
+    std::mt19937_64 rng = SampleRng(options.sampler.seed, epoch, index);
+    CropChoice choice{&options, &rng, {}, {}};
+    try {
+      if (!sample.encoded.empty()) {
+        // Training crops are drawn on the full size; only the crop is decoded, coarse enough to cover the output.
+        s = DecodeCrop(
+            sample.encoded, options.max_pixels,
+            [&choice](cv::Size full) {
+              choice.full = full;
+              choice.plan = LoaderCropPlan(*choice.options, choice.rng, full);
+              return choice.plan;
+            },
+            options.fast_decode && !options.eval, &dst);
+        if (!s.ok()) return s;
+      } else {
+        const cv::Mat rgb(int(sample.pixels.height), int(sample.pixels.width), CV_8UC3, sample.pixels.rgb.data());
+        choice.full = rgb.size();
+        choice.plan = LoaderCropPlan(options, &rng, rgb.size());
+        if (rgb.rows == H && rgb.cols == W && options.eval) {
+          rgb.copyTo(dst);  // already the right size (raw shards packed for this crop)
+          choice.plan.box = cv::Rect2d(0, 0, W, H);
+        } else {
+          ResizeCrop(rgb, choice.plan, &dst);
+        }
+      }
+      const bool flip = !options.eval && Uniform(rng, 0, 1) < options.flip;
+      if (flip) cv::flip(dst, dst, 1);
+      if (options.nchw) SplitPlanes(dst, out);
+      if (mask_out != nullptr) {
+        SHARDPACK_RETURN_IF_ERROR(FillMask(index, *key, choice, flip, sample.encoded.empty(), mask_out));
+      }
+    } catch (const cv::Exception& e) {
+      return Status::Corrupt(std::string("cannot transform sample: ") + e.what());
+    }
+    decode_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t1).count());
+    return Status::OK();
+  }
+
+  // Sample `index`'s mask, given the crop and flip its image got, into `out` (H x W). stored: the
+  // image came as stored pixels (raw), and so does its mask, cut as the image was at pack time.
+  Status FillMask(uint64_t index, const std::string& key, const CropChoice& choice, bool flip, bool stored,
+                  uint8_t* out) {
+    thread_local std::string bytes;
+    thread_local cv::Mat mask;
+    bool present = false;
+    const auto t0 = Clock::now();
+    SHARDPACK_RETURN_IF_ERROR(stored ? reader->ReadMaskPixels(index, options.mask, &bytes, &present)
+                                     : reader->ReadField(index, options.mask, &bytes, &present));
+    read_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+    const std::string sample = "sample " + key + " (index " + std::to_string(index) + ")";
+    if (!present) return Status::Corrupt(sample + " has no mask field '" + options.mask + "'");
+    bytes_read += bytes.size();
+    cv::Mat wrapped;  // stored: the pixels as read, of the image's size (ReadMaskPixels says so)
+    if (stored) {
+      wrapped = cv::Mat(choice.full, CV_8UC1, bytes.data());
+    } else {
+      const Status s = DecodeLabelMask(bytes, choice.full, options.max_pixels, &mask);
+      if (!s.ok()) return Status::Corrupt(sample + ", field '" + options.mask + "': " + s.message());
+    }
+    cv::Mat dst(int(options.height), int(options.width), CV_8UC1, out);
+    CropLabelMask(stored ? wrapped : mask, choice.plan, &dst);
+    if (flip) cv::flip(dst, dst, 1);
+    return Status::OK();
+  }
+
+  // The requested fields of sample `index` into row i of batch->fields (rows of one batch are
+  // filled by different threads; none resizes the columns).
+  Status ReadFields(uint64_t index, uint32_t i, Batch* batch) {
+    thread_local std::string data;
+    const auto t0 = Clock::now();
+    for (size_t f = 0; f < options.fields.size(); ++f) {
+      bool present = false;
+      SHARDPACK_RETURN_IF_ERROR(reader->ReadField(index, options.fields[f], &data, &present));
+      if (present) {
+        batch->fields[f][i] = data;
+        bytes_read += data.size();
+      } else if (options.require_fields) {
+        return Status::InvalidArgument("sample " + batch->keys[i] + " (index " + std::to_string(index) +
+                                       ") has no field '" + options.fields[f] + "', and require_fields is set");
+      }
+    }
+    read_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+    return Status::OK();
+  }
+
+  Status FillBatch(uint64_t epoch, uint64_t b, Slot* slot) {
+    Batch& batch = slot->batch;
+    batch.epoch = epoch;
+    batch.index = b;
+    sampler.Batch(epoch, b, &batch.indices);
+    batch.count = static_cast<uint32_t>(batch.indices.size());
+    batch.labels.assign(batch.count, -1);
+    batch.keys.resize(batch.count);
+    batch.fields.resize(options.fields.size());
+    for (std::vector<std::optional<std::string>>& column : batch.fields) column.assign(batch.count, std::nullopt);
+    const size_t per_image = size_t(options.height) * options.width * 3;
+    batch.image_bytes = per_image * batch.count;
+    batch.images = slot->data;
+    const size_t per_mask = options.mask.empty() ? 0 : size_t(options.height) * options.width;
+    batch.masks = slot->mask_data;
+    batch.mask_bytes = per_mask * batch.count;
+    std::vector<Status> errors(batch.count);
+    // ThreadSanitizer tokens (ground/tsan_annotations.h); static, so that a task reaches them without
+    // reading the lambda it runs, which is what they order.
+    static const char start = 0, finish = 0;
+    const auto fill = [&](uint32_t i) {
+      HappensAfter(&start);
+      uint8_t* out = slot->data + per_image * i;
+      uint8_t* mask_out = per_mask == 0 ? nullptr : slot->mask_data + per_mask * i;
+      errors[i] = FillSample(epoch, batch.indices[i], out, mask_out, &batch.labels[i], &batch.keys[i]);
+      if (errors[i].ok() && !options.fields.empty()) errors[i] = ReadFields(batch.indices[i], i, &batch);
+      if (!errors[i].ok()) {
+        std::memset(out, 0, per_image);
+        if (mask_out != nullptr) std::memset(mask_out, 0, per_mask);
+        for (std::vector<std::optional<std::string>>& column : batch.fields) column[i].reset();
+      }
+      HappensBefore(&finish);
+    };
+    HappensBefore(&start);
+    arena->execute([&] { tbb::parallel_for(uint32_t(0), batch.count, fill); });
+    HappensAfter(&finish);
+    for (uint32_t i = 0; i < batch.count; ++i) {
+      if (errors[i].ok()) {
+        ++images;
+        continue;
+      }
+      const Status::Code code = errors[i].code();
+      const bool damaged = code == Status::Code::kCorrupt || code == Status::Code::kDataLoss;
+      if (!options.skip_corrupt || !damaged) return Status(errors[i]);
+      ++corrupt;
+      batch.labels[i] = -1;
+    }
+    return Status::OK();
+  }
+
+  // Tells a reader that wants it (a remote dataset) which shards this epoch reads from first_batch
+  // on, each with the first and last sample position (counted from there) that reads it: it
+  // downloads ahead in that order. Keeps where each batch starts, for ReachedPosition.
+  void PlanShardReads(uint64_t epoch, uint64_t first_batch) {
+    batch_positions.clear();
+    drains.clear();
+    if (buffered != nullptr) buffered->Clear();
+    if (!reader->wants_read_plan()) return;
+    const std::vector<ShardEntry>& shards = reader->manifest().shards;
+    std::vector<uint64_t> ends;  // the end of each shard in dataset order
+    for (const ShardEntry& shard : shards) ends.push_back((ends.empty() ? 0 : ends.back()) + shard.samples);
+    const auto shard_of = [&](uint64_t index) {
+      return size_t(std::upper_bound(ends.begin(), ends.end(), index) - ends.begin());
+    };
+    const uint64_t batches = sampler.worker_batches() > first_batch ? sampler.worker_batches() - first_batch : 0;
+    // Which samples are read from their shard, and which kept when the stream leaves their shard:
+    // each shard's kept samples are read together, just before the batch that first finds the
+    // stream past it, shards in the stream's order, each at positions of its own, so that a shard
+    // can go as soon as its samples are kept.
+    const std::vector<uint64_t> drain_at = DrainBatches(epoch, first_batch);
+    std::vector<std::vector<uint64_t>> kept(shards.size());
+    std::vector<uint64_t> indices;
+    for (uint64_t b = first_batch; b < sampler.worker_batches() && !drain_at.empty(); ++b) {
+      sampler.Batch(epoch, b, &indices);
+      for (const uint64_t index : indices) {
+        const size_t shard = shard_of(index);
+        if (shard < shards.size() && b >= drain_at[shard]) kept[shard].push_back(index);
+      }
+    }
+    drains.assign(batches, {});
+    for (const size_t shard : DrainOrder(epoch, drain_at)) {
+      if (!kept[shard].empty()) drains[drain_at[shard] - first_batch].push_back({shard, 0, std::move(kept[shard])});
+    }
+    std::vector<ShardUse> uses(shards.size());
+    std::vector<bool> used(shards.size(), false);
+    const auto use = [&](size_t shard, uint64_t position) {
+      if (!used[shard]) used[shard] = true, uses[shard].first = position;
+      uses[shard].last = position;
+    };
+    uint64_t position = 0;
+    for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
+      for (Drain& d : drains[b - first_batch]) {
+        d.position = position;
+        for (size_t i = 0; i < d.indices.size(); ++i) use(d.shard, position++);
+      }
+      batch_positions.push_back(position);
+      sampler.Batch(epoch, b, &indices);
+      for (const uint64_t index : indices) {
+        const size_t shard = shard_of(index);
+        if (shard < shards.size() && (drain_at.empty() || b < drain_at[shard])) use(shard, position);
+        ++position;
+      }
+    }
+    std::vector<ShardUse> plan;
+    for (size_t i = 0; i < shards.size(); ++i) {
+      if (used[i]) plan.push_back({uint32_t(i), uses[i].first, uses[i].last});
+    }
+    std::sort(plan.begin(), plan.end(), [](const ShardUse& a, const ShardUse& b) { return a.first < b.first; });
+    reader->PlanReads(std::move(plan));
+  }
+
+  // The shards in the order the epoch's stream reads them, those with a drain batch only.
+  std::vector<size_t> DrainOrder(uint64_t epoch, const std::vector<uint64_t>& drain_at) const {
+    std::vector<size_t> order;
+    if (drain_at.empty()) return order;
+    for (const uint64_t s : sampler.ShardOrder(epoch)) {
+      if (s < drain_at.size() && drain_at[s] != std::numeric_limits<uint64_t>::max()) order.push_back(size_t(s));
+    }
+    return order;
+  }
+
+  // With `buffered`: for each shard, the first of this worker's batches from first_batch on that
+  // starts where the stream has left the shard (EpochSampler::ShardsPassed), or a batch past the
+  // last when none does. Empty without `buffered`.
+  std::vector<uint64_t> DrainBatches(uint64_t epoch, uint64_t first_batch) const {
+    if (buffered == nullptr) return {};
+    const std::vector<uint64_t> passed = sampler.ShardsPassed(epoch);
+    if (passed.empty()) return {};
+    std::vector<size_t> by_passed(passed.size());
+    for (size_t i = 0; i < by_passed.size(); ++i) by_passed[i] = i;
+    std::sort(by_passed.begin(), by_passed.end(), [&](size_t a, size_t b) { return passed[a] < passed[b]; });
+    std::vector<uint64_t> drain_at(passed.size(), std::numeric_limits<uint64_t>::max());
+    size_t next = 0;
+    for (uint64_t b = first_batch; b < sampler.worker_batches() && next < by_passed.size(); ++b) {
+      uint64_t begin = 0, end = 0;
+      sampler.BatchRange(b, &begin, &end);
+      for (; next < by_passed.size() && passed[by_passed[next]] <= begin; ++next) drain_at[by_passed[next]] = b;
+    }
+    return drain_at;
+  }
+
+  // Keeps the samples batch b is the first to find waiting in the buffer for a shard the stream has
+  // left (PlanShardReads): shard by shard, each read in parallel, each telling the reader where the
+  // reads have got, so that the shard before can go.
+  void KeepWaitingSamples(uint64_t b, uint64_t first_batch) {
+    if (buffered == nullptr || b - first_batch >= drains.size()) return;
+    // ThreadSanitizer tokens, as in FillBatch: the tasks read what this thread set up.
+    static const char start = 0, finish = 0;
+    BufferedSampleReader* const keeper = buffered;
+    for (const Drain& d : drains[b - first_batch]) {
+      reader->ReachedPosition(d.position);
+      const auto keep = [&](size_t i) {
+        HappensAfter(&start);
+        keeper->Keep(d.indices[i]);
+        HappensBefore(&finish);
+      };
+      HappensBefore(&start);
+      arena->execute([&] { tbb::parallel_for(size_t(0), d.indices.size(), keep); });
+      HappensAfter(&finish);
+    }
+  }
+
+  void Produce(uint64_t epoch, uint64_t first_batch) {
+    PlanShardReads(epoch, first_batch);
+    for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
+      size_t slot;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        producer_waiting = true;
+        cv.notify_all();  // a consumer may be checking whether it holds every slot
+        cv.wait(lock, [&] { return stop || !free.empty(); });
+        producer_waiting = false;
+        if (stop) return;
+        slot = free.front();
+        free.pop_front();
+      }
+      const auto t0 = Clock::now();
+      KeepWaitingSamples(b, first_batch);
+      if (!batch_positions.empty()) reader->ReachedPosition(batch_positions[b - first_batch]);
+      Status s = FillBatch(epoch, b, &slots[slot]);
+      if (buffered != nullptr) {
+        for (const uint64_t index : slots[slot].batch.indices) buffered->Forget(index);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        produce_seconds += Since(t0);
+        if (!s.ok()) {
+          error = s;
+          free.push_back(slot);
+          finished = true;
+          cv.notify_all();
+          return;
+        }
+        ready.push_back(slot);
+      }
+      cv.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    finished = true;
+    cv.notify_all();
+  }
+};
+
+namespace {
+
+// A global shuffle reads every shard all epoch long: over a remote dataset larger than the cache's
+// bound, the cache holds only part of what is read at any time, and shards are downloaded again
+// and again (about dataset / limit times an epoch, for a uniform shuffle).
+std::vector<std::string> OpenWarnings(const std::string& dataset, const DatasetReader& reader, const LoaderOptions& o) {
+  std::vector<std::string> warnings;
+  const uint64_t limit = o.remote.cache_limit;
+  if (!reader.wants_read_plan() || limit == 0 || !o.sampler.shuffle || o.sampler.shuffle_buffer > 0) return warnings;
+  uint64_t total = 0;
+  for (const ShardEntry& s : reader.manifest().shards) total += s.bytes;
+  if (total <= limit) return warnings;
+  warnings.push_back("a global shuffle of " + dataset + " reads its " +
+                     std::to_string(reader.manifest().shards.size()) + " shards (" + FormatBytes(total) +
+                     ") all epoch long, but cache_limit holds " + FormatBytes(limit) +
+                     ": shards will be downloaded again and again. Use the streaming shuffle (shuffle_buffer=N, "
+                     "--shuffle-buffer N), which reads each shard once an epoch within the limit, or a cache_limit "
+                     "of at least " +
+                     FormatBytes(total));
+  return warnings;
+}
+
+}  // namespace
+
+const std::vector<std::string>& Loader::warnings() const { return impl_->warnings; }
+
+Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Loader::~Loader() = default;
+
+namespace {
+
+// What can be checked before a dataset is opened (downloaded, for a URL).
+Status CheckLoaderOptions(const LoaderOptions& options) {
+  if (options.height == 0 || options.width == 0)
+    return Status::InvalidArgument("image height and width must be above zero");
+  return EpochSampler::CheckOptions(options.sampler);
+}
+
+}  // namespace
+
+Status Loader::Open(const std::string& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* loader) {
+  SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
+  RemoteOptions remote = options.remote;
+  // Reads that go through the shards front to back can stream them without a cache folder.
+  remote.sequential = !options.sampler.shuffle || options.sampler.shuffle_buffer > 0;
+  std::unique_ptr<DatasetReader> reader;
+  SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &reader, remote));
+  return Open(dataset, std::move(reader), options, loader);
+}
+
+Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
+                    std::unique_ptr<Loader>* loader) {
+  SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->reader = std::move(reader);
+  if (impl->reader->wants_read_plan() && options.sampler.shuffle && options.sampler.shuffle_buffer > 0) {
+    // The streaming shuffle over a network: samples that wait in the buffer are kept apart from
+    // their shards, so that memory follows the buffer's bytes, not the shards'.
+    auto buffered = std::make_unique<BufferedSampleReader>(std::move(impl->reader), options.fields, options.mask);
+    impl->buffered = buffered.get();
+    impl->reader = std::move(buffered);
+  }
+  std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
+  for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
+  SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));
+  impl->warnings = OpenWarnings(name, *impl->reader, options);
+  impl->arena = std::make_unique<tbb::task_arena>(WorkerThreads(options.threads));
+  impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;
+  impl->slots.resize(size_t(options.prefetch) + 2);
+  impl->held.assign(impl->slots.size(), false);
+  const size_t mask_bytes =
+      options.mask.empty() ? 0 : size_t(options.height) * options.width * options.sampler.batch_size;
+  for (Slot& s : impl->slots) {
+    s.capacity = impl->batch_bytes;
+    s.data = impl->AllocateBuffer(s.capacity);
+    if (s.data == nullptr)
+      return Status::IOError("cannot allocate a batch buffer of " + std::to_string(s.capacity) + " bytes");
+    if (mask_bytes == 0) continue;
+    s.mask_capacity = mask_bytes;
+    s.mask_data = impl->AllocateBuffer(mask_bytes);
+    if (s.mask_data == nullptr)
+      return Status::IOError("cannot allocate a mask buffer of " + std::to_string(mask_bytes) + " bytes");
+  }
+  loader->reset(new Loader(std::move(impl)));
+  return Status::OK();
+}
+
+uint64_t Loader::batches_per_epoch() const { return impl_->sampler.worker_batches(); }
+
+uint64_t Loader::SamplesConsumed(uint64_t rank_batches_done) const {
+  return impl_->sampler.SamplesConsumed(rank_batches_done);
+}
+
+Status Loader::StartEpoch(uint64_t epoch, uint64_t first_batch, uint64_t samples_done) {
+  Impl& m = *impl_;
+  m.StopProducer();
+  // The producer has stopped, so the sampler is this thread's until the next one starts.
+  SHARDPACK_RETURN_IF_ERROR(m.sampler.SetEpochStart(samples_done));
+  std::lock_guard<std::mutex> lock(m.mu);  // Release() may run on another thread meanwhile
+  m.stop = false;
+  m.finished = false;
+  m.error = Status::OK();
+  // Slots the consumer still holds (Acquire) stay out of use until released; Next()'s slot and the
+  // batches of the old epoch are free again.
+  if (m.next_held >= 0) m.held[size_t(m.next_held)] = false;
+  m.next_held = -1;
+  m.producer_waiting = false;
+  m.free.clear();
+  m.ready.clear();
+  for (size_t i = 0; i < m.slots.size(); ++i) {
+    if (!m.held[i]) m.free.push_back(i);
+  }
+  m.images = m.bytes_read = m.corrupt = m.read_ns = m.decode_ns = 0;
+  m.batches = 0;
+  m.produce_seconds = m.wait_seconds = 0;
+  m.epoch_start = Clock::now();
+  m.producer = std::thread([&m, epoch, first_batch] { m.Produce(epoch, first_batch); });
+  return Status::OK();
+}
+
+Status Loader::Next(const Batch** batch) {
+  if (impl_->next_held >= 0) {  // the consumer is done with the batch it held
+    Release(static_cast<uint32_t>(impl_->next_held));
+    impl_->next_held = -1;
+  }
+  uint32_t slot = 0;
+  SHARDPACK_RETURN_IF_ERROR(Acquire(batch, &slot));
+  if (*batch != nullptr) impl_->next_held = long(slot);
+  return Status::OK();
+}
+
+Status Loader::Acquire(const Batch** batch, uint32_t* slot) {
+  Impl& m = *impl_;
+  *batch = nullptr;
+  std::unique_lock<std::mutex> lock(m.mu);
+  const auto t0 = Clock::now();
+  // Every slot held by the consumer: the producer waits for one, nothing is ready, and nothing can
+  // become ready.
+  const auto starved = [&] { return m.ready.empty() && m.free.empty() && m.producer_waiting && !m.finished; };
+  m.cv.wait(lock, [&] { return !m.ready.empty() || m.finished || starved(); });
+  m.wait_seconds += Since(t0);
+  if (m.ready.empty() && !m.finished) {
+    return Status::InvalidArgument("all " + std::to_string(m.slots.size()) +
+                                   " batch buffers are still held by the consumer, so no batch can be made; "
+                                   "let go of old batches (copy what you keep) or raise prefetch");
+  }
+  if (m.ready.empty()) return m.error;
+  *slot = static_cast<uint32_t>(m.ready.front());
+  m.ready.pop_front();
+  m.held[*slot] = true;
+  ++m.batches;
+  *batch = &m.slots[*slot].batch;
+  return Status::OK();
+}
+
+void Loader::Release(uint32_t slot) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (slot >= m.slots.size() || !m.held[slot]) return;
+    m.held[slot] = false;
+    m.free.push_back(slot);
+  }
+  m.cv.notify_all();
+}
+
+std::vector<const uint8_t*> Loader::buffers() const {
+  std::vector<const uint8_t*> out;
+  for (const Slot& s : impl_->slots) out.push_back(s.data);
+  return out;
+}
+
+size_t Loader::batch_bytes() const { return impl_->batch_bytes; }
+
+LoaderStats Loader::stats() const {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  LoaderStats s;
+  s.batches = m.batches;
+  s.images = m.images;
+  s.bytes_read = m.bytes_read;
+  s.corrupt = m.corrupt;
+  s.read_seconds = m.read_ns / 1e9;
+  s.decode_seconds = m.decode_ns / 1e9;
+  s.produce_seconds = m.produce_seconds;
+  s.consumer_wait_seconds = m.wait_seconds;
+  s.elapsed_seconds = Since(m.epoch_start);
+  return s;
+}
+
+}  // namespace shardpack

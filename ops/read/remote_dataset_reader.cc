@@ -1,0 +1,159 @@
+#include "ops/read/remote_dataset_reader.h"
+
+#include "formats/registry/registry.h"
+#include "ops/read/forwarding_dataset_reader.h"
+#include "shardpack/shard_spec.h"
+#include "storage/remote_dataset.h"
+#include "storage/remote_dataset_env.h"
+#include "storage/remote_shard_store.h"
+#include "storage/shard_download.h"
+#include "storage/url.h"
+
+namespace shardpack {
+namespace {
+
+constexpr uint64_t kStreamPrefetchBytes = uint64_t(1) << 30;
+
+// A format's reader over a RemoteDatasetEnv, which passes the reader's plan to the store.
+class RemoteDatasetReader final : public ForwardingDatasetReader {
+ public:
+  // The reader reads through the Env, which reads through the store: both are kept until the
+  // reader is gone.
+  RemoteDatasetReader(std::shared_ptr<RemoteShardStore> store, std::unique_ptr<Env> env,
+                      std::unique_ptr<DatasetReader> reader)
+      : ForwardingDatasetReader(std::move(reader), std::make_shared<Owned>(Owned{store, std::move(env)})),
+        store_(std::move(store)) {}
+
+  bool wants_read_plan() const override { return true; }
+  void PlanReads(std::vector<ShardUse> uses) override { store_->Plan(uses); }
+  void ReachedPosition(uint64_t position) override { store_->Reached(position); }
+
+ private:
+  struct Owned {
+    std::shared_ptr<RemoteShardStore> store;
+    std::unique_ptr<Env> env;
+  };
+  const std::shared_ptr<RemoteShardStore> store_;
+};
+
+Status NoCacheError(const std::string& location, const Format& format) {
+  if (!format.reads_shards_through_env()) {
+    return Status::InvalidArgument("reading " + location + " needs a local cache folder (the " +
+                                   std::string(format.name()) + " format is one file, read at random): set " +
+                                   kCacheEnvVar + "=DIR (or the loader's cache_dir) with room for the dataset");
+  }
+  return Status::InvalidArgument("reading " + location + " at random needs a local cache folder: set " + kCacheEnvVar +
+                                 "=DIR (or the loader's cache_dir; cache_limit bounds it), or stream it without "
+                                 "one with the streaming shuffle (shuffle_buffer=N) or without shuffling");
+}
+
+}  // namespace
+
+Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteOptions& options,
+                               std::unique_ptr<DatasetReader>* reader) {
+  return OpenRemoteDatasetReader(location, env, options, nullptr, reader);
+}
+
+Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteOptions& options,
+                               RemoteShardStore::NewClient new_client, std::unique_ptr<DatasetReader>* reader) {
+  RemoteAccess access;
+  SHARDPACK_RETURN_IF_ERROR(PrepareRemoteAccess(location, options, &access));
+  if (new_client == nullptr) new_client = access.new_client;
+  std::unique_ptr<HttpClient> http = new_client();
+  RemoteManifest remote;
+  SHARDPACK_RETURN_IF_ERROR(FetchRemoteManifest(access.url, http.get(), &remote));
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormatOf(location.text, remote.manifest, &format));
+  const bool streaming = access.cache_dir.empty();
+  if (streaming && !(options.sequential && format->reads_shards_through_env())) {
+    return NoCacheError(location.text, *format);
+  }
+
+  std::string dir = remote.base;  // streaming: errors name the URLs of the files
+  std::map<std::string, std::string> memory_files;
+  if (streaming) {
+    memory_files[JoinPath(dir, kManifestFileName)] = remote.text;
+    for (const SideFile& f : remote.small_files()) {
+      ShardBuffer bytes;
+      SHARDPACK_RETURN_IF_ERROR(
+          DownloadToMemory(http.get(), RemoteFileUrl(remote.base, f.file), f.xxh64, kMaxSmallFileBytes, &bytes));
+      SHARDPACK_RETURN_IF_ERROR(bytes.ReadAll(&memory_files[JoinPath(dir, f.file)]));
+    }
+  } else {
+    const bool with_shards = !format->reads_shards_through_env();
+    SHARDPACK_RETURN_IF_ERROR(
+        CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, with_shards, env, http.get(), &dir));
+    if (with_shards) return format->OpenReader(env, dir, std::move(remote.manifest), reader);
+  }
+
+  std::vector<RemoteShard> shards;
+  std::vector<std::string> paths;
+  std::vector<uint64_t> sizes;
+  for (const ShardEntry& s : remote.manifest.shards) {
+    paths.push_back(JoinPath(dir, s.file));
+    sizes.push_back(s.bytes);
+    shards.push_back({RemoteFileUrl(remote.base, s.file), streaming ? "" : paths.back(), s.bytes, s.xxh64});
+  }
+  ShardStoreOptions store_options;
+  store_options.cache_limit = options.cache_limit;
+  store_options.modes = access.cache_modes;
+  store_options.cache_dir = dir;
+  store_options.downloads = std::max<uint32_t>(1, options.downloads);
+  store_options.prefetch_shards = options.prefetch_shards > 0 ? options.prefetch_shards : 2 * store_options.downloads;
+  if (streaming && options.prefetch_shards == 0) {
+    // Streamed shards are memory: by default the window ahead holds at most kStreamPrefetchBytes of
+    // them (at least one shard), so that large shards do not fill the node.
+    uint64_t largest = 1;
+    for (const ShardEntry& s : remote.manifest.shards) largest = std::max(largest, s.bytes);
+    const uint64_t fit = std::max<uint64_t>(1, kStreamPrefetchBytes / largest);
+    store_options.prefetch_shards = uint32_t(std::min<uint64_t>(store_options.prefetch_shards, fit));
+  }
+  auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
+  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files));
+  std::unique_ptr<DatasetReader> format_reader;
+  SHARDPACK_RETURN_IF_ERROR(format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), &format_reader));
+  *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader));
+  return Status::OK();
+}
+
+Status OpenStreamedShardList(const Location& spec, Env* env, const RemoteOptions& options,
+                             std::unique_ptr<DatasetReader>* reader) {
+  RemoteAccess access;
+  SHARDPACK_RETURN_IF_ERROR(PrepareRemoteAccess(spec, options, &access));
+  if (!options.sequential) {
+    return Status::InvalidArgument("reading " + spec.text + " at random needs a local cache folder: set " +
+                                   kCacheEnvVar +
+                                   "=DIR (or the loader's cache_dir; cache_limit bounds it), or stream it without "
+                                   "one with the streaming shuffle (shuffle_buffer=N) or without shuffling");
+  }
+  std::vector<RemoteShardSource> sources;
+  SHARDPACK_RETURN_IF_ERROR(ShardSources(spec, options, &sources));
+  std::vector<std::string> urls;
+  for (const RemoteShardSource& source : sources) urls.push_back(source.url);
+  // No manifest: no sizes or checksums to hold the shards to (libcurl holds each body to the length
+  // the server announced).
+  std::vector<RemoteShard> shards;
+  for (const std::string& u : urls) shards.push_back({u, "", 0, ""});
+  ShardStoreOptions store_options;
+  store_options.downloads = std::max<uint32_t>(1, options.downloads);
+  store_options.prefetch_shards = options.prefetch_shards > 0 ? options.prefetch_shards : 2 * store_options.downloads;
+  const RemoteShardStore::NewClient new_client = access.new_client;
+  auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
+  // Indexing reads each shard's tar headers front to back: each downloaded into memory for that
+  // alone and dropped, one at a time, before the epoch streams them again.
+  auto fetch_whole = [urls, new_client](size_t shard, std::shared_ptr<const ShardBuffer>* bytes) {
+    auto buffer = std::make_shared<ShardBuffer>();
+    std::unique_ptr<HttpClient> http = new_client();
+    SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http.get(), urls[shard], "", 0, buffer.get()));
+    *bytes = std::move(buffer);
+    return Status::OK();
+  };
+  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, urls, std::vector<uint64_t>(urls.size(), 0),
+                                                       std::map<std::string, std::string>(), fetch_whole);
+  std::unique_ptr<DatasetReader> format_reader;
+  SHARDPACK_RETURN_IF_ERROR(DatasetReader::OpenShards(urls, remote_env.get(), &format_reader));
+  *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader));
+  return Status::OK();
+}
+
+}  // namespace shardpack

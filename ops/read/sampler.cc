@@ -1,0 +1,204 @@
+#include "shardpack/sampler.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace shardpack {
+
+namespace {
+
+// The epoch's generator: (seed, epoch) through splitmix64, so neighbouring seeds and epochs are
+// unrelated.
+std::mt19937_64 EpochRng(uint64_t seed, uint64_t epoch) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (epoch + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return std::mt19937_64(z ^ (z >> 31));
+}
+
+// Fisher-Yates with mt19937_64, whose output the standard fixes (std::shuffle's is not).
+void Shuffle(std::vector<uint64_t>& v, std::mt19937_64& rng) {
+  for (uint64_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng() % i]);
+}
+
+}  // namespace
+
+Status EpochSampler::CheckOptions(const SamplerOptions& o) {
+  if (o.batch_size == 0) return Status::InvalidArgument("batch size must be at least 1");
+  if (o.world_size == 0 || o.rank >= o.world_size) {
+    return Status::InvalidArgument("rank " + std::to_string(o.rank) + " is not below world size " +
+                                   std::to_string(o.world_size));
+  }
+  if (o.num_workers == 0 || o.worker >= o.num_workers) {
+    return Status::InvalidArgument("worker " + std::to_string(o.worker) + " is not below num_workers " +
+                                   std::to_string(o.num_workers));
+  }
+  return Status::OK();
+}
+
+Status EpochSampler::Create(uint64_t dataset_size, const SamplerOptions& o, EpochSampler* sampler,
+                            const std::vector<uint64_t>& shard_sizes) {
+  SHARDPACK_RETURN_IF_ERROR(CheckOptions(o));
+  if (!o.drop_last && dataset_size < o.world_size) {
+    return Status::InvalidArgument("a dataset of " + std::to_string(dataset_size) + " samples cannot give each of " +
+                                   std::to_string(o.world_size) + " ranks a batch; use drop_last or fewer ranks");
+  }
+  sampler->size_ = dataset_size;
+  sampler->start_ = 0;
+  sampler->options_ = o;
+  const bool shards_fit = std::accumulate(shard_sizes.begin(), shard_sizes.end(), uint64_t(0)) == dataset_size;
+  sampler->shard_sizes_ = shards_fit && !shard_sizes.empty() ? shard_sizes : std::vector<uint64_t>{dataset_size};
+  return sampler->Partition(dataset_size);
+}
+
+Status EpochSampler::Partition(uint64_t samples) {
+  const SamplerOptions& o = options_;
+  const uint64_t per_round = o.batch_size * o.world_size;  // samples in one batch of every rank
+  rank_batches_ = o.drop_last ? samples / per_round : (samples + per_round - 1) / per_round;
+  tail_rounds_ = 0;
+  if (!o.drop_last) {
+    // The fewest final rounds whose samples give every batch in them at least one sample.
+    for (uint64_t k = 1; k <= rank_batches_; ++k) {
+      if (samples - (rank_batches_ - k) * per_round >= k * o.world_size) {
+        tail_rounds_ = k;
+        break;
+      }
+    }
+    if (tail_rounds_ == 0 && samples > 0) {
+      // After an elastic resume only the rest of the epoch is shared out: say so, or the count
+      // would look like the dataset's.
+      const std::string what = start_ == 0
+                                   ? "a dataset of " + std::to_string(samples) + " samples"
+                                   : "the " + std::to_string(samples) + " samples left of the epoch (resumed after " +
+                                         std::to_string(start_) + ")";
+      return Status::InvalidArgument(what + " cannot give each of " + std::to_string(o.world_size) +
+                                     " ranks the same number of batches of " + std::to_string(o.batch_size) +
+                                     "; use drop_last or another batch size");
+    }
+  }
+  return Status::OK();
+}
+
+Status EpochSampler::SetEpochStart(uint64_t samples_done) {
+  if (samples_done > size_) {
+    return Status::InvalidArgument("resuming after " + std::to_string(samples_done) + " samples of an epoch of " +
+                                   std::to_string(size_));
+  }
+  start_ = samples_done;
+  return Partition(size_ - start_);
+}
+
+uint64_t EpochSampler::SamplesConsumed(uint64_t rank_batches_done) const {
+  const SamplerOptions& o = options_;
+  const uint64_t k = std::min(rank_batches_done, rank_batches_);
+  const uint64_t full_rounds = rank_batches_ - tail_rounds_;
+  if (k <= full_rounds) return start_ + k * o.world_size * o.batch_size;
+  // Into the tail rounds: their slots (round by round, rank by rank) share the rest evenly, in order.
+  const uint64_t begin = full_rounds * o.world_size * o.batch_size;
+  const uint64_t slots = tail_rounds_ * o.world_size, done = (k - full_rounds) * o.world_size;
+  const uint64_t rest = size_ - start_ - begin;
+  return start_ + begin + done * (rest / slots) + std::min(done, rest % slots);
+}
+
+uint64_t EpochSampler::worker_batches() const {
+  const uint64_t w = options_.num_workers;
+  return rank_batches_ / w + (options_.worker < rank_batches_ % w ? 1 : 0);
+}
+
+std::vector<uint64_t> EpochSampler::ShardOrder(uint64_t epoch) const {
+  std::vector<uint64_t> order(shard_sizes_.size());
+  std::iota(order.begin(), order.end(), uint64_t(0));
+  if (!options_.shuffle) return order;
+  std::mt19937_64 rng = EpochRng(options_.seed ^ 0x5348415244ull, epoch);  // "SHARD": apart from the sample draws
+  Shuffle(order, rng);
+  return order;
+}
+
+std::vector<uint64_t> EpochSampler::Permutation(uint64_t epoch) const {
+  std::vector<uint64_t> order;
+  if (!options_.shuffle) {
+    order.resize(size_);
+    std::iota(order.begin(), order.end(), uint64_t(0));
+    return order;
+  }
+  std::mt19937_64 rng = EpochRng(options_.seed, epoch);
+  if (options_.shuffle_buffer == 0) {
+    order.resize(size_);
+    std::iota(order.begin(), order.end(), uint64_t(0));
+    Shuffle(order, rng);
+    return order;
+  }
+  // Streaming: the shards in shuffled order, each front to back, through a buffer of K samples.
+  std::vector<uint64_t> first(shard_sizes_.size(), 0);
+  for (size_t s = 1; s < first.size(); ++s) first[s] = first[s - 1] + shard_sizes_[s - 1];
+  const uint64_t k = options_.shuffle_buffer;
+  std::vector<uint64_t> buffer;
+  buffer.reserve(static_cast<size_t>(std::min(k, size_)));
+  order.reserve(size_);
+  for (uint64_t s : ShardOrder(epoch)) {
+    for (uint64_t i = first[s]; i < first[s] + shard_sizes_[s]; ++i) {
+      if (buffer.size() < k) {
+        buffer.push_back(i);
+        continue;
+      }
+      uint64_t& slot = buffer[rng() % k];
+      order.push_back(slot);
+      slot = i;
+    }
+  }
+  Shuffle(buffer, rng);
+  order.insert(order.end(), buffer.begin(), buffer.end());
+  return order;
+}
+
+void EpochSampler::BatchRange(uint64_t b, uint64_t* begin, uint64_t* end) const {
+  const SamplerOptions& o = options_;
+  const uint64_t rank_batch = b * o.num_workers + o.worker;  // this batch's number within the rank
+  const uint64_t full_rounds = rank_batches_ - tail_rounds_;
+  if (rank_batch < full_rounds) {
+    const uint64_t g = rank_batch * o.world_size + o.rank;
+    *begin = g * o.batch_size;
+    *end = *begin + o.batch_size;
+  } else {
+    // The tail rounds: the samples left after the full rounds, shared evenly by their batches.
+    const uint64_t start = full_rounds * o.world_size * o.batch_size;
+    const uint64_t slots = tail_rounds_ * o.world_size;
+    const uint64_t slot = (rank_batch - full_rounds) * o.world_size + o.rank;
+    const uint64_t rest = size_ - start_ - start;
+    const uint64_t base = rest / slots, extra = rest % slots;
+    *begin = start + slot * base + std::min<uint64_t>(slot, extra);
+    *end = *begin + base + (slot < extra ? 1 : 0);
+  }
+  *begin += start_;  // SetEpochStart: the batches come from the rest of the order
+  *end += start_;
+}
+
+void EpochSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices) {
+  if (cached_order_.size() != size_ || cached_epoch_ != epoch) {
+    cached_order_ = Permutation(epoch);
+    cached_epoch_ = epoch;
+  }
+  uint64_t begin = 0, end = 0;
+  BatchRange(b, &begin, &end);
+  indices->assign(cached_order_.begin() + static_cast<std::ptrdiff_t>(begin),
+                  cached_order_.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+std::vector<uint64_t> EpochSampler::ShardsPassed(uint64_t epoch) const {
+  std::vector<uint64_t> passed;
+  if (!options_.shuffle || options_.shuffle_buffer == 0) return passed;
+  // Permutation's stream: output p is drawn just before stream sample K + p enters the buffer, so
+  // when output p is drawn the first K + p stream samples have entered. A shard whose stream range
+  // ends at e has entered whole from output e - K on (from the start when e <= K).
+  const uint64_t k = options_.shuffle_buffer;
+  passed.assign(shard_sizes_.size(), 0);
+  uint64_t stream_end = 0;
+  for (const uint64_t s : ShardOrder(epoch)) {
+    stream_end += shard_sizes_[s];
+    passed[s] = stream_end > k ? stream_end - k : 0;
+  }
+  return passed;
+}
+
+}  // namespace shardpack

@@ -1,0 +1,79 @@
+// RemoteDatasetEnv: the Env through which a format's reader reads a remote dataset without a full
+// download first. The readers open every shard when they open the dataset, but read it only when a
+// sample of it is wanted; this Env answers the opening from the manifest (size, existence) and
+// fetches the shard at the first read, through a RemoteShardStore. Small files (the manifest,
+// indexes, sample tables) are read from the cache folder, or, in streaming mode, from memory.
+// Everything else goes to the base Env.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shardpack/env.h"
+#include "storage/remote_shard_store.h"
+
+namespace shardpack {
+
+class RemoteDatasetEnv final : public Env {
+ public:
+  // shard_paths: the path a reader opens for each shard of `store`, in its order; sizes: theirs.
+  // memory_files: files served from memory (path -> contents).
+  // fetch_whole: downloads shard i into memory for a reader that reads it front to back (indexing
+  // a shard list's tar headers), apart from the store; empty: such reads go to the base Env.
+  using FetchWhole = std::function<Status(size_t shard, std::shared_ptr<const ShardBuffer>* bytes)>;
+  RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store, const std::vector<std::string>& shard_paths,
+                   std::vector<uint64_t> sizes, std::map<std::string, std::string> memory_files,
+                   FetchWhole fetch_whole = nullptr);
+
+  Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override;
+  Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) override;
+  Status GetFileSize(const std::string& path, uint64_t* size) override;
+  bool FileExists(const std::string& path) override;
+
+  Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
+    return base_->NewWritableFile(path, file);
+  }
+  Status NewUnbufferedWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
+    return base_->NewUnbufferedWritableFile(path, file);
+  }
+  Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) override;
+  Status ListDir(const std::string& path, std::vector<DirEntry>* entries) override {
+    return base_->ListDir(path, entries);
+  }
+  Status GetFileId(const std::string& path, FileId* id) override { return base_->GetFileId(path, id); }
+  Status CreateDirs(const std::string& path) override { return base_->CreateDirs(path); }
+  Status RenameFile(const std::string& from, const std::string& to) override { return base_->RenameFile(from, to); }
+  Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
+  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock, uint32_t mode) override {
+    return base_->LockFile(path, lock, mode);
+  }
+  Status TryLockFile(const std::string& path, bool shared, std::unique_ptr<FileLock>* lock, bool* acquired,
+                     uint32_t mode) override {
+    return base_->TryLockFile(path, shared, lock, acquired, mode);
+  }
+  Status StatPath(const std::string& path, FileStat* stat) override { return base_->StatPath(path, stat); }
+  Status CreateDir(const std::string& path, uint32_t mode) override { return base_->CreateDir(path, mode); }
+  Status NewExclusiveFile(const std::string& path, uint32_t mode, std::unique_ptr<WritableFile>* file) override {
+    return base_->NewExclusiveFile(path, mode, file);
+  }
+  Status FileSystemType(const std::string& path, std::string* type, bool* network) override {
+    return base_->FileSystemType(path, type, network);
+  }
+
+ private:
+  // The shard at `path`, or -1.
+  long ShardAt(const std::string& path) const;
+
+  Env* const base_;
+  const std::shared_ptr<RemoteShardStore> store_;
+  std::map<std::string, size_t> shards_;
+  const std::vector<uint64_t> sizes_;
+  const std::map<std::string, std::string> memory_files_;
+  const FetchWhole fetch_whole_;
+};
+
+}  // namespace shardpack

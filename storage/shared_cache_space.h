@@ -1,0 +1,74 @@
+// SharedCacheSpace: the shards of one dataset in a cache folder that several processes use at once
+// (the ranks and loader workers of a node), kept within one cache_limit for all of them together.
+//
+// The state is the folder itself, never one process's count, so that it holds for any number of
+// processes and survives any of them being killed (flock locks die with their holder):
+//  - a shard takes room when its file is there, or while a process downloads it (it holds the
+//    shard's fetch lock, `path`.lock, exclusively);
+//  - a shard is pinned while a process reads it (a shared lock on `path`.pin), or while one
+//    downloads or checks it (its fetch lock): never evicted;
+//  - a shard is wanted while a process has fetched it for reads still to come (a shared lock on
+//    `path`.want): never evicted for a prefetch, and for a shard a reader waits for only when
+//    nothing else can go;
+//  - space.lock serialises the decisions: a download starts only when, under it, the room was
+//    counted, made (unpinned shards evicted: unwanted ones first, then the one the deciding process
+//    needs latest, then the oldest) and taken (the
+//    fetch lock taken before space.lock is let go, so every later count sees it).
+// A reader pins a shard before it opens it, and an evictor removes a shard only while it holds
+// the pin exclusively: a shard found and then evicted before it was pinned is missing when opened,
+// and fetched again.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shardpack/env.h"
+#include "shardpack/status.h"
+#include "storage/cache_folder.h"
+
+namespace shardpack {
+
+class SharedCacheSpace {
+ public:
+  // paths, sizes: each shard's file in the dataset's cache folder `dir`, and its size.
+  SharedCacheSpace(Env* env, std::string dir, std::vector<std::string> paths, std::vector<uint64_t> sizes,
+                   uint64_t limit, CacheModes modes);
+
+  enum class Room { kTaken, kFull, kFetchedElsewhere };
+  // Room for shard `shard`: kTaken with *fetch_lock held (download it now, then let the lock go);
+  // kFetchedElsewhere when it is there already or another process is downloading it (wait on its
+  // fetch lock: FetchIntoCache); kFull when the limit leaves no room and nothing can be evicted.
+  // `force` takes the room past the limit rather than answer kFull (a shard a reader waits for).
+  // next_use: for each shard, when this process reads it next (its plan's first use; the largest
+  // value when never again), so that among equals the one it needs latest goes first; may be empty.
+  // *evicted: how many shards this call removed; *used: the bytes the folder then holds, the new
+  // shard's included when kTaken.
+  Status Reserve(size_t shard, bool force, const std::vector<uint64_t>& next_use, std::unique_ptr<FileLock>* fetch_lock,
+                 Room* room, uint32_t* evicted, uint64_t* used);
+
+  // A shared lock on the shard's pin or want file; *held false when an evictor holds it now
+  // (pin: the shard is being removed).
+  Status Pin(size_t shard, std::unique_ptr<FileLock>* lock, bool* held);
+  Status Want(size_t shard, std::unique_ptr<FileLock>* lock, bool* held);
+
+ private:
+  // The bytes the folder holds of these shards, and downloads of them under way. Called under
+  // space.lock.
+  Status Used(uint64_t* bytes);
+  // Locks the shard's pin and fetch lock exclusively if nobody holds them: *taken false otherwise.
+  Status TakeForEviction(size_t shard, std::vector<std::unique_ptr<FileLock>>* locks, bool* taken);
+  // Evicts one shard that nobody pins: *evicted false when there is none.
+  // wanted_too: wanted shards may go too (after every unwanted one).
+  Status EvictOne(size_t keep, const std::vector<uint64_t>& next_use, bool wanted_too, bool* evicted);
+
+  Env* const env_;
+  const std::string dir_;
+  const std::vector<std::string> paths_;
+  const std::vector<uint64_t> sizes_;
+  const uint64_t limit_;
+  const CacheModes modes_;
+};
+
+}  // namespace shardpack

@@ -1,0 +1,28 @@
+// The configuration shardpack takes from the environment, read at the edges only: the CLI and the
+// Python module call these, and the library below reads no variable (docs/remote.md lists them).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "shardpack/remote_options.h"
+
+namespace shardpack {
+
+// Reads a variable; std::getenv by default, a table in tests.
+using GetEnv = std::function<const char*(const char*)>;
+GetEnv ProcessEnvironment();
+
+// Fills what the environment sets and the caller left unset: cache_dir ($SHARDPACK_CACHE, when
+// empty), cache_team ($SHARDPACK_CACHE_TEAM=1), the HTTP client's limits ($SHARDPACK_HTTP_ATTEMPTS,
+// _TIMEOUT, _MAX_BACKOFF, _RETRY_SECONDS, _MAX_BYTES; a value that is not a positive number is
+// ignored), and S3's credentials, region, endpoint and upload settings ($AWS_ACCESS_KEY_ID,
+// $AWS_SECRET_ACCESS_KEY, $AWS_SESSION_TOKEN, $AWS_REGION else $AWS_DEFAULT_REGION,
+// $AWS_ENDPOINT_URL, $SHARDPACK_S3_PATH_STYLE=1, $SHARDPACK_S3_PART_SIZE, $SHARDPACK_S3_UPLOADS,
+// $SHARDPACK_STAGING else $TMPDIR).
+void ApplyEnvironment(RemoteOptions* options, const GetEnv& getenv = ProcessEnvironment());
+
+// $TMPDIR, or empty: where doctor's temporary folder goes.
+std::string TempParentFromEnvironment(const GetEnv& getenv = ProcessEnvironment());
+
+}  // namespace shardpack
