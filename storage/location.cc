@@ -52,9 +52,8 @@ Status ParseLocation(const std::string& text, Location* location) {
   location->scheme = scheme;
   location->backend = FindStorageBackend(scheme);
   if (location->backend == nullptr) {
-    return Status::InvalidArgument(location->shown + ": no storage backend reads " + scheme +
-                                   ":// locations (known: " + KnownStorageSchemes() +
-                                   "; a local folder is given as a path)");
+    return Status::InvalidArgument(location->shown + ": no storage backend reads " + scheme + ":// locations (known: " +
+                                   KnownStorageSchemes() + "; a local folder is given as a path)");
   }
   return location->backend->CheckLocation(*location);
 }

@@ -26,10 +26,10 @@ class StorageBackend;
 struct Location {
   enum class Kind { kLocal, kRemote, kPipe };
   Kind kind = Kind::kLocal;
-  bool shard_list = false;  // a brace range, a "::" list or a .tar path: shards, not a folder
-  std::string text;         // as the user gave it (credentials included: never print it; see `shown`)
-  std::string shown;        // for messages: `text` with user:password@ taken out
-  std::string scheme;       // kRemote: "http", "https", "s3", ...
+  bool shard_list = false;                  // a brace range, a "::" list or a .tar path: shards, not a folder
+  std::string text;                         // as the user gave it (credentials included: never print it; see `shown`)
+  std::string shown;                        // for messages: `text` with user:password@ taken out
+  std::string scheme;                       // kRemote: "http", "https", "s3", ...
   const StorageBackend* backend = nullptr;  // kRemote: the one that serves `scheme`
   std::string command;                      // kPipe: what follows "pipe:"
 

@@ -6,7 +6,6 @@
 #include "ground/sample_table.h"
 #include "ops/read/opened_dataset.h"
 #include "shardpack/manifest.h"
-#include "storage/location.h"
 
 namespace shardpack {
 namespace {
@@ -34,12 +33,9 @@ DatasetStats::Percentiles Summarise(std::vector<uint64_t>* values) {
 
 Status Stat(const std::string& location, const StatOptions& options, DatasetStats* stats) {
   *stats = DatasetStats();
-  Env* env = options.env ? options.env : Env::Default();
-  Location parsed;
-  SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
   OpenedDataset dataset;
-  SHARDPACK_RETURN_IF_ERROR(OpenDataset(parsed, options.remote, env, &dataset));
-  env = dataset.env;  // a URL without a cache folder: through memory
+  SHARDPACK_RETURN_IF_ERROR(OpenDatasetAt(location, options.remote, options.env, &dataset));
+  Env* env = dataset.env;  // a URL without a cache folder: through memory
   const std::string& dir = dataset.dir;
   const Manifest& manifest = dataset.manifest;
   const Format* format = dataset.format;

@@ -12,18 +12,14 @@
 #include "ground/worker_threads.h"
 #include "ops/read/opened_dataset.h"
 #include "shardpack/manifest.h"
-#include "storage/location.h"
 
 namespace shardpack {
 
 Status Verify(const std::string& location, const VerifyOptions& options, VerifyReport* report) {
   *report = VerifyReport();
-  Env* env = options.env ? options.env : Env::Default();
-  Location parsed;
-  SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
   OpenedDataset dataset;
-  SHARDPACK_RETURN_IF_ERROR(OpenDataset(parsed, options.remote, env, &dataset));
-  env = dataset.env;  // a URL without a cache folder: through memory, a shard at a time per thread
+  SHARDPACK_RETURN_IF_ERROR(OpenDatasetAt(location, options.remote, options.env, &dataset));
+  Env* env = dataset.env;  // a URL without a cache folder: through memory, a shard at a time per thread
   const std::string& dir = dataset.dir;
   const Manifest& manifest = dataset.manifest;
   const Format* format = dataset.format;

@@ -39,4 +39,10 @@ Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* e
   return FindFormatOf(dataset->dir, dataset->manifest, &dataset->format);
 }
 
+Status OpenDatasetAt(const std::string& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset) {
+  Location parsed;
+  SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
+  return OpenDataset(parsed, remote, env != nullptr ? env : Env::Default(), dataset);
+}
+
 }  // namespace shardpack

@@ -28,4 +28,8 @@ struct OpenedDataset {
 // NotFound, DataLoss or Unsupported (ReadManifest, FindFormatOf) naming the folder and the fix.
 Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset);
 
+// The entry of verify and stat: `location` as the user gave it, parsed here (ParseLocation), then
+// opened as above; env nullptr: Env::Default().
+Status OpenDatasetAt(const std::string& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset);
+
 }  // namespace shardpack
