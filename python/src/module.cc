@@ -60,6 +60,9 @@ struct PythonBuffers {
 
 class PyLoader;
 
+// `amount` per second of `elapsed`; 0 before anything ran. The rates both loaders' stats() derive.
+double PerSecond(double amount, double elapsed) { return elapsed > 0 ? amount / elapsed : 0.0; }
+
 // One batch on loan to Python.
 class BatchLease {
  public:
@@ -179,9 +182,9 @@ class PyLoader {
     d["produce_seconds"] = s.produce_seconds;
     d["consumer_wait_seconds"] = s.consumer_wait_seconds;
     d["elapsed_seconds"] = s.elapsed_seconds;
-    d["images_per_s"] = s.elapsed_seconds > 0 ? s.images / s.elapsed_seconds : 0.0;
-    d["bytes_per_s"] = s.elapsed_seconds > 0 ? s.bytes_read / s.elapsed_seconds : 0.0;
-    d["consumer_wait_share"] = s.elapsed_seconds > 0 ? s.consumer_wait_seconds / s.elapsed_seconds : 0.0;
+    d["images_per_s"] = PerSecond(double(s.images), s.elapsed_seconds);
+    d["bytes_per_s"] = PerSecond(double(s.bytes_read), s.elapsed_seconds);
+    d["consumer_wait_share"] = PerSecond(s.consumer_wait_seconds, s.elapsed_seconds);
     return d;
   }
 
@@ -402,8 +405,8 @@ class PyCudaFeed {
     d["elapsed_seconds"] = s.elapsed_seconds;
     d["copy_seconds"] = s.copy_seconds;
     d["host_wait_seconds"] = s.host_wait_seconds;
-    d["images_per_s"] = s.elapsed_seconds > 0 ? s.images / s.elapsed_seconds : 0.0;
-    d["consumer_wait_share"] = s.elapsed_seconds > 0 ? s.host_wait_seconds / s.elapsed_seconds : 0.0;
+    d["images_per_s"] = PerSecond(double(s.images), s.elapsed_seconds);
+    d["consumer_wait_share"] = PerSecond(s.host_wait_seconds, s.elapsed_seconds);
     return d;
   }
 
