@@ -28,6 +28,11 @@ bool SplitScheme(const std::string& text, std::string* scheme) {
 
 }  // namespace
 
+std::string UrlScheme(const std::string& url) {
+  std::string scheme;
+  return SplitScheme(url, &scheme) ? scheme : "";
+}
+
 std::string UrlPath(const std::string& url) {
   std::string scheme;
   return SplitScheme(url, &scheme) ? url.substr(scheme.size() + sizeof(kSchemeEnd) - 1) : "";

@@ -42,7 +42,9 @@ struct Location {
 // or is refused by its backend (StorageBackend::CheckLocation).
 Status ParseLocation(const std::string& text, Location* location);
 
-// The part of a URL after "scheme://" (empty when `url` has no scheme).
+// A URL's scheme, lower case ("https"), and the part after "scheme://"; both empty when `url` has
+// no scheme.
+std::string UrlScheme(const std::string& url);
 std::string UrlPath(const std::string& url);
 
 // Whether `text` holds a URL scheme anywhere ("x://"): a name a manifest lists must not.

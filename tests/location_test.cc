@@ -71,6 +71,8 @@ TEST(Location, WhatNoBackendServesIsRefusedWhereItEnters) {
 }
 
 TEST(Location, UrlPathAndMentions) {
+  EXPECT_EQ(UrlScheme("HTTPS://host/x"), "https");
+  EXPECT_EQ(UrlScheme("/data/ds"), "");
   EXPECT_EQ(UrlPath("s3://bucket/a/b"), "bucket/a/b");
   EXPECT_EQ(UrlPath("/data/ds"), "");
   EXPECT_TRUE(MentionsUrl("a/http://b"));

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "storage/http/http_client.h"
+#include "storage/location.h"
 #include "storage/url.h"
 
 namespace shardpack {
@@ -40,7 +41,7 @@ Status CheckRedirect(const std::string& from, long code, const std::string& targ
   }
   const std::string origin = UrlOrigin(target);
   if (origin.empty()) return Status::InvalidArgument(said + " to " + RedactUrl(target) + ", not http(s): refused");
-  if (UrlOrigin(from).rfind("https:", 0) == 0 && origin.rfind("http:", 0) == 0) {
+  if (UrlScheme(from) == "https" && UrlScheme(target) == "http") {
     return Status::InvalidArgument(said + " to " + RedactUrl(target) +
                                    ": a redirect from https to http is refused (it would go unencrypted)");
   }
