@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "shardpack/dataset_reader.h"
 #include "storage/storage_backend.h"
 #include "tools/environment.h"
 
@@ -77,6 +78,17 @@ TEST(Location, UrlPathAndMentions) {
   EXPECT_EQ(UrlPath("/data/ds"), "");
   EXPECT_TRUE(MentionsUrl("a/http://b"));
   EXPECT_FALSE(MentionsUrl("shard-000000.tar"));
+}
+
+// A remote shard list streamed without a cache folder cannot hold a pipe: entry, whose output is
+// saved whole: refused, naming it, before anything is fetched (port 9 answers nothing).
+TEST(Location, AStreamedShardListRefusesAPipeEntry) {
+  RemoteOptions remote;
+  remote.sequential = true;
+  std::unique_ptr<DatasetReader> reader;
+  EXPECT_EQ(DatasetReader::Open("http://127.0.0.1:9/a.tar::pipe:cat b.tar", nullptr, &reader, remote).message(),
+            "reading http://127.0.0.1:9/a.tar::pipe:cat b.tar needs a local cache folder for its pipe: entry "
+            "(pipe:cat b.tar): set SHARDPACK_CACHE=DIR");
 }
 
 // The variables docs/remote.md lists, as the CLI and the Python module read them.

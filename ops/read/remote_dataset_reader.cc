@@ -129,7 +129,13 @@ Status OpenStreamedShardList(const Location& spec, Env* env, const RemoteOptions
   std::vector<RemoteShardSource> sources;
   SHARDPACK_RETURN_IF_ERROR(ShardSources(spec, options, &sources));
   std::vector<std::string> urls;
-  for (const RemoteShardSource& source : sources) urls.push_back(source.url);
+  for (const RemoteShardSource& source : sources) {
+    if (!source.command.empty()) {  // its output is saved whole, as a shard file
+      return Status::InvalidArgument("reading " + spec.shown + " needs a local cache folder for its pipe: entry (" +
+                                     source.name + "): set " + kCacheEnvVar + "=DIR");
+    }
+    urls.push_back(source.url);
+  }
   // No manifest: no sizes or checksums to hold the shards to (libcurl holds each body to the length
   // the server announced).
   std::vector<RemoteShard> shards;
