@@ -462,15 +462,22 @@ class ObjectStoreOutputEnv final : public StoreOutputEnv {
 
 }  // namespace
 
+Status CheckObjectStoreOutput(const std::string& out, const RemoteOptions::S3& settings, S3Location* location) {
+  std::string root = out;
+  while (root.size() > 5 && root.back() == '/') root.pop_back();
+  SHARDPACK_RETURN_IF_ERROR(ParseS3Location(root, settings, location));
+  if (location->prefix.empty()) {
+    return Status::InvalidArgument(out + ": name a prefix for the dataset (s3://BUCKET/NAME), not a whole bucket");
+  }
+  return Status::OK();
+}
+
 Status NewObjectStoreOutputEnv(const std::string& out, Env* base, const ObjectStoreOutputOptions& options,
                                std::unique_ptr<Env>* env) {
   std::string root = out;
   while (root.size() > 5 && root.back() == '/') root.pop_back();
   S3Location location;
-  SHARDPACK_RETURN_IF_ERROR(ParseS3Location(root, options.s3, &location));
-  if (location.prefix.empty()) {
-    return Status::InvalidArgument(out + ": name a prefix for the dataset (s3://BUCKET/NAME), not a whole bucket");
-  }
+  SHARDPACK_RETURN_IF_ERROR(CheckObjectStoreOutput(out, options.s3, &location));
   SHARDPACK_RETURN_IF_ERROR(base->CreateDirs(options.staging_parent));
   std::string pattern = JoinPath(options.staging_parent, "shardpack-upload-XXXXXX");
   if (::mkdtemp(pattern.data()) == nullptr) {

@@ -26,6 +26,7 @@
 #include "shardpack/remote_options.h"
 #include "shardpack/status.h"
 #include "storage/http/http_client.h"
+#include "storage/s3/s3_object_store.h"
 #include "storage/storage_backend.h"
 
 namespace shardpack {
@@ -48,6 +49,9 @@ struct ObjectStoreOutputOptions {
   // seam through which tests serve the S3 API themselves and delay or fail requests.
   std::function<std::unique_ptr<HttpClient>(const HttpOptions&)> new_http_client;
 };
+
+// That `out` names a prefix in a valid bucket (InvalidArgument naming it otherwise), and where.
+Status CheckObjectStoreOutput(const std::string& out, const RemoteOptions::S3& settings, S3Location* location);
 
 // An Env for which `out` (s3://BUCKET/PREFIX) is the output folder; every other path goes to
 // `base`. Lists OUT in the store first; InvalidArgument without credentials, IOError when the store

@@ -45,6 +45,8 @@ class S3StorageBackend final : public StorageBackend {
     if (s3.uploads > 0) o.uploads = s3.uploads;
     if (!s3.staging_parent.empty()) o.staging_parent = s3.staging_parent;
     o.s3 = s3;
+    S3Location where;  // the output's own checks come first, then the credentials'
+    SHARDPACK_RETURN_IF_ERROR(CheckObjectStoreOutput(out.text, s3, &where));
     o.http = HttpOptionsFor(options);
     SHARDPACK_RETURN_IF_ERROR(PrepareClient(out, options, &o.http));
     o.upload_order = order;
