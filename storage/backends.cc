@@ -1,6 +1,5 @@
 // The table of storage backends: the only code that names every one (as formats/registry/ does for
 // formats).
-#include <mutex>
 #include <vector>
 
 #include "storage/http/http_backend.h"

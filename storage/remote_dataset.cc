@@ -41,13 +41,6 @@ std::vector<SideFile> SmallFiles(const Manifest& m) {
 
 }  // namespace
 
-Status ClientUrl(const std::string& url, const RemoteOptions& options, std::string* client_url) {
-  Location location;
-  SHARDPACK_RETURN_IF_ERROR(ParseLocation(url, &location));
-  if (!location.remote()) return Status::InvalidArgument(location.shown + " is not a URL");
-  return location.backend->ClientUrl(RedactUrl(url), options, client_url);
-}
-
 std::string RemoteFileUrl(const std::string& base, const std::string& name) {
   return base + "/" + UriEncode(name, /*keep_slash=*/true);
 }

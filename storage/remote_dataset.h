@@ -5,7 +5,7 @@
 // and convert download the shards too, before they start (ResolveDatasetLocation); the reader and
 // the loader fetch shards as they go (ops/read/remote_dataset_reader.h).
 //
-// s3:// locations are read over the S3 API, signed (ClientUrl; storage/s3/). Shard lists of URLs
+// s3:// locations are read over the S3 API, signed (storage/s3/s3_backend.cc). Shard lists of URLs
 // ("https://host/train-{000000..000009}.tar", as webdataset takes them) are cached whole, without
 // a manifest's checksums, and so is the output of pipe:COMMAND entries.
 #pragma once
@@ -32,12 +32,6 @@ inline constexpr uint64_t kMaxSmallFileBytes = uint64_t(1) << 30;
 
 // The environment variable that names the cache folder (read by the CLI and Python; messages name it).
 inline constexpr char kCacheEnvVar[] = "SHARDPACK_CACHE";
-
-// The URL a client fetches for `url` (a remote location, user:password@ dropped), by its backend:
-// http(s) as it is; s3://BUCKET/KEY as ENDPOINT/BUCKET/KEY for S3-compatible stores (path-style),
-// else https://BUCKET.s3.REGION.amazonaws.com/KEY (virtual-hosted, or path-style), from
-// RemoteOptions::S3. Requests to it are signed (AWS Signature V4, by libcurl).
-Status ClientUrl(const std::string& url, const RemoteOptions& options, std::string* client_url);
 
 // `name` is a file name a manifest lists: relative, inside the dataset (no "..", no absolute path,
 // no URL, no backslash). Otherwise DataLoss naming it: a manifest must not send a reader elsewhere.

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "storage/location.h"
+#include "storage/storage_backend.h"
 #include "tools/environment.h"
 
 namespace shardpack {
@@ -46,7 +47,9 @@ TEST(RemoteDataset, S3UrlsBecomeTheirEndpointsUrls) {
   const auto url_of = [&](const std::string& location, std::string* url) {
     RemoteOptions options;
     ApplyEnvironment(&options, [&](const char* name) { return vars.count(name) ? vars[name].c_str() : nullptr; });
-    return ClientUrl(location, options, url);
+    Location parsed;  // the URL a backend's client fetches for a location (StorageBackend::ClientUrl)
+    SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
+    return parsed.backend->ClientUrl(parsed.shown, options, url);
   };
   std::string url;
   ASSERT_TRUE(url_of("s3://bucket/train/ds", &url).ok());
