@@ -16,6 +16,7 @@
 
 #include "shardpack/dataset_reader.h"
 #include "shardpack/env.h"
+#include "shardpack/mixture.h"
 #include "shardpack/remote_options.h"
 #include "shardpack/sampler.h"
 #include "shardpack/status.h"
@@ -79,7 +80,8 @@ struct Batch {
   size_t image_bytes = 0;           // bytes used in `images`
   std::vector<int32_t> labels;
   std::vector<std::string> keys;
-  std::vector<uint64_t> indices;  // dataset indices
+  std::vector<uint64_t> indices;  // dataset indices (a mixture's: source after source, MixturePlan::offsets)
+  std::vector<uint32_t> sources;  // the source of each sample: 0 for one dataset, its place in a Mixture
   // fields[f][i]: the bytes of field LoaderOptions::fields[f] of sample i, untouched; no value when
   // the sample has no such field (or was skipped as corrupt).
   std::vector<std::vector<std::optional<std::string>>> fields;
@@ -108,6 +110,11 @@ class Loader {
   // streaming shuffle or no shuffle must have been opened with RemoteOptions::sequential.
   static Status Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
                      std::unique_ptr<Loader>* loader);
+  // Over several datasets mixed as `mixture` says (shardpack/mixture.h, docs/mixing.md). Every
+  // source is read with `options` (one cache folder, its limit shared evenly by the URL sources).
+  // Errors name the source. A sample's random crop is drawn from its position in the epoch, so
+  // that a sample a small source repeats gets a fresh crop each time.
+  static Status Open(const Mixture& mixture, const LoaderOptions& options, std::unique_ptr<Loader>* loader);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -144,6 +151,9 @@ class Loader {
  private:
   struct Impl;
   explicit Loader(std::unique_ptr<Impl> impl);
+  static Status OpenOver(const std::string& name, std::unique_ptr<DatasetReader> reader,
+                         std::shared_ptr<const MixturePlan> mixture, const LoaderOptions& options,
+                         std::unique_ptr<Loader>* loader);
   std::unique_ptr<Impl> impl_;
 };
 

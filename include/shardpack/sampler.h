@@ -34,12 +34,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "shardpack/status.h"
 
 namespace shardpack {
+
+class MixturePlan;  // shardpack/mixture.h
 
 struct SamplerOptions {
   uint64_t batch_size = 32;
@@ -63,6 +66,11 @@ class EpochSampler {
   static Status CheckOptions(const SamplerOptions& options);
   static Status Create(uint64_t dataset_size, const SamplerOptions& options, EpochSampler* sampler,
                        const std::vector<uint64_t>& shard_sizes = {});
+  // A mixture of datasets (shardpack/mixture.h): the plan's epoch, whose positions are shared out
+  // by the same rules as a dataset's samples (ranks, workers, tail rounds, elastic resume), in the
+  // plan's order instead of a permutation of one dataset.
+  static Status CreateMixture(std::shared_ptr<const MixturePlan> plan, const SamplerOptions& options,
+                              EpochSampler* sampler);
   EpochSampler() = default;
 
   // Elastic resume: from now on the epoch's batches are made from order[samples_done, N) only, as if
@@ -105,7 +113,8 @@ class EpochSampler {
   uint64_t rank_batches_ = 0;
   uint64_t tail_rounds_ = 0;  // final rounds that share the remainder (0 with drop_last)
   uint64_t cached_epoch_ = 0;
-  std::vector<uint64_t> cached_order_;  // Permutation(cached_epoch_), or empty
+  std::vector<uint64_t> cached_order_;          // Permutation(cached_epoch_), or empty
+  std::shared_ptr<const MixturePlan> mixture_;  // CreateMixture: the order is the plan's
 };
 
 }  // namespace shardpack

@@ -29,6 +29,7 @@
 #include "ground/worker_threads.h"
 #include "ops/read/buffered_sample_reader.h"
 #include "ops/read/loader_crop.h"
+#include "ops/read/mixture_reader.h"
 #include "shardpack/dataset_reader.h"
 
 namespace shardpack {
@@ -92,8 +93,9 @@ struct Loader::Impl {
   };
   std::vector<std::vector<Drain>> drains;
   std::vector<std::string> warnings;
-  EpochSampler sampler;                   // used by the producer thread only
-  std::vector<uint64_t> batch_positions;  // the producer's: PlanShardReads' position of each batch
+  EpochSampler sampler;                        // used by the producer thread only
+  std::shared_ptr<const MixturePlan> mixture;  // a mixture's plan, or null for one dataset
+  std::vector<uint64_t> batch_positions;       // the producer's: PlanShardReads' position of each batch
   std::unique_ptr<tbb::task_arena> arena;
   size_t batch_bytes = 0;
   std::vector<Slot> slots;
@@ -145,7 +147,9 @@ struct Loader::Impl {
 
   // Decodes and transforms sample `index` into `out` (H x W x 3, or 3 planes for NCHW), and its
   // mask, with the same crop and flip, into `mask_out` (H x W) when one is asked for.
-  Status FillSample(uint64_t epoch, uint64_t index, uint8_t* out, uint8_t* mask_out, int32_t* label, std::string* key) {
+  // `draw` seeds the sample's crop and flip: its index, or for a mixture its position in the epoch.
+  Status FillSample(uint64_t epoch, uint64_t index, uint64_t draw, uint8_t* out, uint8_t* mask_out, int32_t* label,
+                    std::string* key) {
     thread_local ReadSample sample;
     const auto t0 = Clock::now();
     Status s = reader->Read(index, &sample);
@@ -158,7 +162,7 @@ struct Loader::Impl {
     const int H = int(options.height), W = int(options.width);
     thread_local cv::Mat hwc;
     cv::Mat dst = options.nchw ? (hwc.create(H, W, CV_8UC3), hwc) : cv::Mat(H, W, CV_8UC3, out);
-    std::mt19937_64 rng = SampleRng(options.sampler.seed, epoch, index);
+    std::mt19937_64 rng = SampleRng(options.sampler.seed, epoch, draw);
     CropChoice choice{&options, &rng, {}, {}};
     try {
       if (!sample.encoded.empty()) {
@@ -249,6 +253,12 @@ struct Loader::Impl {
     batch.index = b;
     sampler.Batch(epoch, b, &batch.indices);
     batch.count = static_cast<uint32_t>(batch.indices.size());
+    uint64_t first_position = 0, end_position = 0;
+    sampler.BatchRange(b, &first_position, &end_position);
+    batch.sources.assign(batch.count, 0);
+    if (mixture != nullptr) {
+      for (uint32_t i = 0; i < batch.count; ++i) batch.sources[i] = mixture->SourceOf(batch.indices[i]);
+    }
     batch.labels.assign(batch.count, -1);
     batch.keys.resize(batch.count);
     batch.fields.resize(options.fields.size());
@@ -267,7 +277,8 @@ struct Loader::Impl {
       HappensAfter(&start);
       uint8_t* out = slot->data + per_image * i;
       uint8_t* mask_out = per_mask == 0 ? nullptr : slot->mask_data + per_mask * i;
-      errors[i] = FillSample(epoch, batch.indices[i], out, mask_out, &batch.labels[i], &batch.keys[i]);
+      const uint64_t draw = mixture != nullptr ? first_position + i : batch.indices[i];
+      errors[i] = FillSample(epoch, batch.indices[i], draw, out, mask_out, &batch.labels[i], &batch.keys[i]);
       if (errors[i].ok() && !options.fields.empty()) errors[i] = ReadFields(batch.indices[i], i, &batch);
       if (!errors[i].ok()) {
         std::memset(out, 0, per_image);
@@ -496,13 +507,33 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   return Open(dataset, std::move(reader), options, loader);
 }
 
+Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::unique_ptr<Loader>* loader) {
+  SHARDPACK_RETURN_IF_ERROR(CheckMixture(mixture));
+  SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
+  std::unique_ptr<MixtureReader> reader;
+  SHARDPACK_RETURN_IF_ERROR(MixtureReader::Open(mixture, options, &reader));
+  auto plan = std::make_shared<MixturePlan>();
+  SHARDPACK_RETURN_IF_ERROR(
+      MixturePlan::Create(mixture, reader->source_sizes(), reader->source_shard_sizes(), options.sampler, plan.get()));
+  return OpenOver("the mixture", std::move(reader), std::move(plan), options, loader);
+}
+
 Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
                     std::unique_ptr<Loader>* loader) {
+  return OpenOver(name, std::move(reader), nullptr, options, loader);
+}
+
+Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> reader,
+                        std::shared_ptr<const MixturePlan> mixture, const LoaderOptions& options,
+                        std::unique_ptr<Loader>* loader) {
   SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->reader = std::move(reader);
-  if (impl->reader->wants_read_plan() && options.sampler.shuffle && options.sampler.shuffle_buffer > 0) {
+  impl->mixture = mixture;
+  // (A mixture's sources each stream their own shards: no one stream whose buffer outlives them.)
+  if (impl->reader->wants_read_plan() && options.sampler.shuffle && options.sampler.shuffle_buffer > 0 &&
+      mixture == nullptr) {
     // The streaming shuffle over a network: samples that wait in the buffer are kept apart from
     // their shards, so that memory follows the buffer's bytes, not the shards'.
     auto buffered = std::make_unique<BufferedSampleReader>(std::move(impl->reader), options.fields, options.mask);
@@ -511,7 +542,11 @@ Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> read
   }
   std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
   for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
-  SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));
+  if (mixture != nullptr) {
+    SHARDPACK_RETURN_IF_ERROR(EpochSampler::CreateMixture(mixture, options.sampler, &impl->sampler));
+  } else {
+    SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));
+  }
   impl->warnings = OpenWarnings(name, *impl->reader, options);
   impl->arena = std::make_unique<tbb::task_arena>(WorkerThreads(options.threads));
   impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;

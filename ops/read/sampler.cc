@@ -4,6 +4,8 @@
 #include <numeric>
 #include <random>
 
+#include "shardpack/mixture.h"
+
 namespace shardpack {
 
 namespace {
@@ -50,6 +52,13 @@ Status EpochSampler::Create(uint64_t dataset_size, const SamplerOptions& o, Epoc
   const bool shards_fit = std::accumulate(shard_sizes.begin(), shard_sizes.end(), uint64_t(0)) == dataset_size;
   sampler->shard_sizes_ = shards_fit && !shard_sizes.empty() ? shard_sizes : std::vector<uint64_t>{dataset_size};
   return sampler->Partition(dataset_size);
+}
+
+Status EpochSampler::CreateMixture(std::shared_ptr<const MixturePlan> plan, const SamplerOptions& o,
+                                   EpochSampler* sampler) {
+  SHARDPACK_RETURN_IF_ERROR(Create(plan->epoch_size(), o, sampler));
+  sampler->mixture_ = std::move(plan);
+  return Status::OK();
 }
 
 Status EpochSampler::Partition(uint64_t samples) {
@@ -116,6 +125,7 @@ std::vector<uint64_t> EpochSampler::ShardOrder(uint64_t epoch) const {
 }
 
 std::vector<uint64_t> EpochSampler::Permutation(uint64_t epoch) const {
+  if (mixture_ != nullptr) return mixture_->Order(epoch);
   std::vector<uint64_t> order;
   if (!options_.shuffle) {
     order.resize(size_);
@@ -187,7 +197,8 @@ void EpochSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indi
 
 std::vector<uint64_t> EpochSampler::ShardsPassed(uint64_t epoch) const {
   std::vector<uint64_t> passed;
-  if (!options_.shuffle || options_.shuffle_buffer == 0) return passed;
+  // A mixture's sources stream their shards each in its own order: no one stream leaves shards.
+  if (!options_.shuffle || options_.shuffle_buffer == 0 || mixture_ != nullptr) return passed;
   // Permutation's stream: output p is drawn just before stream sample K + p enters the buffer, so
   // when output p is drawn the first K + p stream samples have entered. A shard whose stream range
   // ends at e has entered whole from output e - K on (from the start when e <= K).

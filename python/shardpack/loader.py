@@ -1,6 +1,8 @@
 """shardpack.Loader: the drop-in replacement for a DataLoader over a packed dataset."""
 
 import json
+import math
+import numbers
 import warnings
 
 from . import _shardpack
@@ -23,11 +25,56 @@ def decode_fields(names, columns):
     return decoded
 
 
+def mixture_sources(sources):
+    """The sources of a mixture as dicts {location, weight, samples, passes}, from a list whose items
+    are a location, a (location, weight) pair, or a dict with "location" and one of "weight",
+    "samples", "passes". Raises ValueError naming the source for what is not a number."""
+    if isinstance(sources, (str, bytes)) or not sources:
+        raise ValueError("sources takes a list of datasets, e.g. [('web', 0.7), ('curated', 0.3)]")
+    out = []
+    for i, item in enumerate(sources):
+        if isinstance(item, dict):
+            entry = dict(item)
+        elif isinstance(item, (tuple, list)):
+            if len(item) != 2:
+                raise ValueError(f"source {i + 1}: give (location, weight), not {item!r}")
+            entry = dict(location=item[0], weight=item[1])
+        else:
+            entry = dict(location=item)
+        unknown = set(entry) - {"location", "weight", "samples", "passes"}
+        if unknown or "location" not in entry:
+            raise ValueError(f"source {i + 1}: a source has a location and a weight, samples or passes, "
+                             f"not {sorted(unknown) or 'no location'}")
+        location = str(entry["location"])
+        name = f"source {i + 1} ({location})"
+        values = {}
+        for key, default in (("weight", 1.0), ("samples", 0), ("passes", 0.0)):
+            value = entry.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(f"{name}: the {key} must be a number, got {value!r}")
+            values[key] = value
+        if isinstance(values["samples"], float) and not values["samples"].is_integer():
+            raise ValueError(f"{name}: samples must be a whole number, got {values['samples']!r}")
+        if values["samples"] < 0:
+            raise ValueError(f"{name}: samples must be at least 0, got {values['samples']!r}")
+        if math.isnan(float(values["weight"])):
+            raise ValueError(f"{name}: the weight is not a number")
+        out.append(dict(location=location, weight=float(values["weight"]), samples=int(values["samples"]),
+                        passes=float(values["passes"])))
+    return out
+
+
 class Loader:
-    """Batches of decoded, cropped images as torch tensors, from a packed dataset.
+    """Batches of decoded, cropped images as torch tensors, from a packed dataset or a mixture.
 
     path: a dataset folder (any format), or WebDataset shards such as "train-{000000..000127}.tar",
         or either at a URL (http://, https://, s3://; docs/remote.md).
+    sources: instead of path, several datasets mixed in every epoch (docs/mixing.md): a list of
+        locations, (location, weight) pairs, or dicts {"location": ..., and "weight", "samples" (per
+        epoch) or "passes" (per epoch)}. epoch_size (default: the sum of the sources' sizes) is
+        shared by weight; per_source_batches=True makes each batch from one source;
+        shared_classes=True maps every source's labels into one table by class name. Iterating
+        then yields (images, labels, sources, ...) with sources the int64 source index per sample.
     cache_dir, cache_limit, prefetch_shards, downloads: for a URL. cache_dir (default
         $SHARDPACK_CACHE) is where whole shards are kept, checked, shared by the processes of a node;
         cache_limit (bytes, 0 = no bound) bounds it. Without a cache folder, shards are streamed
@@ -69,13 +116,14 @@ class Loader:
     as with DistributedSampler.
     """
 
-    def __init__(self, path, batch_size=32, shuffle=True, seed=0, transform="train", size=224, resize=None,
+    def __init__(self, path=None, batch_size=32, shuffle=True, seed=0, transform="train", size=224, resize=None,
                  threads=0, rank=None, world_size=None, drop_last=False, pin_memory=False, layout="NHWC",
                  prefetch=2, skip_corrupt=True, shuffle_buffer=0, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3),
                  flip=0.5, fast_decode=True, worker=0, num_workers=1, device="cpu", dtype="float32",
                  mean=(0.485 * 255, 0.456 * 255, 0.406 * 255), std=(0.229 * 255, 0.224 * 255, 0.225 * 255),
                  depth=3, cache_dir=None, cache_limit=0, prefetch_shards=0, downloads=4, fields=(),
-                 require_fields=False, mask=None):
+                 require_fields=False, mask=None, sources=None, epoch_size=0, per_source_batches=False,
+                 shared_classes=False):
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
         if layout not in ("NHWC", "NCHW"):
@@ -92,6 +140,16 @@ class Loader:
             else:
                 warnings.warn("pin_memory=True but CUDA is not available: batches use ordinary memory",
                               stacklevel=2)
+        mixture = None
+        if sources is not None:
+            if path is not None:
+                raise ValueError("give either path or sources, not both")
+            mixture = dict(sources=mixture_sources(sources), epoch_size=int(epoch_size),
+                           per_source_batches=bool(per_source_batches), shared_classes=bool(shared_classes))
+            path = ""
+        elif path is None:
+            raise ValueError("give a dataset path, or sources=[...] to mix several")
+        self._mixture = mixture
         self._config = dict(path=str(path), batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
                             world_size=world_size, rank=rank, drop_last=bool(drop_last),
                             shuffle_buffer=int(shuffle_buffer), worker=int(worker), num_workers=int(num_workers))
@@ -113,6 +171,9 @@ class Loader:
         if (self._fields or self._mask) and self._cuda:
             raise ValueError("fields and masks are delivered by the CPU loader only for now: use device='cpu' and "
                              "move the tensors with .to('cuda', non_blocking=True) (pin_memory=True)")
+        if self._cuda and mixture is not None:
+            raise ValueError("mixtures are read by the CPU loader only for now: use device='cpu' with pin_memory=True "
+                             "and move the tensors with .to('cuda', non_blocking=True)")
         if self._cuda:
             if not _shardpack.has_cuda:
                 raise RuntimeError("this shardpack was built without CUDA (no CUDA toolkit at build time)")
@@ -122,7 +183,8 @@ class Loader:
             self._impl = _shardpack.CudaFeed(str(path), **common, device=index, depth=int(depth), dtype=dtype,
                                              mean=[float(v) for v in mean], std=[float(v) for v in std])
         elif device == "cpu":
-            self._impl = _shardpack.Loader(str(path), **common, allocate=allocate, fields=list(self._fields),
+            self._impl = _shardpack.Loader(str(path), **common, allocate=allocate, mixture=mixture,
+                                           fields=list(self._fields),
                                            require_fields=bool(require_fields), mask=self._mask or "")
             for message in self._impl.warnings():
                 warnings.warn(message, stacklevel=2)
@@ -149,6 +211,8 @@ class Loader:
             # CUDA: DLPack, on torch's current stream, which waits for the batch's copy.
             images = torch.from_dlpack(lease) if self._cuda else torch.from_numpy(lease.images())
             batch = (images, torch.from_numpy(lease.labels()))
+            if self._mixture is not None:
+                batch += (torch.from_numpy(lease.sources()),)
             if self._mask:
                 batch += (torch.from_numpy(lease.masks()),)
             if self._fields:
@@ -178,6 +242,8 @@ class Loader:
         would have produced from here on. `epoch_samples_done` (the samples of the epoch that every
         rank's batches so far took) lets a run with other ranks or another batch size continue."""
         state = dict(self._config, epoch=self._epoch, batch=self._done, samples_done=self._samples_done)
+        if self._mixture is not None:
+            state["mixture"] = self._mixture
         if not self._cuda:
             state["epoch_samples_done"] = self._impl.samples_consumed(self._done)
         return state
@@ -193,6 +259,7 @@ class Loader:
             if state.get(key) != self._config[key]:
                 raise ValueError(f"state_dict has {key}={state.get(key)!r} but this loader has "
                                  f"{self._config[key]!r}: resume with the same {', '.join(fixed)}")
+        self._check_mixture(state)
         same = all(state.get(k) == self._config[k] for k in ("batch_size", "world_size", "rank", "num_workers",
                                                                  "worker"))
         self._epoch = int(state["epoch"])
@@ -210,6 +277,24 @@ class Loader:
         self._start_batch = 0
         self._samples_done = int(state["epoch_samples_done"])
         self._done = 0
+
+    def _check_mixture(self, state):
+        """A state from other sources is refused; other weights, samples or passes only at an epoch's
+        start, where they take effect (docs/mixing.md)."""
+        theirs, ours = state.get("mixture"), self._mixture
+        if (theirs is None) != (ours is None):
+            raise ValueError("state_dict is from a loader " + ("over one dataset" if theirs is None else "over a mixture") +
+                             ": resume with the same kind of loader")
+        if ours is None:
+            return
+        locations = [s["location"] for s in theirs["sources"]]
+        if locations != [s["location"] for s in ours["sources"]]:
+            raise ValueError(f"state_dict is from other sources {locations}: resume with the same sources, "
+                             "in the same order")
+        if theirs != ours and (int(state["batch"]) != 0 or int(state.get("samples_done", 0)) != 0):
+            raise ValueError(f"state_dict is from batch {state['batch']} of epoch {state['epoch']} with other weights "
+                             "(or samples, passes, epoch_size, per_source_batches, shared_classes): keep them until "
+                             "the epoch ends, and change them from a state taken at an epoch's start")
 
     def stats(self):
         """What the loader measured this epoch: images/s, bytes/s, per-stage seconds, and how long

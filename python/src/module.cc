@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -112,7 +113,10 @@ class BatchLease {
 
 class PyLoader {
  public:
-  PyLoader(const std::string& path, const LoaderOptions& options, py::object allocate) : options_(options) {
+  // `mixture`: several datasets (Loader::Open(Mixture)) instead of `path`.
+  PyLoader(const std::string& path, const std::optional<Mixture>& mixture, const LoaderOptions& options,
+           py::object allocate)
+      : options_(options) {
     if (!allocate.is_none()) {
       auto buffers = std::make_shared<PythonBuffers>();
       buffers->allocate = allocate;
@@ -133,7 +137,12 @@ class PyLoader {
       };
     }
     std::unique_ptr<Loader> loader;
-    Raise(Loader::Open(path, options_, &loader));
+    Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = mixture ? Loader::Open(*mixture, options_, &loader) : Loader::Open(path, options_, &loader);
+    }
+    Raise(s);
     loader_ = std::shared_ptr<Loader>(std::move(loader));
   }
 
@@ -481,6 +490,26 @@ LoaderOptions LoaderOptionsFrom(const py::kwargs& kwargs) {
   return o;
 }
 
+// A mixture from shardpack.Loader's `sources` (python/shardpack/loader.py checks and completes it):
+// {"sources": [{"location", "weight", "samples", "passes"}], "epoch_size", "per_source_batches",
+// "shared_classes"}.
+Mixture MixtureFrom(const py::dict& d) {
+  Mixture m;
+  for (py::handle item : d["sources"].cast<py::list>()) {
+    const py::dict source = item.cast<py::dict>();
+    MixtureSource s;
+    s.location = source["location"].cast<std::string>();
+    s.weight = source["weight"].cast<double>();
+    s.samples = source["samples"].cast<uint64_t>();
+    s.passes = source["passes"].cast<double>();
+    m.sources.push_back(s);
+  }
+  m.epoch_size = d["epoch_size"].cast<uint64_t>();
+  m.per_source_batches = d["per_source_batches"].cast<bool>();
+  m.shared_classes = d["shared_classes"].cast<bool>();
+  return m;
+}
+
 int RunCli(const std::vector<std::string>& args) {
   std::vector<std::string> storage = {"shardpack"};
   storage.insert(storage.end(), args.begin(), args.end());
@@ -515,6 +544,14 @@ PYBIND11_MODULE(_shardpack, m) {
            })
       .def("keys", [](const BatchLease& l) { return l.batch().keys; })
       .def(
+          "sources",
+          [](const BatchLease& l) {
+            return py::array_t<int64_t>(
+                py::ssize_t(l.batch().sources.size()),
+                std::vector<int64_t>(l.batch().sources.begin(), l.batch().sources.end()).data());
+          },
+          "The source of each sample: its place in the loader's sources (0 for one dataset)")
+      .def(
           "fields",
           [](const BatchLease& l) {
             // One list per requested field, aligned with the images: bytes, or None where absent.
@@ -536,10 +573,12 @@ PYBIND11_MODULE(_shardpack, m) {
       .def("release", &BatchLease::Release, "Give the buffer back now (arrays made from it must not be used after)");
 
   py::class_<PyLoader>(m, "Loader")
-      .def(py::init([](const std::string& path, py::object allocate, const py::kwargs& options) {
-             return std::make_unique<PyLoader>(path, LoaderOptionsFrom(options), allocate);
+      .def(py::init([](const std::string& path, py::object allocate, py::object mixture, const py::kwargs& options) {
+             std::optional<Mixture> m;
+             if (!mixture.is_none()) m = MixtureFrom(mixture.cast<py::dict>());
+             return std::make_unique<PyLoader>(path, m, LoaderOptionsFrom(options), allocate);
            }),
-           py::arg("path"), py::arg("allocate") = py::none())
+           py::arg("path"), py::arg("allocate") = py::none(), py::arg("mixture") = py::none())
       .def("batches_per_epoch", &PyLoader::batches_per_epoch)
       .def("warnings", &PyLoader::warnings)
       .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0,
