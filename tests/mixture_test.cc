@@ -1,0 +1,153 @@
+// Mixtures of datasets (shardpack/mixture.h): the stratified pattern keeps every prefix of an epoch
+// within one sample of each source's exact share (checked for every prefix against floor and ceil
+// computed here), quotas by hand, and a mixture of wds and lmdb delivers each sample's own fields and
+// mask. python/tests/test_mixing.py checks the loader against a Python reference of the rules.
+#include "shardpack/mixture.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "shardpack/loader.h"
+#include "tests/support/dataset_fixture.h"
+
+namespace shardpack {
+namespace {
+
+MixturePlan Plan(const std::vector<double>& weights, const std::vector<uint64_t>& sizes, uint64_t epoch_size = 0) {
+  Mixture m;
+  for (size_t i = 0; i < weights.size(); ++i) m.sources.push_back({"s" + std::to_string(i), weights[i], 0, 0});
+  m.epoch_size = epoch_size;
+  MixturePlan plan;
+  const Status s = MixturePlan::Create(m, sizes, {}, SamplerOptions(), &plan);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return plan;
+}
+
+TEST(MixturePlan, QuotasByLargestRemainder) {
+  // 100 x (1/6, 2/6, 3/6) = 16.67, 33.33, 50: floors 16, 33, 50 = 99; the largest remainder (0.67) gets the last.
+  EXPECT_EQ(Plan({1, 2, 3}, {10, 30, 60}).quotas(), (std::vector<uint64_t>{17, 33, 50}));
+  // An explicit epoch: 7 x 0.5 = 3.5 each; the tie goes to the earlier source.
+  EXPECT_EQ(Plan({1, 1}, {100, 100}, 7).quotas(), (std::vector<uint64_t>{4, 3}));
+}
+
+TEST(MixturePlan, EveryPrefixHoldsFloorOrCeilOfEachShare) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    const size_t n = 2 + rng() % 4;
+    std::vector<double> weights;
+    std::vector<uint64_t> sizes;
+    for (size_t i = 0; i < n; ++i) {
+      weights.push_back(double(1 + rng() % 97));
+      sizes.push_back(1 + rng() % 300);
+    }
+    const MixturePlan plan = Plan(weights, sizes);
+    const std::vector<uint32_t> pattern = plan.Pattern(0);
+    ASSERT_EQ(pattern.size(), plan.epoch_size());
+    const double e = double(plan.epoch_size());
+    std::vector<uint64_t> count(n, 0);
+    for (size_t p = 0; p < pattern.size(); ++p) {
+      ++count[pattern[p]];
+      for (size_t i = 0; i < n; ++i) {
+        const double exact = double(p + 1) * double(plan.quotas()[i]) / e;
+        ASSERT_GE(double(count[i]), std::floor(exact) - 1e-9) << "trial " << trial << " prefix " << p + 1;
+        ASSERT_LE(double(count[i]), std::ceil(exact) + 1e-9) << "trial " << trial << " prefix " << p + 1;
+      }
+    }
+    EXPECT_EQ(count, plan.quotas());
+  }
+}
+
+TEST(MixturePlan, BadWeightsNameTheSource) {
+  Mixture m;
+  m.sources = {{"a", 1, 0, 0}, {"b", 0, 0, 0}};
+  EXPECT_EQ(CheckMixture(m).message(), "source 2 (b): the weight must be a positive number, got 0.000000");
+  m.sources[1].weight = std::nan("");
+  EXPECT_EQ(CheckMixture(m).message(), "source 2 (b): the weight is not a number");
+  m.sources[1].weight = 1;
+  m.sources[0].location.clear();
+  EXPECT_EQ(CheckMixture(m).message(), "source 1 (): the location is empty");
+  EXPECT_EQ(CheckMixture(Mixture()).message(), "a mixture needs at least one source");
+  m.sources[0].location = "a";
+  m.sources[1].samples = 50;
+  m.epoch_size = 40;
+  MixturePlan plan;
+  EXPECT_EQ(MixturePlan::Create(m, {10, 10}, {}, SamplerOptions(), &plan).message(),
+            "the sources' fixed quotas (samples, passes) add up to 50 samples, which does not fit an epoch_size of 40");
+}
+
+class MixtureLoaderTest : public testing::DatasetTest {
+ protected:
+  // `count` PNGs in c0/, each with a caption "<tag> <i>" and a mask of the constant value `first` + i.
+  void PackWithFields(const std::string& name, const std::string& format, int count, int first) {
+    const std::string src_dir = dir_.Sub(name + "-src");
+    for (int i = 0; i < count; ++i) {
+      const int w = 20 + i, h = 16 + i;
+      const std::string stem = src_dir + "/c0/img" + std::to_string(i);
+      testing::WriteFile(stem + ".png", testing::MakeImage(ImageFormat::kPng, w, h, uint64_t(first + i)));
+      testing::WriteFile(stem + ".txt", name + " " + std::to_string(i));
+      testing::WriteFile(stem + ".seg.png", testing::EncodeGreyPng(std::string(size_t(w) * h, char(first + i)), w, h));
+    }
+    PackOptions po = QuietOptions();
+    po.format = testing::FormatNamed(format);
+    po.samples_per_shard = 3;
+    PackResult r;
+    const Status s = Pack(src_dir, out(name), po, &r);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+};
+
+TEST_F(MixtureLoaderTest, EachSampleBringsItsOwnFieldsAndMask) {
+  PackWithFields("web", "wds", 9, 10);
+  PackWithFields("curated", "lmdb", 4, 100);
+  Mixture m;
+  m.sources = {{out("web"), 0.5, 0, 0}, {out("curated"), 0.5, 0, 0}};
+  LoaderOptions o;
+  o.sampler.batch_size = 4;
+  o.height = o.width = 8;
+  o.threads = 2;
+  o.fields = {"txt"};
+  o.mask = "seg.png";
+  std::unique_ptr<Loader> loader;
+  Status s = Loader::Open(m, o, &loader);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  // Each source's captions by key, read through its own reader.
+  std::map<std::pair<uint32_t, std::string>, std::string> captions;
+  for (uint32_t source = 0; source < 2; ++source) {
+    std::unique_ptr<DatasetReader> reader;
+    ASSERT_TRUE(DatasetReader::Open(m.sources[source].location, nullptr, &reader).ok());
+    for (uint64_t i = 0; i < reader->size(); ++i) {
+      ReadSample sample;
+      std::string text;
+      bool present = false;
+      ASSERT_TRUE(reader->Read(i, &sample).ok());
+      ASSERT_TRUE(reader->ReadField(i, "txt", &text, &present).ok() && present);
+      captions[{source, sample.key}] = text;
+    }
+  }
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  std::map<uint32_t, int> per_source;
+  const Batch* batch = nullptr;
+  while ((s = loader->Next(&batch)).ok() && batch != nullptr) {
+    for (uint32_t i = 0; i < batch->count; ++i) {
+      const uint32_t source = batch->sources[i];
+      ++per_source[source];
+      EXPECT_EQ(source, batch->indices[i] < 9 ? 0u : 1u);
+      ASSERT_TRUE(batch->fields[0][i].has_value());
+      EXPECT_EQ(*batch->fields[0][i], captions.at({source, batch->keys[i]}));
+      // The caption names the image: "<dataset> <i>", and the mask holds first + i everywhere.
+      const std::string& caption = *batch->fields[0][i];
+      const int image = std::stoi(caption.substr(caption.find(' ') + 1));
+      const uint8_t expected = uint8_t((source == 0 ? 10 : 100) + image);
+      for (size_t p = 0; p < 64; ++p) ASSERT_EQ(batch->masks[i * 64 + p], expected) << caption;
+    }
+  }
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  // An epoch of 13 at 0.5 / 0.5: 6.5 each, the tie to the first source; the second repeats.
+  EXPECT_EQ(per_source, (std::map<uint32_t, int>{{0, 7}, {1, 6}}));
+}
+
+}  // namespace
+}  // namespace shardpack
