@@ -2,7 +2,8 @@
 stopped): for each format, `stat` and `verify` of the URL print what they print for the local
 folder, and the C++ loader's batches from the URL equal those from the local folder byte for byte
 (2 ranks, and a resumed epoch), also from a shard list of URLs and of pipe: commands. Also: a second read uses the cache without downloading again
-(nginx's access log counts the requests), a missing dataset and a missing cache folder give clear
+(nginx's access log counts the requests), a mixture of local and URL sources (and of two URLs in one
+cache folder) reads as the same mixture of local folders, a missing dataset and a missing cache folder give clear
 errors, and a shard the server serves damaged is refused and never published in the cache.
 
 With PYTHON_PACKAGE_DIR (the built Python package, absent in builds without it), also
@@ -268,6 +269,29 @@ try:
         r = run([sys.executable, "-c", script, many, f"{base}/many", os.path.join(work, "py-cache"), str(cache_limit)],
                 dict(no_cache, PYTHONPATH=python_dir))
         check(r.returncode == 0 and r.stdout == "ok\n", f"Python Loader over HTTP: {r.stdout} {r.stderr}")
+        # A mixture of local and URL sources, and of two URL sources sharing one cache folder and its
+        # limit, gives the batches of the same mixture read from the local folders.
+        mix_limit = 2 * sum(os.path.getsize(os.path.join(d, f)) for d in (many, os.path.join(serve, "lmdb"))
+                            for f in os.listdir(d))
+        script = ("import os, shardpack, sys\n"
+                  "def epoch(a, b, **kw):\n"
+                  "    loader = shardpack.Loader(sources=[(a, 0.7), (b, 0.3)], batch_size=4, seed=5, size=16,\n"
+                  "                              threads=1, **kw)\n"
+                  "    return [(x.numpy().tobytes(), y.tolist(), s.tolist()) for x, y, s in loader]\n"
+                  "many, lmdb, base, cache, limit = sys.argv[1:6]\n"
+                  "local = epoch(many, lmdb)\n"
+                  "assert sorted(sum((s for _, _, s in local), [])) == [0] * 20 + [1] * 8, local\n"
+                  "assert epoch(many, base + '/lmdb', cache_dir=cache + '-1') == local, 'local + URL'\n"
+                  "assert epoch(base + '/many', base + '/lmdb', cache_dir=cache + '-2', cache_limit=int(limit)) == local, 'URLs'\n"
+                  "kept = sorted(d.split('-')[0] for d in os.listdir(cache + '-2') if os.path.isdir(os.path.join(cache + '-2', d)))\n"
+                  "assert kept == ['lmdb', 'many'], kept\n"
+                  "size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(cache + '-2') for f in fs\n"
+                  "           if f.endswith(('.tar', '.mdb')))\n"
+                  "assert 0 < size <= int(limit), size\n"
+                  "print('ok')\n")
+        r = run([sys.executable, "-c", script, many, os.path.join(serve, "lmdb"), base, os.path.join(work, "mix-cache"),
+                 str(mix_limit)], dict(no_cache, PYTHONPATH=python_dir))
+        check(r.returncode == 0 and r.stdout == "ok\n", f"a mixture of local and URL sources: {r.stdout} {r.stderr}")
 
     # A second epoch from a full cache downloads nothing but the manifest.
     since = len(open(log_path).read().splitlines())
