@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 
+#include "ops/diagnose/shuffle_quality.h"
 #include "shardpack/loader.h"
 #include "tests/support/dataset_fixture.h"
 
@@ -76,6 +77,43 @@ TEST(MixturePlan, BadWeightsNameTheSource) {
   MixturePlan plan;
   EXPECT_EQ(MixturePlan::Create(m, {10, 10}, {}, SamplerOptions(), &plan).message(),
             "the sources' fixed quotas (samples, passes) add up to 50 samples, which does not fit an epoch_size of 40");
+}
+
+TEST(ShuffleQuality, MeanBatchShardDistanceByHand) {
+  // Two shards of 4; the epoch's shares are 1/2 each.
+  const std::vector<uint32_t> shard_of = {0, 0, 0, 0, 1, 1, 1, 1};
+  // Batches of 4 from one shard each: 1/2 (|1 - 1/2| + |0 - 1/2|) = 1/2.
+  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 1, 2, 3, 4, 5, 6, 7}, shard_of, 4), 0.5);
+  // Alternating: every batch of 2 a miniature of the epoch.
+  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 4, 1, 5, 2, 6, 3, 7}, shard_of, 2), 0.0);
+  // Batches of 4 holding 3 + 1 and 1 + 3: 1/2 (1/4 + 1/4) = 1/4 each.
+  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 1, 2, 4, 3, 5, 6, 7}, shard_of, 4), 0.25);
+  // A last partial batch does not count: 7 samples, batch 4 -> one batch.
+  EXPECT_DOUBLE_EQ(
+      MeanBatchShardDistance({0, 1, 2, 3, 4, 5, 6}, std::vector<uint32_t>(shard_of.begin(), shard_of.end() - 1), 4),
+      0.5 * ((1 - 4.0 / 7) + 3.0 / 7));
+}
+
+TEST(ShuffleQuality, BufferShuffleOfSortedShardsIsFarFromTheIdeal) {
+  // 200 shards of 100 samples; a buffer of 1,000 holds samples of about 10 shards at a time.
+  SamplerOptions o;
+  o.batch_size = 64;
+  o.shuffle_buffer = 1000;
+  ShuffleQuality q;
+  ASSERT_TRUE(MeasureShuffleQuality(nullptr, {std::vector<uint64_t>(200, 100)}, o, {1000, 100000}, 0, &q).ok());
+  EXPECT_EQ(q.shards, 200u);
+  EXPECT_EQ(q.loader, q.buffers[0].second);
+  // The ideal by hand: every shard a batch holds has a share of at least 1/64 > 1/200, so
+  // TV = 1 - (shards in the batch) / 200, and a batch of 64 drawn without replacement from 200 x 100
+  // samples holds 200 x (1 - P(a shard is missed)) shards on average, P = prod (19900 - j) / (20000 - j).
+  double missed = 1;
+  for (int j = 0; j < 64; ++j) missed *= (19900.0 - j) / (20000.0 - j);
+  const double ideal = missed;  // 1 - 200 x (1 - missed) / 200
+  EXPECT_NEAR(q.ideal, ideal, 0.01);
+  EXPECT_GT(q.buffers[0].second, q.ideal + 0.1);
+  // A buffer larger than the dataset, and the global shuffle, are within noise of the ideal.
+  EXPECT_NEAR(q.buffers[1].second, ideal, 0.01);
+  EXPECT_NEAR(q.global, ideal, 0.01);
 }
 
 class MixtureLoaderTest : public testing::DatasetTest {

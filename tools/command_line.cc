@@ -379,11 +379,44 @@ Status RunDeviceBench(const std::string& dataset, const BenchOptions& o, const s
 #endif
 }
 
+// "12,345": thousands separated, for tables a person reads.
+std::string Grouped(double v) {
+  std::string digits = std::to_string(static_cast<long long>(std::llround(v)));
+  for (int i = int(digits.size()) - 3; i > 0; i -= 3) digits.insert(size_t(i), ",");
+  return digits;
+}
+
+// `--source LOCATION WEIGHT`, repeated: the mixture's sources. A weight that is not a whole number
+// (as text) is refused here, naming the source; CheckMixture refuses zero, negative and NaN.
+Status MixtureFromFlags(const std::vector<std::pair<std::string, std::string>>& flags, Mixture* mixture) {
+  for (size_t i = 0; i < flags.size(); ++i) {
+    MixtureSource source;
+    source.location = flags[i].first;
+    const std::string& text = flags[i].second;
+    char* end = nullptr;
+    source.weight = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) {
+      return Status::InvalidArgument("source " + std::to_string(i + 1) + " (" + source.location +
+                                     "): the weight must be a number, got '" + text + "'");
+    }
+    mixture->sources.push_back(source);
+  }
+  return CheckMixture(*mixture);
+}
+
 int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool json, const std::string& device,
-             const std::string& dtype, const std::string& cache_limit) {
+             const std::string& dtype, const std::string& cache_limit,
+             const std::vector<std::pair<std::string, std::string>>& sources) {
   o.loader.height = o.loader.width = crop;
   BenchResult r;
   Status s = cache_limit.empty() ? Status::OK() : ParseByteSize(cache_limit, &o.loader.remote.cache_limit);
+  if (s.ok() && dataset.empty() == sources.empty()) {
+    s = Status::InvalidArgument("give a DATASET, or the sources of a mixture with --source LOCATION WEIGHT (repeated)");
+  }
+  if (s.ok() && !sources.empty()) s = MixtureFromFlags(sources, &o.mixture);
+  if (s.ok() && !sources.empty() && device != "cpu") {
+    s = Status::Unsupported("mixtures are read by the CPU loader only for now: use --device cpu");
+  }
   if (s.ok()) s = RunDeviceBench(dataset, o, device, dtype, &r);
   if (!s.ok()) return Fail("bench", s);
   for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -400,6 +433,14 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
     std::printf("per stage (summed over threads): read %.2f s, decode+transform %.2f s\n", r.read_seconds,
                 r.decode_seconds);
   }
+  const ShuffleQuality& q = r.shuffle_quality;
+  std::printf(
+      "shuffle quality (mean TV distance of a batch's %s from the epoch's; lower is better): this order "
+      "%.3f, global shuffle %.3f",
+      Count(q.shards, "shard").c_str(), q.loader, q.global);
+  for (const auto& [samples, value] : q.buffers)
+    std::printf(", buffer of %s %.3f", Grouped(double(samples)).c_str(), value);
+  std::printf("; ideal %.3f\n", q.ideal);
   if (o.consumer_rate > 0) {
     std::printf(
         "consumer at %.0f images/s waited %.2f s (%.1f%% of the time): %s\n", o.consumer_rate, r.consumer_wait_seconds,
@@ -407,13 +448,6 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
         r.keeps_up ? "the loader keeps up" : "the loader is the bottleneck: add threads or pre-decode (--format raw)");
   }
   return 0;
-}
-
-// "12,345": thousands separated, for tables a person reads.
-std::string Grouped(double v) {
-  std::string digits = std::to_string(static_cast<long long>(std::llround(v)));
-  for (int i = int(digits.size()) - 3; i > 0; i -= 3) digits.insert(size_t(i), ",");
-  return digits;
 }
 
 int RunDoctor(const std::string& path, DoctorOptions o, bool json) {
@@ -535,11 +569,18 @@ int RunCommandLine(int argc, char** argv) {
   uint32_t bench_crop = 224;
   bool bench_json = false;
   CLI::App* bench = app.add_subcommand("bench", "Run the training loader over a dataset and measure it.");
-  bench
-      ->add_option("DATASET", bench_dir,
-                   "Dataset folder (holding manifest.json), or WebDataset shards such as 'train-{000000..000127}.tar', "
-                   "or either at a URL (http://, https://, s3://)")
-      ->required();
+  bench->add_option(
+      "DATASET", bench_dir,
+      "Dataset folder (holding manifest.json), or WebDataset shards such as 'train-{000000..000127}.tar', "
+      "or either at a URL (http://, https://, s3://)");
+  std::vector<std::pair<std::string, std::string>> bench_sources;
+  bench->add_option("--source", bench_sources,
+                    "Instead of DATASET, a mixture: --source LOCATION WEIGHT, once per dataset (any location DATASET "
+                    "takes); each epoch is the sum of the sources' sizes, shared by weight (docs/mixing.md)");
+  bench->add_option("--epoch-size", bo.mixture.epoch_size,
+                    "A mixture: samples per epoch (default: the sources' sizes)");
+  bench->add_flag("--per-source-batches", bo.mixture.per_source_batches,
+                  "A mixture: each batch from one source, sources in a seeded weighted order");
   bench->add_option("--threads", bo.loader.threads, "Decode threads (0 = all cores)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
@@ -627,7 +668,7 @@ int RunCommandLine(int argc, char** argv) {
   if (doctor->parsed()) return RunDoctor(doctor_path, dop, doctor_json);
   if (bench->parsed()) {
     if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);
-    return RunBench(bench_dir, bo, bench_crop, bench_json, bench_device, bench_dtype, bench_cache_limit);
+    return RunBench(bench_dir, bo, bench_crop, bench_json, bench_device, bench_dtype, bench_cache_limit, bench_sources);
   }
   return 2;
 }

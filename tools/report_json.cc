@@ -57,6 +57,17 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
           {"unlabelled", s.unlabelled}};
 }
 
+nlohmann::json ShuffleQualityToJson(const ShuffleQuality& q) {
+  nlohmann::json buffers = nlohmann::json::object();
+  for (const auto& [samples, value] : q.buffers) buffers[std::to_string(samples)] = value;
+  return {{"statistic", "mean total-variation distance of a batch's shard histogram from the epoch's"},
+          {"shards", q.shards},
+          {"loader", q.loader},
+          {"global", q.global},
+          {"buffers", buffers},
+          {"ideal", q.ideal}};
+}
+
 nlohmann::json BenchResultToJson(const BenchResult& r) {
   return {{"batches", r.batches},
           {"images", r.images},
@@ -73,6 +84,7 @@ nlohmann::json BenchResultToJson(const BenchResult& r) {
           {"device", r.device},
           {"copy_seconds", r.copy_seconds},
           {"copy_busy_share", r.copy_busy_share},
+          {"shuffle_quality", ShuffleQualityToJson(r.shuffle_quality)},
           {"warnings", r.warnings}};
 }
 

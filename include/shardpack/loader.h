@@ -143,6 +143,9 @@ class Loader {
   std::vector<const uint8_t*> buffers() const;
   size_t batch_bytes() const;
   LoaderStats stats() const;
+  // The samples per shard of each source, in the loader's numbering (one source for a dataset): what
+  // statistics of the order need (shardpack bench's shuffle quality).
+  const std::vector<std::vector<uint64_t>>& source_shard_sizes() const;
   // What the loader found, when it opened, to work badly with these options, each a sentence with
   // the numbers and the way out (a global shuffle over a remote dataset larger than cache_limit,
   // which downloads shards again and again). Callers show them: the library never prints.

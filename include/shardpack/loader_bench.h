@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shardpack/loader.h"
@@ -12,9 +13,21 @@ namespace shardpack {
 
 struct BenchOptions {
   LoaderOptions loader;
+  Mixture mixture;           // sources given: the loader reads this mixture, and `dataset` is ignored
   uint64_t epochs = 1;       // epochs to run (ignored when seconds > 0)
   double seconds = 0;        // run for this long instead (whole batches; epochs repeat)
   double consumer_rate = 0;  // images/s the simulated consumer takes; 0: consume instantly
+};
+
+// How well the order mixes the dataset: the mean over an epoch's batches of the total-variation
+// distance between a batch's histogram of shards and the epoch's (ops/diagnose/shuffle_quality.h;
+// docs/mixing.md). Lower is better; `ideal` is the value of a uniformly random order, the floor.
+struct ShuffleQuality {
+  uint64_t shards = 0;
+  double loader = 0;                                 // the loader's order, with the bench's options
+  double global = 0;                                 // a global shuffle
+  std::vector<std::pair<uint64_t, double>> buffers;  // the streaming shuffle with a buffer of this many samples
+  double ideal = 0;
 };
 
 struct BenchResult {
@@ -35,6 +48,7 @@ struct BenchResult {
   double copy_seconds = 0;            // cuda: GPU time of the host-to-device copies and normalisation
   double copy_busy_share = 0;         // cuda: of the wall time; the rest the copy engine waited
   std::vector<std::string> warnings;  // Loader::warnings()
+  ShuffleQuality shuffle_quality;     // of epoch 0, for buffers of 1,000 and 10,000 samples
 };
 
 Status RunLoaderBench(const std::string& dataset, const BenchOptions& options, BenchResult* result);

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "ops/diagnose/bench_result_rates.h"
+#include "ops/diagnose/shuffle_quality.h"
 
 namespace shardpack {
 
@@ -12,7 +13,9 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
   using Clock = std::chrono::steady_clock;
   const auto open_start = Clock::now();
   std::unique_ptr<Loader> loader;
-  SHARDPACK_RETURN_IF_ERROR(Loader::Open(dataset, o.loader, &loader));
+  const bool mixed = !o.mixture.sources.empty();
+  SHARDPACK_RETURN_IF_ERROR(mixed ? Loader::Open(o.mixture, o.loader, &loader)
+                                  : Loader::Open(dataset, o.loader, &loader));
   r->warnings = loader->warnings();
   const auto start = Clock::now();
   r->open_seconds = std::chrono::duration<double>(start - open_start).count();
@@ -41,7 +44,9 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
   }
   r->seconds = elapsed();
   FinishBenchResult(o, r);
-  return Status::OK();
+  // After the timed epochs: the statistic computes whole epochs' orders.
+  return MeasureShuffleQuality(mixed ? &o.mixture : nullptr, loader->source_shard_sizes(), o.loader.sampler,
+                               {1000, 10000}, 0, &r->shuffle_quality);
 }
 
 void FinishBenchResult(const BenchOptions& o, BenchResult* r) {

@@ -95,7 +95,8 @@ struct Loader::Impl {
   std::vector<std::string> warnings;
   EpochSampler sampler;                        // used by the producer thread only
   std::shared_ptr<const MixturePlan> mixture;  // a mixture's plan, or null for one dataset
-  std::vector<uint64_t> batch_positions;       // the producer's: PlanShardReads' position of each batch
+  std::vector<std::vector<uint64_t>> source_shard_sizes;
+  std::vector<uint64_t> batch_positions;  // the producer's: PlanShardReads' position of each batch
   std::unique_ptr<tbb::task_arena> arena;
   size_t batch_bytes = 0;
   std::vector<Slot> slots;
@@ -483,6 +484,8 @@ std::vector<std::string> OpenWarnings(const std::string& dataset, const DatasetR
 
 const std::vector<std::string>& Loader::warnings() const { return impl_->warnings; }
 
+const std::vector<std::vector<uint64_t>>& Loader::source_shard_sizes() const { return impl_->source_shard_sizes; }
+
 Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Loader::~Loader() = default;
 
@@ -515,7 +518,10 @@ Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::u
   auto plan = std::make_shared<MixturePlan>();
   SHARDPACK_RETURN_IF_ERROR(
       MixturePlan::Create(mixture, reader->source_sizes(), reader->source_shard_sizes(), options.sampler, plan.get()));
-  return OpenOver("the mixture", std::move(reader), std::move(plan), options, loader);
+  std::vector<std::vector<uint64_t>> shard_sizes = reader->source_shard_sizes();
+  SHARDPACK_RETURN_IF_ERROR(OpenOver("the mixture", std::move(reader), std::move(plan), options, loader));
+  (*loader)->impl_->source_shard_sizes = std::move(shard_sizes);
+  return Status::OK();
 }
 
 Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
@@ -542,6 +548,7 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
   }
   std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
   for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
+  impl->source_shard_sizes = {shard_sizes};  // a mixture's Open replaces it with each source's
   if (mixture != nullptr) {
     SHARDPACK_RETURN_IF_ERROR(EpochSampler::CreateMixture(mixture, options.sampler, &impl->sampler));
   } else {

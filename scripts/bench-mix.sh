@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Mixing datasets against one dataset of the same images, in the same run (docs/mixing.md):
+#  - the loader over a 70/30 mixture of two local wds datasets (the tree's classes 0-6 and 7-9)
+#    against the loader over one wds dataset of the whole tree, same options (`shardpack bench`,
+#    random-resized-crop 224 + flip, every core, 2 epochs), runs alternated, medians compared;
+#  - the shuffle-quality statistic (shardpack bench's shuffle_quality; ops/diagnose/shuffle_quality.h)
+#    of a dataset of 50,000 small images packed in class order (sorted shards: what a buffer shuffle
+#    mixes badly) for the global shuffle and buffers of 1,000 and 10,000, and of a 70/30 mixture of
+#    its classes, each beside the ideal (a uniformly random order).
+#
+#   scripts/bench-mix.sh [--images N] [--runs R] [--work DIR] [--bin DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+images=4000 runs=3 work=build/bench bin=
+while (($#)); do
+  case $1 in
+    --images) images=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) echo "usage: $0 [--images N] [--runs R] [--work DIR] [--bin DIR]" >&2; exit 2 ;;
+  esac
+done
+scripts/install-deps.sh
+if [[ -z $bin ]]; then
+  scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
+  bin=build/release
+fi
+src=$work/mix-tree-$images
+scripts/bench-tree.sh "$bin" "$src" --classes 10 --images "$images" --png-every 0 --noise 46
+# The two sources: hard links to the tree's files, classes 0-6 and 7-9 (70% and 30% of the images).
+rm -rf "$work/mix-a-src" "$work/mix-b-src" "$work/mix-all" "$work/mix-a" "$work/mix-b"
+mkdir -p "$work/mix-a-src" "$work/mix-b-src"
+for d in "$src"/*/; do
+  class=$(basename "$d")
+  n=$(ls "$src" | sort | grep -n -x "$class" | cut -d: -f1)
+  if ((n <= 7)); then cp -al "$d" "$work/mix-a-src/$class"; else cp -al "$d" "$work/mix-b-src/$class"; fi
+done
+pack() { $bin/shardpack pack "$1" "$2" --samples-per-shard 50 --quiet --no-sync >/dev/null; }
+pack "$src" "$work/mix-all"
+pack "$work/mix-a-src" "$work/mix-a"
+pack "$work/mix-b-src" "$work/mix-b"
+cat "$work"/mix-all/*.tar "$work"/mix-a/*.tar "$work"/mix-b/*.tar >/dev/null
+count() { find "$1" -mindepth 2 -type f | wc -l; }
+echo "sources: $(count "$work/mix-a-src") + $(count "$work/mix-b-src") images; one dataset: $(count "$src")"
+options=(--crop 224 --batch 64 --epochs 2 --json)
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+field() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
+one=() mix=()
+for ((r = 1; r <= runs; r++)); do
+  $bin/shardpack bench "$work/mix-all" "${options[@]}" >"$work/mix-one.json"
+  $bin/shardpack bench --source "$work/mix-a" 0.7 --source "$work/mix-b" 0.3 "${options[@]}" >"$work/mix-mix.json"
+  one+=("$(field "$work/mix-one.json" "['images_per_s']")")
+  mix+=("$(field "$work/mix-mix.json" "['images_per_s']")")
+  printf 'run %d: one dataset %.0f images/s, 70/30 mixture %.0f images/s\n' "$r" "${one[-1]}" "${mix[-1]}"
+done
+m1=$(median "${one[@]}") m2=$(median "${mix[@]}")
+printf 'median: one dataset %.0f images/s, mixture %.0f images/s: ratio %.3f (target >= 0.95)\n' "$m1" "$m2" \
+  "$(/usr/bin/python3 -c "print($m2 / $m1)")"
+# Shuffle quality, on larger datasets of small images (the statistic needs only the manifests, so
+# each bench runs for a second): the one dataset packed in class order (sorted shards) and the
+# 70/30 mixture of its classes 0-69 and 70-99, 100 samples per shard.
+qsrc=$work/mix-quality-tree
+scripts/bench-tree.sh "$bin" "$qsrc" --classes 100 --images 50000 --small --png-every 0
+rm -rf "$work/mix-qa-src" "$work/mix-qb-src" "$work"/mix-q-{all,a,b}
+mkdir -p "$work/mix-qa-src" "$work/mix-qb-src"
+n=0
+for d in $(ls -d "$qsrc"/*/ | sort); do
+  n=$((n + 1))
+  if ((n <= 70)); then cp -al "$d" "$work/mix-qa-src/"; else cp -al "$d" "$work/mix-qb-src/"; fi
+done
+qpack() { $bin/shardpack pack "$1" "$2" --samples-per-shard 100 --quiet --no-sync >/dev/null; }
+qpack "$qsrc" "$work/mix-q-all"
+qpack "$work/mix-qa-src" "$work/mix-q-a"
+qpack "$work/mix-qb-src" "$work/mix-q-b"
+quick=(--crop 32 --batch 256 --seconds 1 --json)
+$bin/shardpack bench "$work/mix-q-all" "${quick[@]}" >"$work/mix-q-one.json"
+$bin/shardpack bench --source "$work/mix-q-a" 0.7 --source "$work/mix-q-b" 0.3 "${quick[@]}" >"$work/mix-q-mix.json"
+for name in one mix; do
+  /usr/bin/python3 - "$work/mix-q-$name.json" "$name" <<'PY'
+import json, sys
+q = json.load(open(sys.argv[1]))["shuffle_quality"]
+what = "one dataset (classes in order)" if sys.argv[2] == "one" else "70/30 mixture (stratified)"
+buffers = ", ".join(f"buffer {k}: {v:.3f}" for k, v in q["buffers"].items())
+print(f"shuffle quality, batch 256, {what}, {q['shards']} shards: this order {q['loader']:.3f}, "
+      f"global {q['global']:.3f}, {buffers}; ideal {q['ideal']:.3f}")
+PY
+done
