@@ -147,8 +147,9 @@ def test_quotas_pattern_and_rank_batches_equal_the_reference(lmdb_dataset, small
     assert counts == {0: 50, 1: 22}
 
 
-def test_every_sample_once_per_pass_and_the_small_source_repeats(lmdb_dataset, small):
-    loader = mixed(lmdb_dataset, small, batch_size=8)
+@pytest.mark.parametrize("shuffle_buffer", [0, 8])
+def test_every_sample_once_per_pass_and_the_small_source_repeats(lmdb_dataset, small, shuffle_buffer):
+    loader = mixed(lmdb_dataset, small, batch_size=8, shuffle_buffer=shuffle_buffer)
     streams = {0: [], 1: []}
     for epoch in range(4):
         for indices, sources, _ in run_epoch(loader, epoch):
@@ -183,16 +184,17 @@ def test_a_repeated_sample_gets_a_fresh_crop(lmdb_dataset, small):
     assert repeated and all(len(set(c)) == len(c) for c in repeated)
 
 
-def test_mid_epoch_resume_equals_an_uninterrupted_run(lmdb_dataset, small):
-    whole = run_epoch(mixed(lmdb_dataset, small, batch_size=8), 3, images=True)
-    first = mixed(lmdb_dataset, small, batch_size=8)
+@pytest.mark.parametrize("shuffle_buffer", [0, 8])
+def test_mid_epoch_resume_equals_an_uninterrupted_run(lmdb_dataset, small, shuffle_buffer):
+    whole = run_epoch(mixed(lmdb_dataset, small, batch_size=8, shuffle_buffer=shuffle_buffer), 3, images=True)
+    first = mixed(lmdb_dataset, small, batch_size=8, shuffle_buffer=shuffle_buffer)
     first.set_epoch(3)
     batches = first.batches()
     for _ in range(4):
         next(batches)
     state = json.loads(json.dumps(first.state_dict()))  # as a checkpoint stores it
     del batches
-    second = mixed(lmdb_dataset, small, batch_size=8)
+    second = mixed(lmdb_dataset, small, batch_size=8, shuffle_buffer=shuffle_buffer)
     second.load_state_dict(state)
     rest = [(lease.indices().tolist(), lease.sources().tolist(), lease.labels().tolist(), lease.images().tobytes())
             for lease in second.batches()]
