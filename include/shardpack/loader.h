@@ -154,8 +154,11 @@ class Loader {
  private:
   struct Impl;
   explicit Loader(std::unique_ptr<Impl> impl);
+  // Both Opens over a reader: one dataset (mixture null), or a mixture's reader, plan and the
+  // shard sizes of each source.
   static Status OpenOver(const std::string& name, std::unique_ptr<DatasetReader> reader,
-                         std::shared_ptr<const MixturePlan> mixture, const LoaderOptions& options,
+                         std::shared_ptr<const MixturePlan> mixture,
+                         std::vector<std::vector<uint64_t>> source_shard_sizes, const LoaderOptions& options,
                          std::unique_ptr<Loader>* loader);
   std::unique_ptr<Impl> impl_;
 };

@@ -254,7 +254,7 @@ struct Loader::Impl {
     batch.index = b;
     sampler.Batch(epoch, b, &batch.indices);
     batch.count = static_cast<uint32_t>(batch.indices.size());
-    uint64_t first_position = 0, end_position = 0;
+    uint64_t first_position = 0, end_position = 0;  // of the batch in the epoch's order
     sampler.BatchRange(b, &first_position, &end_position);
     batch.sources.assign(batch.count, 0);
     if (mixture != nullptr) {
@@ -519,18 +519,17 @@ Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::u
   SHARDPACK_RETURN_IF_ERROR(
       MixturePlan::Create(mixture, reader->source_sizes(), reader->source_shard_sizes(), options.sampler, plan.get()));
   std::vector<std::vector<uint64_t>> shard_sizes = reader->source_shard_sizes();
-  SHARDPACK_RETURN_IF_ERROR(OpenOver("the mixture", std::move(reader), std::move(plan), options, loader));
-  (*loader)->impl_->source_shard_sizes = std::move(shard_sizes);
-  return Status::OK();
+  return OpenOver("the mixture", std::move(reader), std::move(plan), std::move(shard_sizes), options, loader);
 }
 
 Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
                     std::unique_ptr<Loader>* loader) {
-  return OpenOver(name, std::move(reader), nullptr, options, loader);
+  return OpenOver(name, std::move(reader), nullptr, {}, options, loader);
 }
 
 Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> reader,
-                        std::shared_ptr<const MixturePlan> mixture, const LoaderOptions& options,
+                        std::shared_ptr<const MixturePlan> mixture,
+                        std::vector<std::vector<uint64_t>> source_shard_sizes, const LoaderOptions& options,
                         std::unique_ptr<Loader>* loader) {
   SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
   auto impl = std::make_unique<Impl>();
@@ -548,7 +547,8 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
   }
   std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
   for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
-  impl->source_shard_sizes = {shard_sizes};  // a mixture's Open replaces it with each source's
+  impl->source_shard_sizes = std::move(source_shard_sizes);
+  if (mixture == nullptr) impl->source_shard_sizes = {shard_sizes};  // one dataset: one source
   if (mixture != nullptr) {
     SHARDPACK_RETURN_IF_ERROR(EpochSampler::CreateMixture(mixture, options.sampler, &impl->sampler));
   } else {
