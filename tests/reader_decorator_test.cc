@@ -1,13 +1,14 @@
 // Every reader that wraps a format's reader (ops/read/forwarding_dataset_reader.h) answers every method
 // of DatasetReader as the local reader of the same dataset does: the remote reader, streamed and
-// cached (through the HttpClient seam), and the loader's BufferedSampleReader, over wds and raw
-// (whose masks are pixels, ReadMaskPixels).
+// cached (through the HttpClient seam), the loader's BufferedSampleReader and its MixtureReader,
+// over wds and raw (whose masks are pixels, ReadMaskPixels).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <mutex>
 
 #include "ops/read/buffered_sample_reader.h"
+#include "ops/read/mixture_reader.h"
 #include "ops/read/remote_dataset_reader.h"
 #include "tests/support/dataset_fixture.h"
 #include "tests/support/folder_http_client.h"
@@ -131,6 +132,20 @@ TEST_P(ReaderDecoratorTest, TheBufferedSampleReaderAnswersEveryMethodAsTheLocalO
   for (uint64_t i = 0; i < local->size(); ++i) buffered.Forget(i);
   EXPECT_EQ(buffered.kept_bytes(), 0u);
   ExpectSameAnswers(*local, &buffered, /*plans=*/false);
+}
+
+// MixtureReader (the loader's over a mixture of datasets): with one source, every method answers
+// as that source's reader does (with more, each source's samples follow the earlier sources').
+TEST_P(ReaderDecoratorTest, TheMixtureReaderAnswersEveryMethodAsItsSource) {
+  PackDataset();
+  std::unique_ptr<DatasetReader> local;
+  ASSERT_TRUE(DatasetReader::Open(out("server/ds"), nullptr, &local).ok());
+  Mixture mixture;
+  mixture.sources = {{out("server/ds"), 1.0, 0, 0}};
+  std::unique_ptr<MixtureReader> mixed;
+  const Status s = MixtureReader::Open(mixture, LoaderOptions(), &mixed);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ExpectSameAnswers(*local, mixed.get(), /*plans=*/false);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ReaderDecoratorTest, ::testing::Values("wds", "raw"));

@@ -18,7 +18,10 @@ bool SameDataset(const DatasetReader& a, const std::string& a_location, const Da
   const auto canonical = [&error](const std::string& path) {
     return std::filesystem::weakly_canonical(path, error).string();
   };
-  if (a_location == b_location || canonical(a_location) == canonical(b_location)) return true;
+  Location a_parsed, b_parsed;  // local folders: the same folder by two paths
+  const bool local = ParseLocation(a_location, &a_parsed).ok() && ParseLocation(b_location, &b_parsed).ok() &&
+                     a_parsed.local() && b_parsed.local();
+  if (a_location == b_location || (local && canonical(a_location) == canonical(b_location))) return true;
   const std::vector<ShardEntry>& x = a.manifest().shards;
   const std::vector<ShardEntry>& y = b.manifest().shards;
   if (x.size() != y.size() || x.empty()) return false;
