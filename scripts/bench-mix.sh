@@ -28,18 +28,24 @@ if [[ -z $bin ]]; then
 fi
 src=$work/mix-tree-$images
 scripts/bench-tree.sh "$bin" "$src" --classes 10 --images "$images" --png-every 0 --noise 46
-# The two sources: hard links to the tree's files, classes 0-6 and 7-9 (70% and 30% of the images).
-rm -rf "$work/mix-a-src" "$work/mix-b-src" "$work/mix-all" "$work/mix-a" "$work/mix-b"
-mkdir -p "$work/mix-a-src" "$work/mix-b-src"
-for d in "$src"/*/; do
-  class=$(basename "$d")
-  n=$(ls "$src" | sort | grep -n -x "$class" | cut -d: -f1)
-  if ((n <= 7)); then cp -al "$d" "$work/mix-a-src/$class"; else cp -al "$d" "$work/mix-b-src/$class"; fi
-done
-pack() { $bin/shardpack pack "$1" "$2" --samples-per-shard 50 --quiet --no-sync >/dev/null; }
-pack "$src" "$work/mix-all"
-pack "$work/mix-a-src" "$work/mix-a"
-pack "$work/mix-b-src" "$work/mix-b"
+# make_datasets TREE NAME FIRST PER_SHARD: packs TREE whole into $work/NAME-all, and its first FIRST
+# classes and the rest into $work/NAME-a and $work/NAME-b (their trees: hard links to TREE's files).
+make_datasets() {
+  local tree=$1 name=$2 first=$3 per_shard=$4 n=0
+  rm -rf "$work/$name"-{a-src,b-src,all,a,b}
+  mkdir -p "$work/$name-a-src" "$work/$name-b-src"
+  for d in $(ls -d "$tree"/*/ | sort); do
+    n=$((n + 1))
+    if ((n <= first)); then cp -al "$d" "$work/$name-a-src/"; else cp -al "$d" "$work/$name-b-src/"; fi
+  done
+  for part in all a b; do
+    local from=$tree
+    [[ $part == all ]] || from=$work/$name-$part-src
+    $bin/shardpack pack "$from" "$work/$name-$part" --samples-per-shard "$per_shard" --quiet --no-sync >/dev/null
+  done
+}
+# Classes 0-6 and 7-9: 70% and 30% of the images.
+make_datasets "$src" mix 7 50
 cat "$work"/mix-all/*.tar "$work"/mix-a/*.tar "$work"/mix-b/*.tar >/dev/null
 count() { find "$1" -mindepth 2 -type f | wc -l; }
 echo "sources: $(count "$work/mix-a-src") + $(count "$work/mix-b-src") images; one dataset: $(count "$src")"
@@ -62,17 +68,7 @@ printf 'median: one dataset %.0f images/s, mixture %.0f images/s: ratio %.3f (ta
 # 70/30 mixture of its classes 0-69 and 70-99, 100 samples per shard.
 qsrc=$work/mix-quality-tree
 scripts/bench-tree.sh "$bin" "$qsrc" --classes 100 --images 50000 --small --png-every 0
-rm -rf "$work/mix-qa-src" "$work/mix-qb-src" "$work"/mix-q-{all,a,b}
-mkdir -p "$work/mix-qa-src" "$work/mix-qb-src"
-n=0
-for d in $(ls -d "$qsrc"/*/ | sort); do
-  n=$((n + 1))
-  if ((n <= 70)); then cp -al "$d" "$work/mix-qa-src/"; else cp -al "$d" "$work/mix-qb-src/"; fi
-done
-qpack() { $bin/shardpack pack "$1" "$2" --samples-per-shard 100 --quiet --no-sync >/dev/null; }
-qpack "$qsrc" "$work/mix-q-all"
-qpack "$work/mix-qa-src" "$work/mix-q-a"
-qpack "$work/mix-qb-src" "$work/mix-q-b"
+make_datasets "$qsrc" mix-q 70 100
 quick=(--crop 32 --batch 256 --seconds 1 --json)
 $bin/shardpack bench "$work/mix-q-all" "${quick[@]}" >"$work/mix-q-one.json"
 $bin/shardpack bench --source "$work/mix-q-a" 0.7 --source "$work/mix-q-b" 0.3 "${quick[@]}" >"$work/mix-q-mix.json"
