@@ -19,6 +19,9 @@ namespace shardpack {
 Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, cv::Mat* rgb, cv::Size* full_size,
                          bool fast = false);
 
+// Turns *m as stored into *m as shown, for EXIF orientation 1..8 (others: unchanged).
+void ApplyOrientation(int orientation, cv::Mat* m);
+
 // What a crop takes from an image: `box`, in pixels of the oriented full-size image, resized to `out`.
 struct CropPlan {
   cv::Rect2d box;

@@ -55,6 +55,20 @@ Status DecodeWholeJpeg(std::string_view bytes, uint64_t max_pixels, bool fast, c
   return decoder.DecodeWhole(fast, rgb);
 }
 
+Status DecodeOther(std::string_view bytes, const ImageInfo& info, uint64_t max_pixels, cv::Mat* rgb) {
+  if (uint64_t(info.width) * info.height > max_pixels) return TooManyPixels(info.width, info.height, max_pixels);
+  SilenceOpenCvLogging();
+  // IMREAD_COLOR: grey becomes RGB, alpha is dropped, 16-bit samples become 8-bit.
+  cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+  cv::Mat bgr;
+  SHARDPACK_RETURN_IF_ERROR(OpenCvImDecode(encoded, &bgr));
+  if (bgr.empty()) return Status::Corrupt(std::string(ImageFormatName(info.format)) + " data cannot be decoded");
+  cv::cvtColor(bgr, *rgb, cv::COLOR_BGR2RGB);
+  return Status::OK();
+}
+
+}  // namespace
+
 void ApplyOrientation(int orientation, cv::Mat* m) {
   cv::Mat r;
   switch (orientation) {
@@ -85,20 +99,6 @@ void ApplyOrientation(int orientation, cv::Mat* m) {
   }
   *m = r;
 }
-
-Status DecodeOther(std::string_view bytes, const ImageInfo& info, uint64_t max_pixels, cv::Mat* rgb) {
-  if (uint64_t(info.width) * info.height > max_pixels) return TooManyPixels(info.width, info.height, max_pixels);
-  SilenceOpenCvLogging();
-  // IMREAD_COLOR: grey becomes RGB, alpha is dropped, 16-bit samples become 8-bit.
-  cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
-  cv::Mat bgr;
-  SHARDPACK_RETURN_IF_ERROR(OpenCvImDecode(encoded, &bgr));
-  if (bgr.empty()) return Status::Corrupt(std::string(ImageFormatName(info.format)) + " data cannot be decoded");
-  cv::cvtColor(bgr, *rgb, cv::COLOR_BGR2RGB);
-  return Status::OK();
-}
-
-}  // namespace
 
 Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, cv::Mat* rgb, cv::Size* full_size, bool fast) {
   ImageInfo info;

@@ -1,4 +1,4 @@
-// cv::imdecode(encoded, flags), with OpenCV's image codecs loaded on first use.
+// cv::imdecode(encoded, flags) and cv::imencode, with OpenCV's image codecs loaded on first use.
 //
 // Why not link libopencv_imgcodecs: Debian's build of it depends on about 130 libraries (GDAL,
 // poppler, HDF5, x265, ...), whose loading and initialisation took 0.13 s of every process start
@@ -9,6 +9,8 @@
 #pragma once
 
 #include <opencv2/core.hpp>
+#include <string>
+#include <vector>
 
 #include "shardpack/status.h"
 
@@ -20,5 +22,9 @@ Status OpenCvImDecode(const cv::Mat& encoded, cv::Mat* bgr);
 // *image: the image with its stored depth and channels (IMREAD_UNCHANGED), e.g. one 8-bit channel
 // for a greyscale PNG. Otherwise as OpenCvImDecode.
 Status OpenCvImDecodeAsStored(const cv::Mat& encoded, cv::Mat* image);
+// cv::imencode(extension, bgr, *encoded, params), from the same library loaded the same way.
+// Corrupt when OpenCV cannot encode the image.
+Status OpenCvImEncode(const std::string& extension, const cv::Mat& bgr, const std::vector<int>& params,
+                      std::vector<uint8_t>* encoded);
 
 }  // namespace shardpack

@@ -56,8 +56,9 @@ int Fail(const char* command, const Status& s) {
 
 struct PackFlags {
   std::string src, out, format = "wds", compress = "none", shard_size = "512MB", max_sample_bytes = "256MiB", keys,
-                        check = "header", crop, partition, layout = "imagenet";
+                        check = "header", crop, partition, layout = "imagenet", max_side_of = "long";
   uint32_t partitions = 0;
+  bool max_side_given = false;           // an explicit --max-side 0 is refused (leaving it out means no bound)
   bool samples_per_shard_given = false;  // --partition cuts shards by count only then
   bool quiet = false, json = false, no_sync = false;
   PackOptions options;
@@ -69,6 +70,10 @@ Status ParseOutputFlags(PackFlags& f) {
   SHARDPACK_RETURN_IF_ERROR(ParseRawCompression(f.compress, &f.options.compress));
   SHARDPACK_RETURN_IF_ERROR(ParseByteSize(f.shard_size, &f.options.shard_size_bytes));
   SHARDPACK_RETURN_IF_ERROR(ParseByteSize(f.max_sample_bytes, &f.options.max_sample_bytes));
+  f.options.max_side_of_short = f.max_side_of == "short";
+  if (f.max_side_given && f.options.max_side == 0) {
+    return Status::InvalidArgument("--max-side 0 is too small: give at least 16 pixels (or leave it out for no bound)");
+  }
   if (!f.crop.empty()) {
     unsigned h = 0, w = 0;
     char x = 0, extra = 0;
@@ -341,6 +346,21 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
       ->capture_default_str();
   app->add_option("--chunk-samples", f.options.chunk_samples,
                   "raw with --compress zstd: images per chunk (the unit of random access)")
+      ->capture_default_str();
+  app->add_option_function<uint32_t>(
+      "--max-side",
+      [&f](const uint32_t& n) {
+        f.options.max_side = n;
+        f.max_side_given = true;
+      },
+      "wds, lmdb: bound the resolution: an image whose side (--max-side-of) is over N pixels as shown is resized "
+      "to N by area averaging and re-encoded (JPEG at --jpeg-quality, others as PNG); smaller images keep their "
+      "bytes (docs/formats/resolution-bound.md)");
+  app->add_option("--max-side-of", f.max_side_of, "With --max-side: which side is bounded, long or short")
+      ->check(CLI::IsMember({"long", "short"}))
+      ->capture_default_str();
+  app->add_option("--jpeg-quality", f.options.jpeg_quality,
+                  "With --max-side: the quality of re-encoded JPEGs (1-100; 4:2:0 chroma)")
       ->capture_default_str();
   app->add_option("--max-sample-bytes", f.max_sample_bytes, "Skip larger input files")->capture_default_str();
   app->add_option("--max-pixels", f.options.max_pixels, "Skip images whose header declares more pixels")

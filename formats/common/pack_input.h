@@ -31,6 +31,7 @@ struct PackItem {
   std::optional<uint64_t> bytes_xxh64;      // of `bytes`, for formats that record it per sample
   bool loaded = false;                      // bytes filled by Next()
   ImageInfo info;
+  ImageInfo original;             // pack --max-side re-encoded the image: its info before; else zeros
   DecodedImage pixels;            // raw format: decoded and transformed
   std::vector<SampleMask> masks;  // raw format: its mask fields, cut as `pixels` was
   Status status;                  // a problem with this sample: it is skipped and reported

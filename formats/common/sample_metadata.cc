@@ -7,6 +7,10 @@ nlohmann::json SampleMetadata(const Sample& sample) {
                          {"width", sample.image.width},
                          {"height", sample.image.height},
                          {"format", ImageFormatName(sample.image.format)}};
+  if (sample.original.width > 0) {  // re-encoded under a resolution bound: the size it had
+    meta["original_width"] = sample.original.width;
+    meta["original_height"] = sample.original.height;
+  }
   meta["class"] = sample.class_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(sample.class_name);
   if (sample.extra != nullptr) meta["source"] = *sample.extra;
   return meta;

@@ -50,6 +50,14 @@ struct PackOptions {
   uint32_t resize = 0;
   uint32_t crop_height = 0;
   uint32_t crop_width = 0;
+  // wds and lmdb: a resolution bound (docs/formats/resolution-bound.md). An image whose side as
+  // shown (EXIF orientation applied) exceeds max_side (its longer side, or its shorter with
+  // max_side_of_short) is decoded, resized by area averaging so that side is max_side (the other
+  // side rounded to the nearest pixel, at least 1) and re-encoded: a JPEG as JPEG at jpeg_quality
+  // (4:2:0), any other as PNG. Images within the bound keep their bytes. 0: no bound.
+  uint32_t max_side = 0;
+  bool max_side_of_short = false;
+  int jpeg_quality = 90;
   bool keep_size = false;                           // raw: store each image at its own size (no crop)
   RawCompression compress = RawCompression::kNone;  // raw: zstd compresses chunks of images
   uint32_t chunk_samples = 16;                      // raw with zstd: images per compressed chunk

@@ -22,6 +22,7 @@
 #include "ops/pack/pack_partition.h"
 #include "ops/pack/pack_resume.h"
 #include "ops/pack/pack_tally.h"
+#include "ops/pack/resolution_bound.h"
 #include "ops/pack/sample_fields.h"
 #include "shardpack/image.h"
 
@@ -36,6 +37,7 @@ Status ValidatePackOptions(const PackOptions& o) {
   }
   if (o.shard_size_bytes < 4096) return Status::InvalidArgument("shard size must be at least 4096 bytes");
   if (o.samples_per_shard == 0) return Status::InvalidArgument("samples per shard must be at least 1");
+  SHARDPACK_RETURN_IF_ERROR(CheckResolutionBound(o));
   if (o.partitions > 1 && o.force) {
     return Status::InvalidArgument(
         "--force cannot be used with --partition: it would remove the other parts' files; remove OUT before the "
@@ -226,6 +228,7 @@ class Packer {
   Status Read(PackItem* item, bool* done) {
     item->status = Status::OK();
     item->bytes_xxh64.reset();
+    item->original = ImageInfo();
     if (options_.cancel && options_.cancel->load()) {
       interrupted_.store(true);
       return Status::Aborted("interrupted");
@@ -254,6 +257,8 @@ class Packer {
     }
     item->status = CheckSampleFields(*item);
     if (!item->status.ok()) return;
+    item->status = BoundResolution(options_, item);  // --max-side; nothing without it
+    if (!item->status.ok()) return;
     item->status = format_.PrepareSample(options_, item);
   }
 
@@ -279,6 +284,7 @@ class Packer {
     sample.relpath = item->relpath;
     if (!item->extra.is_null()) sample.extra = &item->extra;
     sample.image = item->info;
+    sample.original = item->original;
     sample.bytes = item->bytes;
     sample.bytes_xxh64 = item->bytes_xxh64;
     sample.pixels = &item->pixels;

@@ -19,6 +19,12 @@ nlohmann::json PackOptionsJson(const Format& format, const PackOptions& o) {
                       {"max_pixels", o.max_pixels}};
   // Only when not the default, so that the manifests of packs without it stay as they were.
   if (o.layout == SourceLayout::kSamples) j["layout"] = "samples";
+  if (o.max_side > 0) {
+    j["max_side"] = {{"side", o.max_side},
+                     {"of", o.max_side_of_short ? "short" : "long"},
+                     {"filter", "area"},
+                     {"jpeg_quality", o.jpeg_quality}};
+  }
   format.AddManifestOptions(o, &j);
   return j;
 }
