@@ -3,6 +3,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "ground/image_decode_rgb.h"
+#include "ground/jpeg_encoder.h"
 #include "ground/jpeg_region_decoder.h"
 #include "ground/opencv_imdecode.h"
 #include "ground/sample_keys.h"
@@ -89,6 +90,7 @@ Status BoundResolution(const PackOptions& o, PackItem* item) {
   const cv::Size target{int(target_width), int(target_height)};
   cv::Mat rgb, resized, bgr;
   std::vector<uint8_t> encoded;
+  std::string reencoded;
   try {
     if (jpeg) {
       SHARDPACK_RETURN_IF_ERROR(DecodeJpegFor(item->bytes, o.max_pixels, target, &rgb));
@@ -97,17 +99,21 @@ Status BoundResolution(const PackOptions& o, PackItem* item) {
       SHARDPACK_RETURN_IF_ERROR(DecodeOrientedRgb(item->bytes, o.max_pixels, &rgb, &full));
     }
     cv::resize(rgb, resized, target, 0, 0, cv::INTER_AREA);
-    cv::cvtColor(resized, bgr, cv::COLOR_RGB2BGR);
-    // (IMWRITE_JPEG_QUALITY is 1 in OpenCV's ImwriteFlags; imgcodecs' header is not ours to include.)
-    constexpr int kJpegQuality = 1;
-    SHARDPACK_RETURN_IF_ERROR(jpeg ? OpenCvImEncode(".jpg", bgr, {kJpegQuality, o.jpeg_quality}, &encoded)
-                                   : OpenCvImEncode(".png", bgr, {}, &encoded));
+    if (jpeg) {
+      // A grey JPEG stays grey; its ICC profile (the colour space its values mean) comes along.
+      if (JpegComponents(item->bytes) == 1) cv::cvtColor(resized, resized, cv::COLOR_RGB2GRAY);
+      SHARDPACK_RETURN_IF_ERROR(EncodeJpeg(resized, o.jpeg_quality, JpegIccProfile(item->bytes), &reencoded));
+    } else {
+      cv::cvtColor(resized, bgr, cv::COLOR_RGB2BGR);
+      SHARDPACK_RETURN_IF_ERROR(OpenCvImEncode(".png", bgr, {}, &encoded));
+      reencoded.assign(reinterpret_cast<const char*>(encoded.data()), encoded.size());
+    }
     SHARDPACK_RETURN_IF_ERROR(ResizeImageFields(target, item));
   } catch (const cv::Exception& e) {
     return Status::Corrupt(std::string("cannot resize the image under --max-side: ") + e.what());
   }
   item->original = item->info;
-  item->bytes.assign(reinterpret_cast<const char*>(encoded.data()), encoded.size());
+  item->bytes = std::move(reencoded);
   item->bytes_xxh64.reset();
   return ProbeImage(item->bytes, &item->info);
 }

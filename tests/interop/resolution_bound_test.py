@@ -3,7 +3,8 @@
 computed here by hand from the documented rule; its pixels are as close to a float area-average of
 the original (numpy) as PIL's own pipeline gets (draft, BOX resize, save at the same quality), less
 0.5 dB; images within the bound are byte-identical to their sources; an EXIF-rotated input comes
-out upright without an orientation tag; a mask is resized with its image by nearest neighbour (only
+out upright without an orientation tag; an ICC profile survives, a grey JPEG stays grey and a CMYK one
+becomes RGB of PIL's colours; a mask is resized with its image by nearest neighbour (only
 the source's class ids) and a caption is untouched; 1 and 2 threads give identical shards; lmdb stores what wds
 stores; the metadata keeps the original size; bad options and a corrupt large image are refused or
 skipped with the exact messages.
@@ -57,6 +58,15 @@ stored[:, 600:] = (30, 30, 220)
 exif = Image.Exif()
 exif[274] = 6  # shown rotated 90 degrees clockwise: 600 wide, red on top
 Image.fromarray(stored).save(os.path.join(src, cls0, "rotated.jpg"), quality=95, exif=exif)
+# Colour: a JPEG with an ICC profile, a grey one and a CMYK one, all above the bound.
+from PIL import ImageCms  # noqa: E402
+
+icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+gradient = np.tile(np.linspace(0, 255, 900).astype(np.uint8), (700, 1))
+Image.fromarray(np.stack([gradient, gradient[::-1], gradient // 2], axis=2)).save(
+    os.path.join(src, cls0, "icc.jpg"), quality=92, icc_profile=icc)
+Image.fromarray(gradient, "L").save(os.path.join(src, cls0, "grey.jpg"), quality=92)
+Image.new("CMYK", (800, 500), (0, 200, 200, 0)).save(os.path.join(src, cls0, "cmyk.jpg"), quality=95)
 # A mask (class ids 0, 3, 7 in bands) and a caption beside the first large JPEG.
 masked = sorted(f for f in os.listdir(os.path.join(src, cls0)) if f.endswith(".JPEG"))[0]
 masked_stem = os.path.join(src, cls0, masked.split(".")[0])
@@ -124,7 +134,7 @@ wds = os.path.join(work, "wds")
 r = run("pack", src, wds, "--max-side", str(BOUND), "--no-sync", "--quiet", "--threads", "2", "--samples-per-shard", "5")
 check(r.returncode == 0, f"pack --max-side: {r.stderr}")
 samples = members(wds)
-check(len(samples) == 13, f"13 samples packed, not {len(samples)}")
+check(len(samples) == 16, f"16 samples packed, not {len(samples)}")
 resized = 0
 masks_checked = False
 for key, files in samples.items():
@@ -153,6 +163,18 @@ for key, files in samples.items():
         check(seg.size == want and seg.mode == "L" and ids == {0, 3, 7}, f"mask: {seg.size} {seg.mode} ids {ids}")
         check(files["txt"] == b"a caption that stays as it is", f"caption: {files['txt']!r}")
         masks_checked = True
+    name = os.path.basename(meta["path"])
+    if name in ("icc.jpg", "grey.jpg", "cmyk.jpg"):
+        if name == "icc.jpg":
+            check(got.info.get("icc_profile") == icc, "icc.jpg: the ICC profile did not survive")
+        if name == "grey.jpg":
+            check(got.mode == "L", f"grey.jpg: re-encoded as {got.mode}, not grey")
+        if name == "cmyk.jpg":
+            mean = np.asarray(got.convert("RGB")).reshape(-1, 3).mean(axis=0)
+            want_rgb = np.asarray(original.convert("RGB")).reshape(-1, 3).mean(axis=0)
+            check(got.mode == "RGB" and np.abs(mean - want_rgb).max() < 8,
+                  f"cmyk.jpg: {got.mode}, mean colour {mean} against PIL's conversion {want_rgb}")
+        continue
     if meta["path"].endswith("rotated.jpg"):
         pixels = np.asarray(got.convert("RGB")).astype(int)
         top, bottom = pixels[: want[1] // 2 - 4].mean(axis=(0, 1)), pixels[want[1] // 2 + 4:].mean(axis=(0, 1))
@@ -171,7 +193,7 @@ for key, files in samples.items():
     theirs = psnr(np.asarray(Image.open(buffer).convert("RGB")), reference)
     check(ours >= theirs - 0.5, f"{meta['path']}: PSNR {ours:.2f} dB against PIL's {theirs:.2f} dB")
     print(f"{meta['path']}: {w}x{h} -> {want[0]}x{want[1]}, PSNR {ours:.2f} dB (PIL's pipeline {theirs:.2f} dB)")
-check(resized == 9, f"9 images above the bound re-encoded, not {resized}")
+check(resized == 12, f"12 images above the bound re-encoded, not {resized}")
 check(masks_checked, "the sample with a mask was not found")
 
 # The manifest records the bound; 1 and 2 threads give the same shards.
@@ -198,7 +220,7 @@ run("pack", src, lmdb_out, "--format", "lmdb", "--max-side", str(BOUND), "--no-s
 env = lmdb.open(lmdb_out, readonly=True, lock=False)
 by_path = {json.loads(f["json"])["path"]: f.get("jpg", f.get("png")) for f in samples.values()}
 with env.begin() as txn:
-    for i in range(13):
+    for i in range(16):
         record = txn.get(b"%09d" % i)
         (n,) = struct.unpack_from("<I", record, 4)
         header = json.loads(record[8:8 + n])
