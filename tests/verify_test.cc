@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "formats/common/shard_check.h"
 #include "formats/wds/dali_index.h"
 #include "ground/manifest_json.h"
 #include "shardpack/manifest.h"
@@ -160,6 +161,22 @@ TEST_F(VerifyTest, DecodeFindsImagesThatNoLongerDecode) {
     if (p.key == "000000001" && p.what.rfind("cannot decode 000000001.jpg: JPEG data:", 0) == 0) found = true;
   }
   EXPECT_TRUE(found) << Dump(r);
+}
+
+// verify --decode of a dataset whose manifest records a resolution bound (pack --max-side).
+TEST(ResolutionBoundProblem, NamesTheSizeAndTheBound) {
+  Manifest m;
+  DecodedImage image;
+  image.width = 120, image.height = 80;
+  EXPECT_EQ(ResolutionBoundProblem(m, "", image), "");  // no bound
+  m.options_json = R"({"max_side":{"filter":"area","jpeg_quality":90,"of":"long","side":100}})";
+  EXPECT_EQ(ResolutionBoundProblem(m, "", image),
+            "image is 120x80 as shown, over the dataset's bound of 100 pixels on its long side (pack --max-side)");
+  image.width = 100;
+  EXPECT_EQ(ResolutionBoundProblem(m, "", image), "");  // the bound is inclusive
+  m.options_json = R"({"max_side":{"of":"short","side":79}})";
+  EXPECT_EQ(ResolutionBoundProblem(m, "", image),
+            "image is 100x80 as shown, over the dataset's bound of 79 pixels on its short side (pack --max-side)");
 }
 
 TEST_F(VerifyTest, MissingManifestMeansNotADataset) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "shardpack/env.h"
+#include "shardpack/image.h"
 #include "shardpack/manifest.h"
 #include "shardpack/verify.h"
 
@@ -41,5 +42,11 @@ bool LoadSideFileForCheck(Env* env, const std::string& dir, const std::string& s
 // its pixels): checksummed as it streams by, its length into *size.
 bool ChecksumSideFileForCheck(Env* env, const std::string& dir, const std::string& shard, const SideFile& side,
                               ShardCheck* check, uint64_t* size);
+
+// verify --decode of a dataset packed with a resolution bound (pack --max-side, recorded in the
+// manifest's options): a sentence naming the image's size and the bound when `image` (its bytes,
+// decoded as `decoded`) has its bounded side, as shown, over the bound; empty when it is within it
+// or the dataset has no bound.
+std::string ResolutionBoundProblem(const Manifest& manifest, std::string_view image, const DecodedImage& decoded);
 
 }  // namespace shardpack

@@ -41,7 +41,7 @@ class LmdbFormatImpl final : public Format {
 
   void VerifyShard(Env* env, const std::string& dir, const Manifest& manifest, size_t shard,
                    const VerifyOptions& options, ShardCheck* check) const override {
-    VerifyLmdbDataset(env, dir, manifest.shards[shard], options, check);
+    VerifyLmdbDataset(env, dir, manifest, manifest.shards[shard], options, check);
   }
 
   Status ReadSampleRecords(Env*, const std::string& dir, const ShardEntry&,

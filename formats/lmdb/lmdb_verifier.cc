@@ -34,8 +34,8 @@ Status VisitRecords(const std::string& dir, const std::function<Status(std::stri
 
 }  // namespace
 
-void VerifyLmdbDataset(Env* env, const std::string& dir, const ShardEntry& entry, const VerifyOptions& options,
-                       ShardCheck* check) {
+void VerifyLmdbDataset(Env* env, const std::string& dir, const Manifest& manifest, const ShardEntry& entry,
+                       const VerifyOptions& options, ShardCheck* check) {
   auto problem = [&](const std::string& key, const std::string& what) { check->AddProblem(entry.file, key, what); };
   uint64_t checksum = 0, size = 0;
   Status s = ChecksumFile(env, JoinPath(dir, entry.file), &checksum, &size);
@@ -90,6 +90,8 @@ void VerifyLmdbDataset(Env* env, const std::string& dir, const ShardEntry& entry
         ++check->images_decoded;
       else
         problem(std::string(key), "cannot decode image: " + r.message());
+      const std::string over = r.ok() ? ResolutionBoundProblem(manifest, image, decoded) : "";
+      if (!over.empty()) problem(std::string(key), over);
     }
     return Status::OK();
   });

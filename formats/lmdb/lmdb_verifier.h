@@ -16,8 +16,8 @@ namespace shardpack {
 // Checks data.mdb against its manifest entry (size, XXH64) and, only when those match (LMDB itself
 // trusts its file and may crash on a damaged one), every record: keys in sample order, record
 // structure, image checksum, the metadata record, and with decode every image.
-void VerifyLmdbDataset(Env* env, const std::string& dir, const ShardEntry& entry, const VerifyOptions& options,
-                       ShardCheck* check);
+void VerifyLmdbDataset(Env* env, const std::string& dir, const Manifest& manifest, const ShardEntry& entry,
+                       const VerifyOptions& options, ShardCheck* check);
 
 // One SampleRecord per sample (offset 0, size = record bytes, xxh64 = the image checksum).
 Status ReadLmdbSampleRecords(const std::string& dir, std::vector<SampleRecord>* records);

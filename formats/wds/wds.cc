@@ -76,7 +76,7 @@ class WdsFormatImpl final : public Format {
 
   void VerifyShard(Env* env, const std::string& dir, const Manifest& manifest, size_t shard,
                    const VerifyOptions& options, ShardCheck* check) const override {
-    VerifyWdsShard(env, dir, manifest.shards[shard], options, check);
+    VerifyWdsShard(env, dir, manifest, manifest.shards[shard], options, check);
   }
 
   Status ReadSampleRecords(Env* env, const std::string& dir, const ShardEntry& shard,

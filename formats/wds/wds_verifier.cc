@@ -17,9 +17,9 @@ namespace {
 
 class ShardChecker {
  public:
-  ShardChecker(Env* env, const std::string& dir, const ShardEntry& shard, const VerifyOptions& options,
-               ShardCheck* check)
-      : env_(env), dir_(dir), shard_(shard), options_(options), check_(check) {}
+  ShardChecker(Env* env, const std::string& dir, const Manifest& manifest, const ShardEntry& shard,
+               const VerifyOptions& options, ShardCheck* check)
+      : env_(env), dir_(dir), manifest_(manifest), shard_(shard), options_(options), check_(check) {}
 
   void Run() {
     const std::string path = JoinPath(dir_, shard_.file);
@@ -134,12 +134,15 @@ class ShardChecker {
       DecodedImage image;
       s = DecodeImage(data, options_.max_pixels, &image);
       if (s.ok()) ++check_->images_decoded;
+      const std::string over = s.ok() ? ResolutionBoundProblem(manifest_, data, image) : "";
+      if (!over.empty()) Problem(key, m.name + ": " + over);
     }
     if (!s.ok()) Problem(key, "cannot decode " + m.name + ": " + s.message());
   }
 
   Env* env_;
   const std::string& dir_;
+  const Manifest& manifest_;  // its options record a resolution bound, which --decode checks
   const ShardEntry& shard_;
   const VerifyOptions& options_;
   ShardCheck* check_;
@@ -151,9 +154,9 @@ class ShardChecker {
 
 }  // namespace
 
-void VerifyWdsShard(Env* env, const std::string& dir, const ShardEntry& shard, const VerifyOptions& options,
-                    ShardCheck* check) {
-  ShardChecker(env, dir, shard, options, check).Run();
+void VerifyWdsShard(Env* env, const std::string& dir, const Manifest& manifest, const ShardEntry& shard,
+                    const VerifyOptions& options, ShardCheck* check) {
+  ShardChecker(env, dir, manifest, shard, options, check).Run();
 }
 
 }  // namespace shardpack

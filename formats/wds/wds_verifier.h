@@ -13,7 +13,7 @@
 namespace shardpack {
 
 // Never fails: every problem, including unreadable files, is recorded in `check`.
-void VerifyWdsShard(Env* env, const std::string& dir, const ShardEntry& shard, const VerifyOptions& options,
-                    ShardCheck* check);
+void VerifyWdsShard(Env* env, const std::string& dir, const Manifest& manifest, const ShardEntry& shard,
+                    const VerifyOptions& options, ShardCheck* check);
 
 }  // namespace shardpack

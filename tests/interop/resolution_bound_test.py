@@ -6,7 +6,7 @@ the original (numpy) as PIL's own pipeline gets (draft, BOX resize, save at the 
 out upright without an orientation tag; an ICC profile survives, a grey JPEG stays grey and a CMYK one
 becomes RGB of PIL's colours; a mask is resized with its image by nearest neighbour (only
 the source's class ids) and a caption is untouched; 1 and 2 threads give identical shards; lmdb stores what wds
-stores; the metadata keeps the original size; bad options and a corrupt large image are refused or
+stores; verify --decode checks the bound; the metadata keeps the original size; bad options and a corrupt large image are refused or
 skipped with the exact messages.
 
 Usage: resolution_bound_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
@@ -196,6 +196,9 @@ for key, files in samples.items():
 check(resized == 12, f"12 images above the bound re-encoded, not {resized}")
 check(masks_checked, "the sample with a mask was not found")
 
+# verify --decode checks every stored image against the bound the manifest records.
+r = run("verify", "--decode", wds)
+check(r.returncode == 0 and "16 images decoded" in r.stdout, f"verify --decode: {r.stdout} {r.stderr}")
 # The manifest records the bound; 1 and 2 threads give the same shards.
 options = json.load(open(os.path.join(wds, "manifest.json")))["options"]
 check(options.get("max_side") == {"side": BOUND, "of": "long", "filter": "area", "jpeg_quality": QUALITY},
@@ -217,6 +220,8 @@ for key, files in members(short).items():
 # lmdb stores the same images as wds.
 lmdb_out = os.path.join(work, "lmdb")
 run("pack", src, lmdb_out, "--format", "lmdb", "--max-side", str(BOUND), "--no-sync", "--quiet")
+r = run("verify", "--decode", lmdb_out)
+check(r.returncode == 0 and "16 images decoded" in r.stdout, f"verify --decode of lmdb: {r.stdout} {r.stderr}")
 env = lmdb.open(lmdb_out, readonly=True, lock=False)
 by_path = {json.loads(f["json"])["path"]: f.get("jpg", f.get("png")) for f in samples.values()}
 with env.begin() as txn:
