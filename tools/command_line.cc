@@ -360,8 +360,11 @@ void AddOutputOptions(CLI::App* app, PackFlags& f) {
       ->check(CLI::IsMember({"long", "short"}))
       ->capture_default_str();
   app->add_option("--jpeg-quality", f.options.jpeg_quality,
-                  "With --max-side: the quality of re-encoded JPEGs (1-100; 4:2:0 chroma)")
+                  "With --max-side or --lossless-as-jpeg: the quality of re-encoded JPEGs (1-100; 4:2:0 chroma)")
       ->capture_default_str();
+  app->add_flag("--lossless-as-jpeg", f.options.lossless_as_jpeg,
+                "wds, lmdb: store PNG, WebP and BMP images as JPEG at --jpeg-quality, within --max-side or not "
+                "(alpha composited on white); the member's extension follows");
   app->add_option("--max-sample-bytes", f.max_sample_bytes, "Skip larger input files")->capture_default_str();
   app->add_option("--max-pixels", f.options.max_pixels, "Skip images whose header declares more pixels")
       ->capture_default_str();

@@ -54,10 +54,14 @@ struct PackOptions {
   // shown (EXIF orientation applied) exceeds max_side (its longer side, or its shorter with
   // max_side_of_short) is decoded, resized by area averaging so that side is max_side (the other
   // side rounded to the nearest pixel, at least 1) and re-encoded: a JPEG as JPEG at jpeg_quality
-  // (4:2:0), any other as PNG. Images within the bound keep their bytes. 0: no bound.
+  // (4:2:0) with its ICC profile, any other as PNG (alpha kept). Images within the bound keep their
+  // bytes. 0: no bound.
   uint32_t max_side = 0;
   bool max_side_of_short = false;
   int jpeg_quality = 90;
+  // wds and lmdb: store lossless images (PNG, WebP, BMP) as JPEG at jpeg_quality, within the bound
+  // or not (with max_side, resized first when above it); alpha is composited on white.
+  bool lossless_as_jpeg = false;
   bool keep_size = false;                           // raw: store each image at its own size (no crop)
   RawCompression compress = RawCompression::kNone;  // raw: zstd compresses chunks of images
   uint32_t chunk_samples = 16;                      // raw with zstd: images per compressed chunk

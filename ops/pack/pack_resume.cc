@@ -19,6 +19,7 @@ nlohmann::json PackOptionsJson(const Format& format, const PackOptions& o) {
                       {"max_pixels", o.max_pixels}};
   // Only when not the default, so that the manifests of packs without it stay as they were.
   if (o.layout == SourceLayout::kSamples) j["layout"] = "samples";
+  if (o.lossless_as_jpeg) j["lossless_as_jpeg"] = {{"jpeg_quality", o.jpeg_quality}, {"background", "white"}};
   if (o.max_side > 0) {
     j["max_side"] = {{"side", o.max_side},
                      {"of", o.max_side_of_short ? "short" : "long"},

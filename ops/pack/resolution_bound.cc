@@ -2,6 +2,7 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include "ground/codec_util.h"
 #include "ground/image_decode_rgb.h"
 #include "ground/jpeg_encoder.h"
 #include "ground/jpeg_region_decoder.h"
@@ -48,11 +49,44 @@ Status ResizeImageFields(cv::Size target, PackItem* item) {
   return Status::OK();
 }
 
+// A lossless image (PNG, WebP, BMP) as stored, 8-bit: grey, BGR, or BGRA with its alpha.
+Status DecodeLossless(std::string_view bytes, uint64_t max_pixels, cv::Mat* pixels) {
+  ImageInfo info;
+  SHARDPACK_RETURN_IF_ERROR(ProbeImage(bytes, &info));
+  if (uint64_t(info.width) * info.height > max_pixels) return TooManyPixels(info.width, info.height, max_pixels);
+  const cv::Mat encoded(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+  SHARDPACK_RETURN_IF_ERROR(OpenCvImDecodeAsStored(encoded, pixels));
+  if (pixels->empty()) return Status::Corrupt(std::string(ImageFormatName(info.format)) + " data cannot be decoded");
+  if (pixels->depth() == CV_16U) pixels->convertTo(*pixels, CV_8U, 1.0 / 257);
+  return Status::OK();
+}
+
+// Lossless pixels (DecodeLossless) as EncodeJpeg takes them: grey stays grey, colour becomes RGB,
+// and alpha is composited on white (a JPEG has no alpha; white is what most viewers show under it).
+cv::Mat JpegReady(const cv::Mat& pixels) {
+  cv::Mat rgb;
+  if (pixels.channels() == 1) return pixels;
+  if (pixels.channels() == 3) {
+    cv::cvtColor(pixels, rgb, cv::COLOR_BGR2RGB);
+    return rgb;
+  }
+  rgb.create(pixels.size(), CV_8UC3);
+  for (int y = 0; y < pixels.rows; ++y) {
+    const uint8_t* in = pixels.ptr<uint8_t>(y);
+    uint8_t* out = rgb.ptr<uint8_t>(y);
+    for (int x = 0; x < pixels.cols; ++x, in += 4, out += 3) {
+      const int a = in[3];
+      for (int c = 0; c < 3; ++c) out[c] = uint8_t((in[2 - c] * a + 255 * (255 - a) + 127) / 255);
+    }
+  }
+  return rgb;
+}
+
 }  // namespace
 
 Status CheckResolutionBound(const PackOptions& o) {
-  if (o.max_side == 0) return Status::OK();
-  if (o.max_side < 16) {
+  if (o.max_side == 0 && !o.lossless_as_jpeg) return Status::OK();
+  if (o.max_side != 0 && o.max_side < 16) {
     return Status::InvalidArgument("--max-side " + std::to_string(o.max_side) +
                                    " is too small: give at least 16 pixels (or leave it out for no bound)");
   }
@@ -60,8 +94,9 @@ Status CheckResolutionBound(const PackOptions& o) {
     return Status::InvalidArgument("--jpeg-quality " + std::to_string(o.jpeg_quality) + " is not in 1-100");
   }
   if (o.format == DatasetFormat::kRaw) {
-    return Status::InvalidArgument(
-        "--max-side bounds the images of --format wds and lmdb; raw stores pixels, sized by --resize and --crop");
+    return Status::InvalidArgument(std::string(o.max_side != 0 ? "--max-side" : "--lossless-as-jpeg") +
+                                   " re-encodes the images of --format wds and lmdb; raw stores pixels, sized by "
+                                   "--resize and --crop");
   }
   return Status::OK();
 }
@@ -79,38 +114,40 @@ void BoundedSize(uint32_t width, uint32_t height, const PackOptions& o, uint32_t
 }
 
 Status BoundResolution(const PackOptions& o, PackItem* item) {
-  if (o.max_side == 0) return Status::OK();
   const bool jpeg = item->info.format == ImageFormat::kJpeg;
+  const bool to_jpeg = o.lossless_as_jpeg && !jpeg;  // stored as JPEG, within the bound or not
+  if (o.max_side == 0 && !to_jpeg) return Status::OK();
   // The size as shown: EXIF orientations 5-8 swap the sides.
   uint32_t width = item->info.width, height = item->info.height;
   if (jpeg && JpegExifOrientation(item->bytes) >= 5) std::swap(width, height);
   uint32_t target_width = 0, target_height = 0;
   BoundedSize(width, height, o, &target_width, &target_height);
-  if (target_width == width && target_height == height) return Status::OK();
+  const bool resize = target_width != width || target_height != height;
+  if (!resize && !to_jpeg) return Status::OK();
   const cv::Size target{int(target_width), int(target_height)};
-  cv::Mat rgb, resized, bgr;
-  std::vector<uint8_t> encoded;
   std::string reencoded;
   try {
+    cv::Mat pixels;  // JPEG sources: RGB; others: as stored (grey, BGR or BGRA), 8-bit
     if (jpeg) {
-      SHARDPACK_RETURN_IF_ERROR(DecodeJpegFor(item->bytes, o.max_pixels, target, &rgb));
+      SHARDPACK_RETURN_IF_ERROR(DecodeJpegFor(item->bytes, o.max_pixels, target, &pixels));
     } else {
-      cv::Size full;
-      SHARDPACK_RETURN_IF_ERROR(DecodeOrientedRgb(item->bytes, o.max_pixels, &rgb, &full));
+      SHARDPACK_RETURN_IF_ERROR(DecodeLossless(item->bytes, o.max_pixels, &pixels));
     }
-    cv::resize(rgb, resized, target, 0, 0, cv::INTER_AREA);
+    if (resize) cv::resize(pixels, pixels, target, 0, 0, cv::INTER_AREA);
     if (jpeg) {
       // A grey JPEG stays grey; its ICC profile (the colour space its values mean) comes along.
-      if (JpegComponents(item->bytes) == 1) cv::cvtColor(resized, resized, cv::COLOR_RGB2GRAY);
-      SHARDPACK_RETURN_IF_ERROR(EncodeJpeg(resized, o.jpeg_quality, JpegIccProfile(item->bytes), &reencoded));
+      if (JpegComponents(item->bytes) == 1) cv::cvtColor(pixels, pixels, cv::COLOR_RGB2GRAY);
+      SHARDPACK_RETURN_IF_ERROR(EncodeJpeg(pixels, o.jpeg_quality, JpegIccProfile(item->bytes), &reencoded));
+    } else if (to_jpeg) {
+      SHARDPACK_RETURN_IF_ERROR(EncodeJpeg(JpegReady(pixels), o.jpeg_quality, "", &reencoded));
     } else {
-      cv::cvtColor(resized, bgr, cv::COLOR_RGB2BGR);
-      SHARDPACK_RETURN_IF_ERROR(OpenCvImEncode(".png", bgr, {}, &encoded));
+      std::vector<uint8_t> encoded;
+      SHARDPACK_RETURN_IF_ERROR(OpenCvImEncode(".png", pixels, {}, &encoded));
       reencoded.assign(reinterpret_cast<const char*>(encoded.data()), encoded.size());
     }
-    SHARDPACK_RETURN_IF_ERROR(ResizeImageFields(target, item));
+    if (resize) SHARDPACK_RETURN_IF_ERROR(ResizeImageFields(target, item));
   } catch (const cv::Exception& e) {
-    return Status::Corrupt(std::string("cannot resize the image under --max-side: ") + e.what());
+    return Status::Corrupt(std::string("cannot re-encode the image under --max-side: ") + e.what());
   }
   item->original = item->info;
   item->bytes = std::move(reencoded);

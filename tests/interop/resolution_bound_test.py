@@ -11,6 +11,7 @@ skipped with the exact messages.
 
 Usage: resolution_bound_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
 """
+import glob
 import io
 import json
 import os
@@ -243,11 +244,36 @@ for args, message in (
         (["--max-side", "64", "--jpeg-quality", "101"], "pack failed: --jpeg-quality 101 is not in "
                                                         "1-100\n"),
         (["--max-side", "64", "--format", "raw", "--crop", "32"],
-         "pack failed: --max-side bounds the images of --format wds and lmdb; raw stores pixels, "
+         "pack failed: --max-side re-encodes the images of --format wds and lmdb; raw stores pixels, "
+         "sized by --resize and --crop\n"),
+        (["--lossless-as-jpeg", "--format", "raw", "--crop", "32"],
+         "pack failed: --lossless-as-jpeg re-encodes the images of --format wds and lmdb; raw stores pixels, "
          "sized by --resize and --crop\n")):
     r = run("pack", src, os.path.join(work, "refused"), "--no-sync", "--quiet", *args)
     check(r.returncode != 0 and r.stderr == message and not os.path.exists(os.path.join(work, "refused")),
           f"{args}: {r.returncode} {r.stderr!r}")
+
+# --lossless-as-jpeg: PNGs (within the bound or not) stored as JPEG members, alpha on white; JPEGs
+# within the bound keep their bytes.
+lossless = os.path.join(work, "lossless-src")
+os.makedirs(os.path.join(lossless, "c"))
+rgba = np.zeros((40, 60, 4), np.uint8)
+rgba[:, :30] = (10, 200, 10, 255)  # opaque green left half, fully transparent right half
+Image.fromarray(rgba, "RGBA").save(os.path.join(lossless, "c", "alpha.png"))
+small_jpeg = sorted(glob.glob(os.path.join(work, "small", "*", "*.JPEG")))[0]
+shutil.copy(small_jpeg, os.path.join(lossless, "c", "photo.JPEG"))
+r = run("pack", lossless, os.path.join(work, "lossless"), "--lossless-as-jpeg", "--no-sync", "--quiet")
+check(r.returncode == 0, f"--lossless-as-jpeg: {r.stderr}")
+for key, files in members(os.path.join(work, "lossless")).items():
+    meta = json.loads(files["json"])
+    check("png" not in files and "jpg" in files, f"--lossless-as-jpeg {meta['path']}: members {sorted(files)}")
+    if meta["path"].endswith("photo.JPEG"):
+        check(files["jpg"] == open(os.path.join(lossless, meta["path"]), "rb").read(), "a JPEG was re-encoded")
+        continue
+    pixels = np.asarray(Image.open(io.BytesIO(files["jpg"])).convert("RGB")).astype(int)
+    left, right = pixels[:, 2:26].mean(axis=(0, 1)), pixels[:, 34:58].mean(axis=(0, 1))
+    check(meta["format"] == "jpeg" and abs(left - (10, 200, 10)).max() < 12 and right.min() > 243,
+          f"alpha.png as JPEG: left {left}, right {right} (transparent must come out white)")
 
 # A large JPEG whose entropy-coded data ends early (its header and end marker intact) is skipped and
 # reported; one declaring more than --max-pixels is refused before any decode, as without a bound.
