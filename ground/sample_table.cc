@@ -27,7 +27,7 @@ bool ParseNumber(std::string_view s, T* value) {
 
 }  // namespace
 
-std::string FormatSampleRecord(const SampleRecord& r) {
+std::string FormatSampleRecord(const SampleRecord& r, bool v2) {
   std::string line = r.key;
   line += '\t' + std::to_string(r.offset);
   line += '\t' + std::to_string(r.size);
@@ -37,16 +37,19 @@ std::string FormatSampleRecord(const SampleRecord& r) {
   line += ImageFormatName(r.format);
   line += '\t' + std::to_string(r.width);
   line += '\t' + std::to_string(r.height);
+  if (v2) line += '\t' + std::to_string(r.original_width) + '\t' + std::to_string(r.original_height);
   line += '\n';
   return line;
 }
 
 Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records) {
   records->clear();
-  const std::string_view header(kSampleTableHeader);
+  const bool v2 = text.substr(0, std::string_view(kSampleTableHeaderV2).size()) == kSampleTableHeaderV2;
+  const std::string_view header(v2 ? kSampleTableHeaderV2 : kSampleTableHeader);
   if (text.substr(0, header.size()) != header) {
     return Status::DataLoss("sample table does not start with the expected header");
   }
+  const size_t columns = v2 ? 10 : 8;
   size_t pos = header.size();
   size_t line_no = 1;
   while (pos < text.size()) {
@@ -58,9 +61,10 @@ Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* record
     std::vector<std::string_view> f = SplitTabs(text.substr(pos, end - pos));
     pos = end + 1;
     SampleRecord r;
-    bool ok = f.size() == 8 && !f[0].empty() && ParseNumber(f[1], &r.offset) && ParseNumber(f[2], &r.size) &&
+    bool ok = f.size() == columns && !f[0].empty() && ParseNumber(f[1], &r.offset) && ParseNumber(f[2], &r.size) &&
               ParseChecksumHex(std::string(f[3]), &r.xxh64) && ParseNumber(f[4], &r.label) &&
-              ParseNumber(f[6], &r.width) && ParseNumber(f[7], &r.height);
+              ParseNumber(f[6], &r.width) && ParseNumber(f[7], &r.height) &&
+              (!v2 || (ParseNumber(f[8], &r.original_width) && ParseNumber(f[9], &r.original_height)));
     if (ok) {
       r.key = std::string(f[0]);
       r.format = ImageFormatFromExtension(f[5] == "jpeg" ? "jpg" : f[5]);

@@ -254,6 +254,11 @@ int RunStat(const std::string& dir, bool json, size_t top) {
   PrintPercentiles("sample size", st.sample_bytes, true);
   PrintPercentiles("width", st.width, false);
   PrintPercentiles("height", st.height, false);
+  if (st.reencoded > 0) {  // packed with a resolution bound: the sizes before it
+    std::printf("re-encoded   %s at pack time (--max-side); before:\n", Count(st.reencoded, "image").c_str());
+    PrintPercentiles("  width", st.original_width, false);
+    PrintPercentiles("  height", st.original_height, false);
+  }
   std::string formats;
   for (const auto& [name, n] : st.image_formats) formats += " " + name + " " + std::to_string(n);
   std::printf("formats     %s\n", formats.c_str());

@@ -42,6 +42,7 @@ ShardOptions ShardOptionsOf(const std::string& out, const PackOptions& options) 
   shards.shard_size_bytes = options.shard_size_bytes;
   shards.samples_per_shard = options.samples_per_shard;
   shards.sync = options.sync;
+  shards.original_sizes = options.max_side > 0 || options.lossless_as_jpeg;
   return shards;
 }
 

@@ -18,6 +18,9 @@ struct ShardOptions {
   uint64_t shard_size_bytes = 512'000'000;  // a shard is closed before it would exceed this
   uint64_t samples_per_shard = 100'000;     // ... or once it holds this many samples
   bool sync = true;                         // fsync each file before renaming it into place
+  // The pack may re-encode images (pack --max-side, --lossless-as-jpeg): sample tables record each
+  // image's original size (version 2, ground/sample_table.h).
+  bool original_sizes = false;
 };
 
 class ShardedDatasetWriter : public DatasetWriter {

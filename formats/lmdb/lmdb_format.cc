@@ -125,6 +125,8 @@ Status ParseLmdbSample(std::string_view record, std::string_view db_key, LmdbSam
   sample->format = ImageFormatFromExtension(format == "jpeg" ? "jpg" : format);
   sample->width = h.value("width", 0u);
   sample->height = h.value("height", 0u);
+  sample->original_width = h.value("original_width", 0u);
+  sample->original_height = h.value("original_height", 0u);
   sample->xxh64 = h.value("xxh64", "");
   return Status::OK();
 }

@@ -68,9 +68,10 @@ struct LmdbSample {
   int32_t label = -1;
   ImageFormat format = ImageFormat::kUnknown;  // from "format" ("jpeg" or "jpg", "png", ...)
   uint32_t width = 0, height = 0;
-  std::string xxh64;              // of the image, 16 hex digits; empty when absent
-  std::string_view image;         // points into the record
-  std::vector<LmdbField> fields;  // SPR2 records; empty for SPR1
+  uint32_t original_width = 0, original_height = 0;  // re-encoded under pack --max-side; else 0
+  std::string xxh64;                                 // of the image, 16 hex digits; empty when absent
+  std::string_view image;                            // points into the record
+  std::vector<LmdbField> fields;                     // SPR2 records; empty for SPR1
 };
 
 // ParseLmdbRecord, then the fields. `db_key` is the record's LMDB key.

@@ -113,6 +113,8 @@ Status ReadLmdbSampleRecords(const std::string& dir, std::vector<SampleRecord>* 
     r.format = sample.format;
     r.width = sample.width;
     r.height = sample.height;
+    r.original_width = sample.original_width;
+    r.original_height = sample.original_height;
     records->push_back(std::move(r));
     return Status::OK();
   });

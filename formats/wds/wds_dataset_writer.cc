@@ -72,6 +72,8 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
   record.format = sample.image.format;
   record.width = sample.image.width;
   record.height = sample.image.height;
+  record.original_width = sample.original.width;
+  record.original_height = sample.original.height;
   tar_->BeginRange();
   DaliIndexSample index_entry;
   for (const PendingMember& m : members) {
@@ -86,7 +88,7 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
   if (sample.fields != nullptr) {
     for (const SampleField& f : *sample.fields) ++field_counts_[f.name];
   }
-  sample_table_ += FormatSampleRecord(record);
+  sample_table_ += FormatSampleRecord(record, options_.original_sizes);
   CountSample();
   return Status::OK();
 }
@@ -99,7 +101,7 @@ Status WdsDatasetWriter::OpenShard(uint64_t index) {
   SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(JoinPath(dir_, shard_file_ + ".tmp"), &file));
   tar_ = std::make_unique<TarShardWriter>(std::move(file));
   index_ = DaliIndexBuilder();
-  sample_table_ = kSampleTableHeader;
+  sample_table_ = options_.original_sizes ? kSampleTableHeaderV2 : kSampleTableHeader;
   field_counts_.clear();
   return Status::OK();
 }

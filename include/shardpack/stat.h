@@ -34,6 +34,11 @@ struct DatasetStats {
   Percentiles sample_bytes;
   Percentiles width;
   Percentiles height;
+  // Images pack re-encoded under a resolution bound (pack --max-side, --lossless-as-jpeg), and every
+  // image's size before pack (its original size when re-encoded, else the stored one).
+  uint64_t reencoded = 0;
+  Percentiles original_width;
+  Percentiles original_height;
   std::map<std::string, uint64_t> image_formats;  // "jpeg" -> samples
   std::map<std::string, uint64_t> fields;         // "txt" -> samples that have a caption (the manifest's counts)
   std::vector<ClassCount> classes;                // in label order; empty when unlabelled

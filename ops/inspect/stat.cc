@@ -49,7 +49,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
   for (size_t i = 0; i < manifest.classes.size(); ++i) {
     stats->classes.push_back({manifest.classes[i], static_cast<int32_t>(i), 0});
   }
-  std::vector<uint64_t> sizes, widths, heights;
+  std::vector<uint64_t> sizes, widths, heights, original_widths, original_heights;
   for (const ShardEntry& shard : manifest.shards) {
     std::vector<SampleRecord> records;
     SHARDPACK_RETURN_IF_ERROR(format->ReadSampleRecords(env, dir, shard, &records));
@@ -57,6 +57,10 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
       sizes.push_back(r.size);
       widths.push_back(r.width);
       heights.push_back(r.height);
+      const bool reencoded = r.original_width > 0;
+      stats->reencoded += reencoded ? 1 : 0;
+      original_widths.push_back(reencoded ? r.original_width : r.width);
+      original_heights.push_back(reencoded ? r.original_height : r.height);
       ++stats->image_formats[ImageFormatName(r.format)];
       if (r.label >= 0 && static_cast<size_t>(r.label) < stats->classes.size()) {
         ++stats->classes[r.label].samples;
@@ -68,6 +72,8 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
   stats->sample_bytes = Summarise(&sizes);
   stats->width = Summarise(&widths);
   stats->height = Summarise(&heights);
+  stats->original_width = Summarise(&original_widths);
+  stats->original_height = Summarise(&original_heights);
   return Status::OK();
 }
 

@@ -149,7 +149,8 @@ Status BoundResolution(const PackOptions& o, PackItem* item) {
   } catch (const cv::Exception& e) {
     return Status::Corrupt(std::string("cannot re-encode the image under --max-side: ") + e.what());
   }
-  item->original = item->info;
+  item->original = item->info;  // its size as shown, as the stored one is
+  item->original.width = width, item->original.height = height;
   item->bytes = std::move(reencoded);
   item->bytes_xxh64.reset();
   return ProbeImage(item->bytes, &item->info);

@@ -6,7 +6,8 @@ the original (numpy) as PIL's own pipeline gets (draft, BOX resize, save at the 
 out upright without an orientation tag; an ICC profile survives, a grey JPEG stays grey and a CMYK one
 becomes RGB of PIL's colours; a mask is resized with its image by nearest neighbour (only
 the source's class ids) and a caption is untouched; 1 and 2 threads give identical shards; lmdb stores what wds
-stores; verify --decode checks the bound; the metadata keeps the original size; bad options and a corrupt large image are refused or
+stores; verify --decode checks the bound; the metadata and the sample tables keep the original
+size, and stat summarises it; bad options and a corrupt large image are refused or
 skipped with the exact messages.
 
 Usage: resolution_bound_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
@@ -154,7 +155,7 @@ for key, files in samples.items():
         continue
     resized += 1
     original = Image.open(path)
-    check((meta["original_width"], meta["original_height"]) == original.size,
+    check((meta["original_width"], meta["original_height"]) == (w, h),
           f"{meta['path']}: original size {meta.get('original_width')}x{meta.get('original_height')}")
     check(got.format == original.format, f"{meta['path']}: re-encoded as {got.format}, was {original.format}")
     check(got.getexif().get(274) is None, f"{meta['path']}: the re-encoded file keeps an orientation tag")
@@ -197,6 +198,26 @@ for key, files in samples.items():
 check(resized == 12, f"12 images above the bound re-encoded, not {resized}")
 check(masks_checked, "the sample with a mask was not found")
 
+# The sample tables (version 2) list each image's size before and after, and stat summarises them.
+rows = []
+for name in sorted(os.listdir(wds)):
+    if name.endswith(".samples.tsv"):
+        lines = open(os.path.join(wds, name)).read().splitlines()
+        check(lines[0].split("\t")[0] == "#shardpack-sample-table-v2" and lines[0].split("\t")[-2:] ==
+              ["original_width", "original_height"], f"{name}: header {lines[0]!r}")
+        rows += [line.split("\t") for line in lines[1:]]
+by_key = {row[0]: row for row in rows}
+originals = []
+for key, files in samples.items():
+    meta = json.loads(files["json"])
+    row = by_key[key]
+    want = [str(meta.get("original_width", 0)), str(meta.get("original_height", 0))]
+    check(row[8:10] == want and row[6:8] == [str(meta["width"]), str(meta["height"])], f"{key}: table row {row}")
+    originals.append(meta.get("original_width", meta["width"]))
+r = run("stat", "--json", wds)
+stats = json.loads(r.stdout) if r.returncode == 0 else {}
+check(stats.get("reencoded") == 12 and stats.get("original_width", {}).get("max") == max(originals) and
+      stats.get("width", {}).get("max") == BOUND, f"stat: {r.stdout[:400]} {r.stderr}")
 # verify --decode checks every stored image against the bound the manifest records.
 r = run("verify", "--decode", wds)
 check(r.returncode == 0 and "16 images decoded" in r.stdout, f"verify --decode: {r.stdout} {r.stderr}")
