@@ -112,7 +112,9 @@ TEST_F(LmdbPackTest, RecordsHoldTheSourceBytesLabelsAndMetadata) {
     EXPECT_EQ(records[i].xxh64, Xxh64(ReadFile(src() + "/" + paths[i])));
   }
   VerifyReport report;
-  ASSERT_TRUE(Verify(out(), VerifyOptions{true}, &report).ok());
+  VerifyOptions decode;
+  decode.decode = true;
+  ASSERT_TRUE(Verify(out(), decode, &report).ok());
   EXPECT_TRUE(report.clean());
   EXPECT_EQ(report.samples, 12u);
   EXPECT_EQ(report.images_decoded, 12u);
