@@ -6,7 +6,7 @@ the original (numpy) as PIL's own pipeline gets (draft, BOX resize, save at the 
 out upright without an orientation tag; an ICC profile survives, a grey JPEG stays grey and a CMYK one
 becomes RGB of PIL's colours; a mask is resized with its image by nearest neighbour (only
 the source's class ids) and a caption is untouched; 1 and 2 threads give identical shards; lmdb stores what wds
-stores; verify --decode checks the bound; the metadata and the sample tables keep the original
+stores; convert bounds as pack does; verify --decode checks the bound; the metadata and the sample tables keep the original
 size, and stat summarises it; bad options and a corrupt large image are refused or
 skipped with the exact messages.
 
@@ -254,6 +254,13 @@ with env.begin() as txn:
         image = record[8 + n:8 + n + header.get("image_size", len(record))]  # SPR2: the fields follow
         check(image == by_path[header["path"]], f"lmdb {header['path']}: other bytes than wds")
 env.close()
+
+# convert takes the bound too: the bounded wds dataset into lmdb at 128.
+converted = os.path.join(work, "converted")
+r = run("convert", wds, converted, "--format", "lmdb", "--max-side", "128", "--no-sync", "--quiet")
+stats = json.loads(run("stat", "--json", converted).stdout or "{}")
+check(r.returncode == 0 and stats.get("width", {}).get("max") == 128 and stats.get("height", {}).get("max") == 128,
+      f"convert --max-side 128: {r.stderr} {stats.get('width')} {stats.get('height')}")
 
 # Bad options, with the exact messages; raw refuses the bound.
 for args, message in (
