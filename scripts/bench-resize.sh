@@ -27,12 +27,12 @@ if [[ -z $bin ]]; then
   bin=build/release
 fi
 cores=$(nproc)
-# Half the images at --scale 4 (about 2.5 MP), half at --scale 8 (about 10 MP).
+# Half the images at --scale 4 (about 3 MP), half at --scale 6 (about 6.5 MP): 2-12 MP in all.
 src=$work/resize-tree-$images
 if [[ ! -f $src/.complete ]]; then
   rm -rf "$src"
   scripts/bench-tree.sh "$bin" "$src-a" --classes 4 --images $((images / 2)) --png-every 0 --noise 46 --scale 4
-  scripts/bench-tree.sh "$bin" "$src-b" --classes 4 --images $((images / 2)) --png-every 0 --noise 46 --scale 8 --seed 2
+  scripts/bench-tree.sh "$bin" "$src-b" --classes 4 --images $((images / 2)) --png-every 0 --noise 46 --scale 6 --seed 2
   mkdir -p "$src"
   for d in "$src-a"/*/; do
     c=$(basename "$d")

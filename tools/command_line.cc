@@ -145,6 +145,12 @@ int RunPack(PackFlags& f, bool convert) {
               Count(m.skipped.size(), "file").c_str(), m.skipped.empty() ? "" : " (listed in manifest.json)");
   const std::map<std::string, uint64_t> fields = FieldCounts(m);
   if (!fields.empty()) std::printf("fields:%s\n", FieldCoverage(fields, m.samples).c_str());
+  if (result.reencoded > 0) {
+    const std::string cmyk =
+        result.cmyk_to_rgb == 0 ? "" : "; " + Count(result.cmyk_to_rgb, "CMYK JPEG") + " converted to RGB";
+    std::printf("re-encoded %s (--max-side, --lossless-as-jpeg)%s\n", Count(result.reencoded, "image").c_str(),
+                cmyk.c_str());
+  }
   return 0;
 }
 

@@ -23,7 +23,9 @@ nlohmann::json PackResultToJson(const PackResult& r, const std::string& out) {
           {"seconds", r.seconds},
           {"classes", m.classes.size()},
           {"empty_classes", m.empty_classes},
-          {"skipped_files", skipped}};
+          {"skipped_files", skipped},
+          {"reencoded", r.reencoded},
+          {"cmyk_to_rgb", r.cmyk_to_rgb}};
 }
 
 nlohmann::json VerifyReportToJson(const VerifyReport& r) {

@@ -32,6 +32,7 @@ struct PackItem {
   bool loaded = false;                      // bytes filled by Next()
   ImageInfo info;
   ImageInfo original;             // pack --max-side re-encoded the image: its info before; else zeros
+  bool cmyk_to_rgb = false;       // ... and it was a CMYK JPEG, now RGB
   DecodedImage pixels;            // raw format: decoded and transformed
   std::vector<SampleMask> masks;  // raw format: its mask fields, cut as `pixels` was
   Status status;                  // a problem with this sample: it is skipped and reported

@@ -104,6 +104,10 @@ struct PackResult {
   Manifest manifest;  // as written to OUT/manifest.json
   uint64_t bytes_read = 0;
   double seconds = 0;
+  // Images this run re-encoded (max_side, lossless_as_jpeg), and of those the CMYK JPEGs it turned
+  // into RGB (a resumed run counts its own part only).
+  uint64_t reencoded = 0;
+  uint64_t cmyk_to_rgb = 0;
 };
 
 // Packs src into out. On success out/manifest.json exists and lists every shard. On failure no

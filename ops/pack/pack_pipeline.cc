@@ -120,6 +120,8 @@ class Packer {
     result->manifest = std::move(m);
     result->bytes_read = tally_.bytes_read();
     result->seconds = tally_.seconds();
+    result->reencoded = reencoded_;
+    result->cmyk_to_rgb = cmyk_to_rgb_;
     tally_.Report(/*force=*/true);
     return Status::OK();
   }
@@ -229,6 +231,7 @@ class Packer {
     item->status = Status::OK();
     item->bytes_xxh64.reset();
     item->original = ImageInfo();
+    item->cmyk_to_rgb = false;
     if (options_.cancel && options_.cancel->load()) {
       interrupted_.store(true);
       return Status::Aborted("interrupted");
@@ -308,6 +311,8 @@ class Packer {
     // up to (not including) this item.
     if (writer_->published().size() > journaled_shards_) SHARDPACK_RETURN_IF_ERROR(WriteJournal(item->position));
     tally_.CountSample(item->bytes.size());
+    reencoded_ += item->original.width > 0 ? 1 : 0;
+    cmyk_to_rgb_ += item->cmyk_to_rgb ? 1 : 0;
     // Fields an input delivered that the format does not keep (inputs report them before the pack
     // starts instead when it keeps none): listed as files not packed, never dropped silently.
     for (const size_t i : dropped) {
@@ -344,11 +349,12 @@ class Packer {
   const PackStateFiles files_;
   PackTally tally_;
   std::unique_ptr<DatasetWriter> writer_;
-  uint64_t resume_position_ = 0;          // input items a resumed run skips
-  uint64_t next_position_ = 0;            // the input position of the next item read
-  size_t journaled_shards_ = 0;           // shards the journal lists
-  bool resumed_ = false;                  // continuing an interrupted run's journal
-  std::atomic<bool> interrupted_{false};  // options_.cancel stopped the pipeline
+  uint64_t resume_position_ = 0;              // input items a resumed run skips
+  uint64_t next_position_ = 0;                // the input position of the next item read
+  size_t journaled_shards_ = 0;               // shards the journal lists
+  bool resumed_ = false;                      // continuing an interrupted run's journal
+  std::atomic<bool> interrupted_{false};      // options_.cancel stopped the pipeline
+  uint64_t reencoded_ = 0, cmyk_to_rgb_ = 0;  // by the write stage: PackResult's counts
 };
 
 }  // namespace

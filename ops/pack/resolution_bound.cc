@@ -149,6 +149,7 @@ Status BoundResolution(const PackOptions& o, PackItem* item) {
   } catch (const cv::Exception& e) {
     return Status::Corrupt(std::string("cannot re-encode the image under --max-side: ") + e.what());
   }
+  item->cmyk_to_rgb = jpeg && JpegComponents(item->bytes) == 4;
   item->original = item->info;  // its size as shown, as the stored one is
   item->original.width = width, item->original.height = height;
   item->bytes = std::move(reencoded);

@@ -4,7 +4,7 @@ computed here by hand from the documented rule; its pixels are as close to a flo
 the original (numpy) as PIL's own pipeline gets (draft, BOX resize, save at the same quality), less
 0.5 dB; images within the bound are byte-identical to their sources; an EXIF-rotated input comes
 out upright without an orientation tag; an ICC profile survives, a grey JPEG stays grey and a CMYK one
-becomes RGB of PIL's colours; a mask is resized with its image by nearest neighbour (only
+becomes RGB of PIL's colours, counted in pack's summary; a mask is resized with its image by nearest neighbour (only
 the source's class ids) and a caption is untouched; 1 and 2 threads give identical shards; lmdb stores what wds
 stores; convert bounds as pack does; verify --decode checks the bound; the metadata and the sample tables keep the original
 size, and stat summarises it; bad options and a corrupt large image are refused or
@@ -133,8 +133,11 @@ def shards(out):
 
 
 wds = os.path.join(work, "wds")
-r = run("pack", src, wds, "--max-side", str(BOUND), "--no-sync", "--quiet", "--threads", "2", "--samples-per-shard", "5")
+r = run("pack", src, wds, "--max-side", str(BOUND), "--no-sync", "--json", "--threads", "2", "--samples-per-shard", "5")
 check(r.returncode == 0, f"pack --max-side: {r.stderr}")
+summary = json.loads(r.stdout) if r.returncode == 0 else {}
+check(summary.get("reencoded") == 12 and summary.get("cmyk_to_rgb") == 1,
+      f"pack's counts: reencoded {summary.get('reencoded')}, cmyk_to_rgb {summary.get('cmyk_to_rgb')}")
 samples = members(wds)
 check(len(samples) == 16, f"16 samples packed, not {len(samples)}")
 resized = 0
