@@ -9,6 +9,7 @@
 #include "ground/codec_util.h"
 #include "ground/image_decode_rgb.h"
 #include "ground/jpeg_region_decoder.h"
+#include "ground/jpeg_segments.h"
 #include "ground/opencv_imdecode.h"
 #include "shardpack/image.h"
 
@@ -120,20 +121,13 @@ Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, cv::Mat* r
 }
 
 int JpegExifOrientation(std::string_view jpeg) {
-  const auto* p = reinterpret_cast<const unsigned char*>(jpeg.data());
-  const size_t n = jpeg.size();
-  size_t pos = 2;
-  while (pos + 4 <= n && p[pos] == 0xFF) {
-    const unsigned char marker = p[pos + 1];
-    if (marker == 0xDA || marker == 0xD9) break;  // image data: no more header segments
-    const size_t length = (size_t(p[pos + 2]) << 8) | p[pos + 3];
-    if (length < 2 || pos + 2 + length > n) break;
-    if (marker == 0xE1 && length >= 8 && std::memcmp(p + pos + 4, "Exif\0\0", 6) == 0) {
-      return OrientationFromTiff(p + pos + 10, length - 8);
-    }
-    pos += 2 + length;
-  }
-  return 1;
+  int orientation = 1;
+  VisitJpegSegments(jpeg, [&orientation](uint8_t marker, std::string_view payload) {
+    if (marker != 0xE1 || payload.size() < 6 || payload.substr(0, 6) != std::string_view("Exif\0\0", 6)) return true;
+    orientation = OrientationFromTiff(reinterpret_cast<const unsigned char*>(payload.data()) + 6, payload.size() - 6);
+    return false;
+  });
+  return orientation;
 }
 
 namespace {

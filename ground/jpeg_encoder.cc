@@ -11,6 +11,8 @@
 #include <jpeglib.h>
 // clang-format on
 
+#include "ground/jpeg_segments.h"
+
 namespace shardpack {
 
 namespace {
@@ -76,46 +78,33 @@ Status EncodeJpeg(const cv::Mat& pixels, int quality, std::string_view icc, std:
 }
 
 std::string JpegIccProfile(std::string_view jpeg) {
-  static constexpr char kTag[] = "ICC_PROFILE";  // and its NUL: 12 bytes
-  const auto* p = reinterpret_cast<const unsigned char*>(jpeg.data());
-  const size_t n = jpeg.size();
+  static constexpr std::string_view kTag("ICC_PROFILE\0", 12);
   std::map<int, std::string_view> chunks;  // by sequence number, from 1
   int count = 0;
-  size_t pos = 2;  // after SOI
-  while (pos + 4 <= n && p[pos] == 0xFF) {
-    const unsigned char marker = p[pos + 1];
-    if (marker == 0xDA || marker == 0xD9) break;  // the scan starts: no more headers
-    const size_t length = (size_t(p[pos + 2]) << 8) | p[pos + 3];
-    if (length < 2 || pos + 2 + length > n) break;
-    if (marker == 0xE2 && length >= 2 + 14 && std::memcmp(p + pos + 4, kTag, 12) == 0) {
-      const int seq = p[pos + 16], total = p[pos + 17];
-      if (seq == 0 || total == 0 || (count != 0 && total != count) || chunks.count(seq)) return "";
-      count = total;
-      chunks[seq] = jpeg.substr(pos + 18, length - 16);
-    }
-    pos += 2 + length;
-  }
-  if (count == 0 || int(chunks.size()) != count) return "";
+  bool consistent = true;
+  VisitJpegSegments(jpeg, [&](uint8_t marker, std::string_view payload) {
+    if (marker != 0xE2 || payload.size() < 14 || payload.substr(0, 12) != kTag) return true;
+    const int seq = uint8_t(payload[12]), total = uint8_t(payload[13]);
+    consistent = seq != 0 && total != 0 && (count == 0 || total == count) && chunks.count(seq) == 0;
+    count = total;
+    chunks[seq] = payload.substr(14);
+    return consistent;
+  });
+  if (!consistent || count == 0 || int(chunks.size()) != count) return "";
   std::string profile;
   for (const auto& [seq, data] : chunks) profile.append(data);
   return profile;
 }
 
 int JpegComponents(std::string_view jpeg) {
-  const auto* p = reinterpret_cast<const unsigned char*>(jpeg.data());
-  const size_t n = jpeg.size();
-  size_t pos = 2;
-  while (pos + 4 <= n && p[pos] == 0xFF) {
-    const unsigned char marker = p[pos + 1];
-    const size_t length = (size_t(p[pos + 2]) << 8) | p[pos + 3];
+  int components = 0;
+  VisitJpegSegments(jpeg, [&components](uint8_t marker, std::string_view payload) {
     // SOF0-SOF15, less DHT (C4), JPG (C8) and DAC (CC): precision, height, width, components.
-    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
-      return pos + 9 < n ? p[pos + 9] : 0;
-    }
-    if (marker == 0xDA || length < 2) break;
-    pos += 2 + length;
-  }
-  return 0;
+    const bool frame = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+    if (frame && payload.size() >= 6) components = uint8_t(payload[5]);
+    return !frame;
+  });
+  return components;
 }
 
 }  // namespace shardpack

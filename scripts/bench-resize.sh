@@ -12,20 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 images=120 runs=3 work=build/bench bin=
-while (($#)); do
-  case $1 in
-    --images) images=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --bin) bin=$2; shift 2 ;;
-    *) echo "usage: $0 [--images N] [--runs R] [--work DIR] [--bin DIR]" >&2; exit 2 ;;
-  esac
-done
-scripts/install-deps.sh
-if [[ -z $bin ]]; then
-  scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
-  bin=build/release
-fi
+usage="$0 [--images N] [--runs R] [--work DIR] [--bin DIR]"
+source scripts/bench-args.sh "$@"
 cores=$(nproc)
 # Half the images at --scale 4 (about 3 MP), half at --scale 6 (about 6.5 MP): 2-12 MP in all.
 src=$work/resize-tree-$images
