@@ -14,19 +14,18 @@ namespace shardpack {
 
 namespace {
 
-// Decodes a JPEG at the coarsest DCT scale whose result covers `target` (as shown), upright.
+// Decodes a JPEG at the coarsest DCT scale whose result covers `target` (as shown), upright. *rgb
+// may point into this thread's decoder buffer: the caller resizes it before the thread decodes again.
 Status DecodeJpegFor(std::string_view bytes, uint64_t max_pixels, cv::Size target, cv::Mat* rgb) {
   JpegRegionDecoder& decoder = JpegRegionDecoder::ThisThread();
   SHARDPACK_RETURN_IF_ERROR(decoder.ReadHeader(bytes, max_pixels));
   const cv::Size stored = decoder.size();
   const int orientation = JpegExifOrientation(bytes);
   const cv::Size target_stored = orientation >= 5 ? cv::Size(target.height, target.width) : target;
-  cv::Mat pixels;
   cv::Rect2d box;
   SHARDPACK_RETURN_IF_ERROR(
-      decoder.DecodeRegion(cv::Rect2d(0, 0, stored.width, stored.height), target_stored, false, &pixels, &box));
-  pixels.copyTo(*rgb);  // out of the decoder's buffer, which the next decode reuses
-  ApplyOrientation(orientation, rgb);
+      decoder.DecodeRegion(cv::Rect2d(0, 0, stored.width, stored.height), target_stored, false, rgb, &box));
+  ApplyOrientation(orientation, rgb);  // a rotation copies; orientation 1 leaves *rgb in the buffer
   return Status::OK();
 }
 
