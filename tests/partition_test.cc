@@ -253,8 +253,8 @@ TEST_F(MergeRefuses, AMissingPartOtherOptionsOrNoPartsAtAll) {
   ASSERT_TRUE(fs::create_directories(out()));
   EXPECT_EQ(Merge(out(), {}, &m).message(),
             out() +
-                " holds no part manifests (part-NNNNN-of-NNNNN.json): pack the parts first (shardpack pack SRC "
-                "OUT --partition I/N)");
+                " holds no part manifests (part-NNNNN-of-NNNNN.json or writer-NNNNN-of-NNNNN.json): pack the parts "
+                "first (shardpack pack SRC OUT --partition I/N), or close the writers");
   ASSERT_TRUE(PackPart(0, 2).ok());
   EXPECT_EQ(Merge(out(), {}, &m).message(),
             "part 1 of 2 is missing (no part-00001-of-00002.json): run it with --partition 1/2; nothing was written");
@@ -267,16 +267,25 @@ TEST_F(MergeRefuses, AMissingPartOtherOptionsOrNoPartsAtAll) {
 
 TEST(PartManifestName, AnyNumberOfDigitsAsPartNameWritesThem) {
   uint32_t part = 0, parts = 0;
-  ASSERT_TRUE(ParsePartManifestName("part-00007-of-100000.json", &part, &parts));
+  bool writer = true;
+  ASSERT_TRUE(ParsePartManifestName("part-00007-of-100000.json", &part, &parts, &writer));
+  EXPECT_FALSE(writer);
   EXPECT_EQ(part, 7u);
   EXPECT_EQ(parts, 100000u);
-  ASSERT_TRUE(ParsePartManifestName("part-4294967294-of-4294967295.json", &part, &parts));
+  ASSERT_TRUE(ParsePartManifestName("part-4294967294-of-4294967295.json", &part, &parts, &writer));
   EXPECT_EQ(part, 4294967294u);
   for (const char* other : {"part-0007-of-00008.json", "part-00007-of-00008.journal.json", "part-+0007-of-00008.json",
                             "part-00007-of-00008.json.tmp", "part- 0007-of-00008.json", "part-000007-of-00008.json",
                             "part-00007-of-4294967296.json"}) {
-    EXPECT_FALSE(ParsePartManifestName(other, &part, &parts)) << other;
+    EXPECT_FALSE(ParsePartManifestName(other, &part, &parts, &writer)) << other;
   }
+  // A SampleWriter's parts (shardpack/writer.h) have names of their own.
+  ASSERT_TRUE(ParsePartManifestName("writer-00002-of-00003.json", &part, &parts, &writer));
+  EXPECT_EQ(part, 2u);
+  EXPECT_EQ(parts, 3u);
+  EXPECT_TRUE(writer);
+  EXPECT_FALSE(ParsePartManifestName("writer-00002-of-00003.journal.json", &part, &parts, &writer));
+  EXPECT_FALSE(ParsePartManifestName("writers-00002-of-00003.json", &part, &parts, &writer));
 }
 
 TEST_F(MergeRefuses, PartsOfSixDigitsAreFound) {

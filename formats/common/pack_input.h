@@ -20,8 +20,9 @@ namespace shardpack {
 
 // One sample in flight through the pipeline. Slots are reused, so buffers keep their capacity.
 struct PackItem {
-  size_t position = 0;  // in pack order
-  std::string relpath;  // where it came from, for reports and metadata
+  size_t position = 0;      // in pack order
+  std::string relpath;      // where it came from, for reports and metadata
+  std::string report_name;  // how skip reports name it, when not by relpath (a written sample's key)
   int32_t label = -1;
   std::string key;                          // empty: the pipeline assigns the index key
   nlohmann::json extra;                     // metadata carried over from a converted dataset; null when none

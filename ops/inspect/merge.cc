@@ -73,9 +73,16 @@ Status Merge(const std::string& out, const MergeOptions& options, MergeResult* r
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
   std::map<uint32_t, Part> parts;
   uint32_t count = 0;
+  bool writers = false;  // the parts are SampleWriters' (writer-*.json), not pack --partition's
   for (const DirEntry& e : entries) {
     uint32_t index = 0, of = 0;
-    if (e.type != DirEntry::Type::kFile || !ParsePartManifestName(e.name, &index, &of)) continue;
+    bool writer = false;
+    if (e.type != DirEntry::Type::kFile || !ParsePartManifestName(e.name, &index, &of, &writer)) continue;
+    if (count != 0 && writer != writers) {
+      return Status::InvalidArgument(out + " holds parts of a pack (part-*.json) and parts written by writers (" +
+                                     "writer-*.json); merge them in separate folders");
+    }
+    writers = writer;
     if (count != 0 && of != count) {
       return Status::InvalidArgument(out + " holds parts of a pack in " + std::to_string(count) +
                                      " parts and of one in " + std::to_string(of) + " (" + e.name +
@@ -85,20 +92,27 @@ Status Merge(const std::string& out, const MergeOptions& options, MergeResult* r
     Part& part = parts[index];
     part.file = JoinPath(out, e.name);
     SHARDPACK_RETURN_IF_ERROR(ReadPartManifest(env, part.file, &part.manifest, &part.plan, &part.source));
-    if (part.plan.part != index || part.plan.parts != of) {
+    if (part.plan.part != index || part.plan.parts != of || part.plan.writer != writer) {
       return Status::DataLoss(part.file + " describes part " + std::to_string(part.plan.part) + " of " +
                               std::to_string(part.plan.parts) + ", not what its name says");
     }
   }
   if (parts.empty()) {
     return Status::NotFound(out +
-                            " holds no part manifests (part-NNNNN-of-NNNNN.json): pack the parts first "
-                            "(shardpack pack SRC OUT --partition I/N)");
+                            " holds no part manifests (part-NNNNN-of-NNNNN.json or writer-NNNNN-of-NNNNN.json): "
+                            "pack the parts first (shardpack pack SRC OUT --partition I/N), or close the writers");
   }
   for (uint32_t i = 0; i < count; ++i) {
     if (parts.count(i)) continue;
-    const std::string name = PartName(i, count);
+    const std::string name = PartName(i, count, writers);
     const bool started = env->FileExists(JoinPath(out, std::string(name) + ".journal.json"));
+    if (writers) {  // a writer does not resume: its part is written again
+      return Status::InvalidArgument("writer part " + std::to_string(i) + " of " + std::to_string(count) +
+                                     (started ? " is unfinished (its journal " + name + ".journal.json is there)"
+                                              : " is missing (no " + name + ".json)") +
+                                     ": run that writer again (part=" + std::to_string(i) +
+                                     ", parts=" + std::to_string(count) + ") and close it; nothing was written");
+    }
     return Status::InvalidArgument(
         "part " + std::to_string(i) + " of " + std::to_string(count) +
         (started ? " is unfinished (its journal " + name + ".journal.json is there): rerun it with --resume"

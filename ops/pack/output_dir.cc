@@ -71,7 +71,7 @@ Status RemoveTemporaryFiles(Env* env, const std::string& out, const OwnsOutputFi
 
 Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force, bool resume) {
   const std::string s = ResolvedPath(src), o = ResolvedPath(out);
-  if (o == s || o.rfind(s + "/", 0) == 0) {
+  if (!src.empty() && (o == s || o.rfind(s + "/", 0) == 0)) {  // src: empty for a SampleWriter
     return Status::InvalidArgument("output folder " + out + " lies inside the source folder " + src +
                                    "; choose an output folder outside it");
   }

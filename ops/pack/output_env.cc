@@ -7,8 +7,9 @@ namespace shardpack {
 
 UploadOrder PackUploadOrder(const std::string& name) {
   uint32_t part = 0, parts = 0;
+  bool writer = false;
   if (EndsWith(name, ".tmp")) return UploadOrder::kNotPublished;
-  if (name == kManifestFileName || ParsePartManifestName(name, &part, &parts)) return UploadOrder::kLast;
+  if (name == kManifestFileName || ParsePartManifestName(name, &part, &parts, &writer)) return UploadOrder::kLast;
   if (name == kPackJournalFileName || EndsWith(name, ".journal.json")) return UploadOrder::kAfterEarlier;
   return UploadOrder::kAny;
 }

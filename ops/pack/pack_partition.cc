@@ -120,6 +120,25 @@ Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint
   return Status::OK();
 }
 
+Status PlanWriterPart(uint32_t part, uint32_t parts, const std::string& prefix, PartPlan* plan) {
+  if (parts == 0 || part >= parts) {
+    return Status::InvalidArgument("writer part " + std::to_string(part) + " of " + std::to_string(parts) +
+                                   ": the part must lie in 0.." + std::to_string(parts == 0 ? 0 : parts - 1));
+  }
+  *plan = PartPlan();
+  plan->part = part;
+  plan->parts = parts;
+  plan->by_count = false;
+  plan->writer = true;
+  plan->name = PartName(part, parts, /*writer=*/true);
+  plan->end_shard = UINT64_MAX;
+  char name[32];
+  std::snprintf(name, sizeof(name), "w%05u", part);
+  plan->shard_prefix = prefix + "-" + name;
+  plan->key_prefix = std::string(name) + "-";
+  return Status::OK();
+}
+
 std::unique_ptr<PackInput> NewPartInput(PackInput* input, const PartPlan& plan) {
   return std::make_unique<PartInput>(input, plan);
 }
@@ -148,6 +167,7 @@ Status WritePartManifest(Env* env, const std::string& out, const PartPlan& plan,
                {"by_count", plan.by_count},
                {"shard_prefix", plan.shard_prefix},
                {"source", source}};
+  if (plan.writer) j["part"]["writer"] = true;
   return WriteFileAtomically(env, JoinPath(out, plan.manifest_file()), j.dump(1) + "\n");
 }
 
@@ -179,17 +199,25 @@ Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, P
   }
   plan->by_count = by_count->get<bool>();
   plan->shard_prefix = shard_prefix->get<std::string>();
+  const auto writer = part->find("writer");
+  if (writer != part->end() && !writer->is_boolean()) return bad("\"part\" has no valid \"writer\"");
+  plan->writer = writer != part->end() && writer->get<bool>();
+  plan->name = PartName(plan->part, plan->parts, plan->writer);
+  if (plan->writer) {
+    const size_t dash = plan->shard_prefix.rfind('-');
+    plan->key_prefix = (dash == std::string::npos ? plan->shard_prefix : plan->shard_prefix.substr(dash + 1)) + "-";
+  }
   *source = part->value("source", nlohmann::json());
   return Status::OK();
 }
 
-std::string PartName(uint32_t part, uint32_t parts) {
+std::string PartName(uint32_t part, uint32_t parts, bool writer) {
   char name[64];
-  std::snprintf(name, sizeof(name), "part-%05u-of-%05u", part, parts);
+  std::snprintf(name, sizeof(name), "%s-%05u-of-%05u", writer ? "writer" : "part", part, parts);
   return name;
 }
 
-bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* parts) {
+bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* parts, bool* writer) {
   // part-<digits>-of-<digits>.json, each number as PartName writes it (its own spelling: no sign,
   // no leading '+', no spaces that sscanf would let through).
   const auto number = [&](size_t* at, uint32_t* value) {
@@ -203,13 +231,15 @@ bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* pa
     *value = uint32_t(v);
     return true;
   };
-  size_t at = 5;
+  const bool w = name.rfind("writer-", 0) == 0;
+  size_t at = w ? 7 : 5;
   uint32_t a = 0, b = 0;
-  if (name.rfind("part-", 0) != 0 || !number(&at, &a) || name.compare(at, 4, "-of-") != 0) return false;
+  if ((!w && name.rfind("part-", 0) != 0) || !number(&at, &a) || name.compare(at, 4, "-of-") != 0) return false;
   at += 4;
-  if (!number(&at, &b) || name.substr(at) != ".json" || PartName(a, b) + ".json" != name) return false;
+  if (!number(&at, &b) || name.substr(at) != ".json" || PartName(a, b, w) + ".json" != name) return false;
   *part = a;
   *parts = b;
+  *writer = w;
   return true;
 }
 

@@ -30,7 +30,12 @@ struct PartPlan {
   uint64_t first_shard = 0, end_shard = 0;  // this part's shard numbers
   bool by_count = true;                     // PackOptions::partition_by_count
   std::string shard_prefix;                 // by size: "<prefix>-p00003", this part's shard names
-  std::string name;                         // "part-00003-of-00008"
+  std::string name;                         // "part-00003-of-00008" ("writer-..." for writer parts)
+  // A part written by a SampleWriter (shardpack/writer.h): the input's size is unknown, so the part
+  // covers no input range (inputs, begin and end are 0), names its shards "<prefix>-wPPPPP-..." and
+  // its index keys "wPPPPP-<index>" (key_prefix), and is written afresh by every run.
+  bool writer = false;
+  std::string key_prefix;
   std::string manifest_file() const { return name + ".json"; }
   std::string journal_file() const { return name + ".journal.json"; }
 };
@@ -48,6 +53,10 @@ Status ResolvePartition(const std::string& spec, uint32_t partitions,
 Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint32_t parts, PartPlan* plan,
                 bool by_count = true, const std::string& prefix = "shard");
 
+// Part `part` of `parts` written by SampleWriters (see PartPlan::writer). InvalidArgument when
+// part >= parts.
+Status PlanWriterPart(uint32_t part, uint32_t parts, const std::string& prefix, PartPlan* plan);
+
 // The items [plan.begin, plan.end) of `input`, which must outlive it. Scan-time skips are part
 // 0's to report.
 std::unique_ptr<PackInput> NewPartInput(PackInput* input, const PartPlan& plan);
@@ -63,11 +72,13 @@ Status WritePartManifest(Env* env, const std::string& out, const PartPlan& plan,
 // DataLoss naming the file when it is not a part manifest.
 Status ReadPartManifest(Env* env, const std::string& path, Manifest* manifest, PartPlan* plan, nlohmann::json* source);
 
-// "part-00003-of-00008.json" (a part manifest, not a journal): true, with the numbers. Any number
-// of digits (at least 5, as PartName writes them: "part-00007-of-100000.json").
-bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* parts);
+// "part-00003-of-00008.json" (a part manifest, not a journal): true, with the numbers; *writer
+// false. "writer-00003-of-00008.json" likewise, *writer true. Any number of digits (at least 5, as
+// PartName writes them: "part-00007-of-100000.json").
+bool ParsePartManifestName(const std::string& name, uint32_t* part, uint32_t* parts, bool* writer);
 
-// "part-00003-of-00008": the stem of a part's manifest and journal names, numbers of at least 5 digits.
-std::string PartName(uint32_t part, uint32_t parts);
+// "part-00003-of-00008" ("writer-00003-of-00008" for a writer part): the stem of a part's manifest
+// and journal names, numbers of at least 5 digits.
+std::string PartName(uint32_t part, uint32_t parts, bool writer = false);
 
 }  // namespace shardpack

@@ -83,7 +83,7 @@ class Packer {
       writer_ = format_.NewWriter(env_, out_, options_);
     }
     if (part_ != nullptr) SHARDPACK_RETURN_IF_ERROR(StartPart());
-    if (options_.resume || part_ != nullptr) {
+    if (options_.resume || (part_ != nullptr && !part_->plan.writer)) {  // a writer does not resume
       bool complete = false;
       SHARDPACK_RETURN_IF_ERROR(Resume(result, &complete));
       if (complete) return Status::OK();
@@ -171,6 +171,8 @@ class Packer {
                                      "parts and convert the merged dataset");
     }
     SHARDPACK_RETURN_IF_ERROR(s);
+    // A writer's part is written afresh: what an earlier run of it left (its own files only) goes.
+    if (plan.writer) return RemoveOurOutputFiles(env_, out_, files_.owns);
     if (options_.resume) return Status::OK();
     const std::string what = "part " + std::to_string(plan.part) + " of " + std::to_string(plan.parts);
     if (env_->FileExists(JoinPath(out_, files_.journal))) {
@@ -268,15 +270,18 @@ class Packer {
   // Stage 3, in input order: the skip or the sample, and the journal when a shard was published.
   Status Write(PackItem* item) {
     tally_.CountFile();
-    if (!item->status.ok()) return tally_.Skip({item->relpath, item->status.message()});
-    // A part's keys count from its first item, so that they are the whole pack's.
+    const std::string& name = item->report_name.empty() ? item->relpath : item->report_name;
+    if (!item->status.ok()) return tally_.Skip({name, item->status.message()});
+    // A part's keys count from its first item, so that they are the whole pack's; a writer's part
+    // has no first item and prefixes its keys instead.
     const uint64_t first_key = part_ ? part_->plan.begin : 0;
-    const std::string key = item->key.empty() ? IndexKey(first_key + tally_.samples()) : item->key;
+    const std::string key =
+        item->key.empty() ? (part_ ? part_->plan.key_prefix : "") + IndexKey(first_key + tally_.samples()) : item->key;
     for (const SampleField& f : item->fields) {
       if (key.size() + 1 + f.name.size() > kMaxMemberNameLength) {
-        return tally_.Skip({item->relpath, "member name " + key + "." + f.name + " is longer than " +
-                                               std::to_string(kMaxMemberNameLength) +
-                                               " bytes; use --key index or a shorter field name"});
+        return tally_.Skip({name, "member name " + key + "." + f.name + " is longer than " +
+                                      std::to_string(kMaxMemberNameLength) +
+                                      " bytes; use --key index or a shorter field name"});
       }
     }
     const std::vector<std::string>& classes = input_->class_names();
@@ -317,8 +322,7 @@ class Packer {
     // starts instead when it keeps none): listed as files not packed, never dropped silently.
     for (const size_t i : dropped) {
       const bool own_file = i < item->field_relpaths.size() && !item->field_relpaths[i].empty();
-      const std::string what =
-          own_file ? item->field_relpaths[i] : item->relpath + " (field " + item->fields[i].name + ")";
+      const std::string what = own_file ? item->field_relpaths[i] : name + " (field " + item->fields[i].name + ")";
       SHARDPACK_RETURN_IF_ERROR(tally_.Skip({what, kFieldsNotStored}));
     }
     tally_.Report(false);
@@ -360,12 +364,19 @@ class Packer {
 }  // namespace
 
 Status RunPackPipeline(Env* env, PackInput* input, const std::string& source, const std::string& out,
-                       const PackOptions& options, PackResult* result) {
+                       const PackOptions& options, PackResult* result, uint32_t writer_part, uint32_t writer_parts) {
   *result = PackResult();
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
   input->KeepFields(format->stores_fields());
-  if (options.partitions <= 1) return Packer(input, source, out, options, env, *format, nullptr).Run(result);
+  if (options.partitions <= 1 && writer_parts <= 1)
+    return Packer(input, source, out, options, env, *format, nullptr).Run(result);
+  if (writer_parts > 1) {  // a writer's part: the input's size is not known, nor needed
+    PartOfPack part;
+    part.source = PackFingerprint(source, *format, options, *input);
+    SHARDPACK_RETURN_IF_ERROR(PlanWriterPart(writer_part, writer_parts, options.prefix, &part.plan));
+    return Packer(input, source, out, options, env, *format, &part).Run(result);
+  }
   if (input->expected() == 0) {
     return Status::InvalidArgument(
         "--partition needs an input whose size is known before packing (a folder, a "

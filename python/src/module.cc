@@ -21,6 +21,7 @@
 #include "shardpack/loader.h"
 #include "tools/command_line.h"
 #include "tools/environment.h"
+#include "writer_bindings.h"
 #ifdef SHARDPACK_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <dlpack/dlpack.h>
@@ -527,6 +528,7 @@ PYBIND11_MODULE(_shardpack, m) {
   using namespace shardpack;
   m.doc() = "shardpack's C++ library; use the shardpack package (shardpack.Loader, shardpack.open).";
   m.attr("__version__") = SHARDPACK_VERSION;
+  BindWriting(m);
 
   py::class_<BatchLease>(m, "BatchLease", "One batch, its buffer on loan until no array uses it.")
       .def("images", &BatchLease::Images, "uint8 array over the batch buffer (no copy); keeps the lease alive")

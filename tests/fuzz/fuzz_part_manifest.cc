@@ -16,7 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t newline = input.find('\n');
   const std::string name = input.substr(0, newline);
   uint32_t part = 0, parts = 0;
-  if (shardpack::ParsePartManifestName(name, &part, &parts) && shardpack::PartName(part, parts) + ".json" != name) {
+  bool writer = false;
+  if (shardpack::ParsePartManifestName(name, &part, &parts, &writer) &&
+      shardpack::PartName(part, parts, writer) + ".json" != name) {
     __builtin_trap();
   }
   shardpack::fuzz::MemoryEnv env;

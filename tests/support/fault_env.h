@@ -8,6 +8,7 @@
 //   FailSyncOf       fsync fails: "Input/output error"
 //   FailRenameTo     renaming onto the path fails: "Read-only file system"
 //   SlowReadsOf      reading a whole file (ReadFile) first waits this long: slow storage
+//   SlowWritesOf     every write (Append, WriteAt) first waits this long: a disk slower than the producer
 // and KillAtOperation(n) sends the process SIGKILL at its n-th mutating operation (create, write,
 // sync, close, rename, remove, directory sync), for kill-and-resume tests. Thread-safe.
 #pragma once
@@ -45,6 +46,10 @@ class FaultEnv final : public Env {
     Add(&slow_reads_, suffix);
     slow_read_delay_ = delay;
   }
+  void SlowWritesOf(const std::string& suffix, std::chrono::microseconds delay) {
+    Add(&slow_writes_, suffix);
+    slow_write_delay_ = delay;
+  }
   void KillAtOperation(uint64_t n) { kill_at_ = n; }
   uint64_t operations() const { return operations_; }
 
@@ -59,7 +64,8 @@ class FaultEnv final : public Env {
         if (EndsWith(p, suffix)) limit = l;
       }
     }
-    *f = std::make_unique<Writable>(this, p, std::move(*f), limit, Matches(failing_syncs_, p));
+    *f = std::make_unique<Writable>(this, p, std::move(*f), limit, Matches(failing_syncs_, p),
+                                    Matches(slow_writes_, p) ? slow_write_delay_.load() : std::chrono::microseconds(0));
     return Status::OK();
   }
   Status NewSequentialFile(const std::string& p, std::unique_ptr<SequentialFile>* f) override {
@@ -105,16 +111,24 @@ class FaultEnv final : public Env {
  private:
   class Writable final : public WritableFile {
    public:
-    Writable(FaultEnv* env, std::string path, std::unique_ptr<WritableFile> base, uint64_t limit, bool fail_sync)
-        : env_(env), path_(std::move(path)), base_(std::move(base)), limit_(limit), fail_sync_(fail_sync) {}
+    Writable(FaultEnv* env, std::string path, std::unique_ptr<WritableFile> base, uint64_t limit, bool fail_sync,
+             std::chrono::microseconds delay)
+        : env_(env),
+          path_(std::move(path)),
+          base_(std::move(base)),
+          limit_(limit),
+          fail_sync_(fail_sync),
+          delay_(delay) {}
     Status Append(std::string_view data) override {
       env_->Operation();
+      if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
       SHARDPACK_RETURN_IF_ERROR(Room(size_ + data.size()));
       size_ += data.size();
       return base_->Append(data);
     }
     Status WriteAt(uint64_t offset, std::string_view data) override {
       env_->Operation();
+      if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
       SHARDPACK_RETURN_IF_ERROR(Room(offset + data.size()));
       size_ = std::max<uint64_t>(size_, offset + data.size());
       return base_->WriteAt(offset, data);
@@ -139,6 +153,7 @@ class FaultEnv final : public Env {
     std::unique_ptr<WritableFile> base_;
     uint64_t limit_, size_ = 0;
     bool fail_sync_;
+    std::chrono::microseconds delay_;
   };
 
   class Sequential final : public SequentialFile {
@@ -194,8 +209,9 @@ class FaultEnv final : public Env {
   Env* base_ = Env::Default();
   std::mutex mu_;
   std::set<std::string> failing_reads_, corrupt_reads_, short_reads_, failing_creation_, failing_syncs_,
-      failing_renames_, slow_reads_;
+      failing_renames_, slow_reads_, slow_writes_;
   std::chrono::microseconds slow_read_delay_{0};  // set before use, like the other faults
+  std::atomic<std::chrono::microseconds> slow_write_delay_{std::chrono::microseconds(0)};
   std::map<std::string, uint64_t> write_limits_;
   std::atomic<uint64_t> operations_{0};
   std::atomic<uint64_t> kill_at_{0};

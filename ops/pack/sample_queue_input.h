@@ -1,0 +1,73 @@
+// SampleQueueInput: the pack pipeline's input for SampleWriter (shardpack/writer.h): the samples a
+// program writes, through a bounded queue.
+//
+// Push() (the producer, any thread) appends to the queue and blocks while it is full; Next() (the
+// pipeline's first stage) takes from it and blocks while it is empty. The queue is bounded by a
+// count and by bytes, so a producer faster than the disk waits instead of filling memory: what is
+// in flight is at most the queue plus the pipeline's slots. Checks that concern the call itself (a
+// bad key or field name, a class not in the list) fail Push at once; checks of the data (does the
+// image decode) are the pipeline's, which skips and reports as pack does.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "formats/common/pack_input.h"
+#include "shardpack/writer.h"
+
+namespace shardpack {
+
+class SampleQueueInput final : public PackInput {
+ public:
+  struct Options {
+    std::vector<std::string> classes;
+    size_t max_samples = 16;
+    uint64_t max_bytes = 256ull << 20;
+    // How Load() encodes pixels: BMP for raw (which decodes them again, losslessly, to store them
+    // as they are), else PNG or JPEG at jpeg_quality.
+    enum class PixelEncoding { kPng, kJpeg, kBmp } pixel_encoding = PixelEncoding::kPng;
+    int jpeg_quality = 90;
+  };
+  explicit SampleQueueInput(Options options);
+
+  // Queues `sample`; blocks while the queue is full. InvalidArgument for a sample that is wrong as
+  // given; after Close() FailedPrecondition; after Fail() the status given there.
+  Status Push(WriterSample sample);
+  // No more samples: Next() says done once the queue is drained.
+  void Close();
+  // The pipeline stopped, or the writer is aborted: Push() and Next() return `why` from now on,
+  // and the queued samples are dropped.
+  void Fail(const Status& why);
+  uint64_t pushed() const;
+
+  const std::vector<std::string>& class_names() const override { return options_.classes; }
+  uint64_t expected() const override { return 0; }
+  Status Next(PackItem* item, bool* done) override;
+  // Encodes the pixels Next() left in item->pixels (pipeline threads, in parallel).
+  Status Load(PackItem* item) const override;
+
+ private:
+  // InvalidArgument when the sample cannot be written as given; *label: its label.
+  Status Check(const WriterSample& sample, int32_t* label) const;
+  static uint64_t BytesOf(const WriterSample& sample);
+
+  const Options options_;
+  std::map<std::string, int32_t> class_index_;
+  mutable std::mutex mu_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<WriterSample> queue_;
+  uint64_t queued_bytes_ = 0;
+  uint64_t pushed_ = 0;  // samples accepted so far: the next one's number
+  uint64_t taken_ = 0;   // samples Next() has given the pipeline
+  bool closed_ = false;
+  Status failed_;                            // set by Fail()
+  int keyed_ = -1;                           // -1: no sample yet; 1: samples carry keys; 0: they take index keys
+  std::unordered_set<uint64_t> key_hashes_;  // XXH64 of the keys given, to refuse a repeat
+};
+
+}  // namespace shardpack
