@@ -15,9 +15,10 @@ that shards go up in parts:
 - a pack in 2 parts uploads independently; merge of the s3:// URL refuses while a part is missing
   and then writes a manifest that makes the dataset equal the one-node pack;
 - convert from a local dataset into s3:// equals convert into a folder;
+- shardpack.Writer into s3://, given the tree's files in pack's order, equals the local pack;
 - refusals: LMDB (written in place), an http:// OUT, a non-empty OUT without --force, a bad secret.
 
-usage: s3_output_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR S3RVER
+usage: s3_output_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR S3RVER PYTHON_PACKAGE_DIR
 Exits 77 (skipped) when s3rver, awscli or botocore is missing (scripts/install-deps.sh installs them).
 """
 
@@ -29,7 +30,7 @@ import sys
 from checks import Checks, fresh_folder
 from s3_store import BUCKET, S3Store, missing_tools
 
-shardpack, make_tree, work, s3rver = sys.argv[1:5]
+shardpack, make_tree, work, s3rver, python_dir = sys.argv[1:6]
 why = missing_tools(s3rver)
 if why:
     print("skipped:", why)
@@ -223,6 +224,22 @@ with S3Store(s3rver, os.path.join(work, "store")) as store:
     got = store.download("conv/raw", os.path.join(work, "dl-conv"))
     check(r.returncode == 0 and r2.returncode == 0 and differences(got, local_files(conv)) == [],
           f"convert into s3: {r2.stderr} {differences(got, local_files(conv))}")
+
+    # shardpack.Writer into the store: the tree's files in pack's order (sorted class folders, sorted
+    # files), with their paths and pack's class list, give the local pack's files, byte for byte.
+    writer = (
+        "import os, sys, shardpack\n"
+        "src, url = sys.argv[1:3]\n"
+        "classes = sorted(os.listdir(src))\n"
+        "with shardpack.Writer(url, classes=classes, samples_per_shard=4, sync=False) as w:\n"
+        "    for c in classes:\n"
+        "        for f in sorted(os.listdir(os.path.join(src, c))):\n"
+        "            w.write(open(os.path.join(src, c, f), 'rb').read(), label=c, path=c + '/' + f)\n")
+    r = subprocess.run(["/usr/bin/python3", "-c", writer, src, f"s3://{BUCKET}/writer/wds"], capture_output=True,
+                       text=True, env=dict(env, PYTHONPATH=python_dir))
+    got = store.download("writer/wds", os.path.join(work, "dl-writer"))
+    check(r.returncode == 0 and differences(got, references["wds"]) == [],
+          f"shardpack.Writer into s3: {r.stderr} {differences(got, references['wds'])}")
 
     # Refusals.
     r = run(["pack", src, f"s3://{BUCKET}/lmdb", "--format", "lmdb"], env)
