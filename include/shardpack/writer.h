@@ -40,7 +40,8 @@ struct WriterOptions {
   // decode_check, max_sample_bytes, max_pixels, raw's resize / crop / keep_size / compress,
   // max_side and jpeg_quality, sync, force (replace a dataset in OUT), env, remote (an s3:// OUT),
   // on_progress, on_skip, cancel. Not: list_file, layout, shuffle, path_keys, resume, partition
-  // (a writer writes in the order it is given, and parts are `part` below).
+  // (a writer writes in the order it is given, and parts are `part` below). threads 0: every core
+  // but one, which the producer is left.
   PackOptions pack;
   // The class list, as pack derives it from class folders: a sample's class_name is looked up in
   // it, and its label must lie within it. Empty: labels are free (any label >= -1), no class names.
@@ -50,9 +51,11 @@ struct WriterOptions {
   // (its resize and crop apply, as to any image).
   bool pixels_as_jpeg = false;
   // The queue between Write() and the pipeline: Write() blocks while it holds this many samples,
-  // or this many bytes (a larger sample still goes in alone). 0: 4 x the pipeline's threads.
-  size_t queue_samples = 0;
-  uint64_t queue_bytes = 256ull << 20;
+  // or this many bytes (a larger sample still goes in alone), until it is half empty. A deep queue
+  // lets the producer and the pipeline run in long stretches instead of waking each other for
+  // every sample; the byte bound is what bounds memory.
+  size_t queue_samples = 256;
+  uint64_t queue_bytes = 64ull << 20;
   // One of several writers that write one dataset (each in its own process: a pool, a Slurm array, a
   // Ray or Spark job): this writer writes part `part` of `parts` into OUT, its shards named
   // "<prefix>-wPPPPP-NNNNNN" and its manifest "writer-PPPPP-of-NNNNN.json", names that pack
@@ -103,6 +106,11 @@ class SampleWriter {
 
   // Samples queued so far (Write() calls that succeeded).
   virtual uint64_t samples_queued() const = 0;
+
+  // An empty string with room for `size` bytes, preferably the buffer of an earlier sample's image:
+  // fill it and give it back as WriterSample::image. Memory that circulates spares the page faults
+  // of fresh allocations, which cost more than copying the bytes. Thread-safe; optional.
+  virtual std::string RecycledBuffer(size_t size) = 0;
 };
 
 }  // namespace shardpack

@@ -1,5 +1,6 @@
 #include "ops/pack/sample_queue_input.h"
 
+#include <algorithm>
 #include <opencv2/imgproc.hpp>
 
 #include "ground/checksum.h"
@@ -68,6 +69,16 @@ Status SampleQueueInput::Check(const WriterSample& s, int32_t* label) const {
   return Status::OK();
 }
 
+bool SampleQueueInput::BatchReady() const {
+  const size_t batch = std::clamp<size_t>(options_.max_samples / 4, 1, 64);
+  return queue_.size() >= batch ||
+         (!queue_.empty() && (queued_bytes_ >= options_.max_bytes / 2 || producers_waiting_ > 0));
+}
+
+bool SampleQueueInput::BelowLowWater() const {
+  return queue_.size() <= options_.max_samples / 2 && queued_bytes_ <= options_.max_bytes / 2;
+}
+
 uint64_t SampleQueueInput::BytesOf(const WriterSample& s) {
   uint64_t bytes = s.image.size() + s.pixels.rgb.size();
   for (const auto& [name, data] : s.fields) bytes += data.size();
@@ -78,10 +89,17 @@ Status SampleQueueInput::Push(WriterSample sample) {
   const uint64_t bytes = BytesOf(sample);
   std::unique_lock<std::mutex> lock(mu_);
   // A sample larger than the byte bound still goes in, alone: the bound must not stop a writer.
-  not_full_.wait(lock, [&] {
-    return !failed_.ok() || closed_ ||
-           (queue_.size() < options_.max_samples && (queue_.empty() || queued_bytes_ + bytes <= options_.max_bytes));
-  });
+  const auto room = [&] {
+    return queue_.size() < options_.max_samples && (queue_.empty() || queued_bytes_ + bytes <= options_.max_bytes);
+  };
+  if (!room()) {
+    // Full: wait until the queue is half empty, so that the producer wakes once per half a queue
+    // rather than once per sample (Next() signals at that mark).
+    ++producers_waiting_;
+    if (consumer_waiting_) not_empty_.notify_one();  // a full queue is worth taking, batch or not
+    not_full_.wait(lock, [&] { return !failed_.ok() || closed_ || (room() && BelowLowWater()); });
+    --producers_waiting_;
+  }
   if (!failed_.ok()) return failed_;
   if (closed_) return Status::InvalidArgument("the writer is closed: write before close()");
   int32_t label = -1;
@@ -92,7 +110,7 @@ Status SampleQueueInput::Push(WriterSample sample) {
   ++pushed_;
   queued_bytes_ += bytes;
   queue_.push_back(std::move(sample));
-  not_empty_.notify_one();
+  if (consumer_waiting_ && BatchReady()) not_empty_.notify_one();
   return Status::OK();
 }
 
@@ -112,6 +130,24 @@ void SampleQueueInput::Fail(const Status& why) {
   not_full_.notify_all();
 }
 
+std::string SampleQueueInput::TakeSpareBuffer(size_t size) {
+  std::string buffer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The last few returned are the likeliest to be in the cache; the first large enough wins.
+    for (size_t i = spare_.size(), looked = 0; i > 0 && looked < 8; --i, ++looked) {
+      if (spare_[i - 1].capacity() >= size) {
+        buffer = std::move(spare_[i - 1]);
+        spare_.erase(spare_.begin() + std::ptrdiff_t(i - 1));
+        break;
+      }
+    }
+  }
+  buffer.clear();
+  if (buffer.capacity() < size) buffer.reserve(size + size / 4);
+  return buffer;
+}
+
 uint64_t SampleQueueInput::pushed() const {
   std::lock_guard<std::mutex> lock(mu_);
   return pushed_;
@@ -122,7 +158,13 @@ Status SampleQueueInput::Next(PackItem* item, bool* done) {
   uint64_t number = 0;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    not_empty_.wait(lock, [&] { return !failed_.ok() || closed_ || !queue_.empty(); });
+    if (queue_.empty()) {
+      // Wait for a batch rather than for one sample: a producer slower than the pipeline would
+      // otherwise wake it (a futex call and two context switches) for every sample it writes.
+      consumer_waiting_ = true;
+      not_empty_.wait(lock, [&] { return !failed_.ok() || closed_ || BatchReady(); });
+      consumer_waiting_ = false;
+    }
     if (!failed_.ok()) return failed_;
     *done = queue_.empty();
     if (*done) return Status::OK();
@@ -130,7 +172,11 @@ Status SampleQueueInput::Next(PackItem* item, bool* done) {
     queue_.pop_front();
     queued_bytes_ -= BytesOf(s);
     number = taken_++;
-    not_full_.notify_one();
+    // The slot's last image buffer goes back to the producers (TakeSpareBuffer) instead of to malloc.
+    if (item->loaded && item->bytes.capacity() > 0 && spare_.size() < options_.max_samples) {
+      spare_.push_back(std::move(item->bytes));
+    }
+    if (producers_waiting_ > 0 && BelowLowWater()) not_full_.notify_all();
   }
   item->relpath = std::move(s.relpath);
   item->key = std::move(s.key);

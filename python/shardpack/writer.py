@@ -44,7 +44,7 @@ def _uint8_array(value, what, dims):
 class Writer:
     """Writes a dataset sample by sample, as `shardpack pack` would have packed it.
 
-    Writer(out, format="wds", *, classes=None, pixels="png", queue_samples=0, queue_bytes=256 MiB,
+    Writer(out, format="wds", *, classes=None, pixels="png", queue_samples=256, queue_bytes=64 MiB,
            part=0, parts=1, **pack_options)
 
     out: a folder, or s3://bucket/prefix (credentials from the environment, as for the CLI).
@@ -53,8 +53,8 @@ class Writer:
         from folders). Without it labels are integers, or none.
     pixels: how wds and lmdb store images given as pixels: "png" (lossless) or "jpeg" (at
         jpeg_quality, default 90, 4:2:0). raw stores pixels as they are (its resize and crop apply).
-    queue_samples, queue_bytes: write() blocks while this many samples or bytes wait (0 samples:
-        4 x threads).
+    queue_samples, queue_bytes: write() blocks while this many samples or bytes wait, until half
+        of them are taken (the bytes bound memory).
     part, parts: one of several writers (processes) writing one dataset; `shardpack merge OUT`
         joins the parts once all are closed. Index keys are then "wPPPPP-NNNNNNNNN".
     pack_options: as `shardpack pack` takes them: prefix, shard_size (bytes), samples_per_shard,

@@ -158,7 +158,12 @@ class PyWriter {
   void WriteBytes(py::bytes image, const std::string& key, int32_t label, const std::string& class_name,
                   const std::string& path, const std::vector<std::pair<std::string, py::bytes>>& fields) {
     WriterSample sample = Identity(key, label, class_name, path, fields);
-    sample.image = image;  // the one copy out of Python's object
+    if (!writer_) throw py::value_error("the writer is closed: write before close()");
+    char* data = nullptr;
+    Py_ssize_t size = 0;
+    PyBytes_AsStringAndSize(image.ptr(), &data, &size);
+    sample.image = writer_->RecycledBuffer(size_t(size));  // the one copy out of Python's object, into used memory
+    sample.image.assign(data, size_t(size));
     Push(std::move(sample));
   }
 
