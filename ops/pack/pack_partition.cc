@@ -121,17 +121,10 @@ Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint
 }
 
 Status PlanWriterPart(uint32_t part, uint32_t parts, const std::string& prefix, PartPlan* plan) {
-  if (parts == 0 || part >= parts) {
-    return Status::InvalidArgument("writer part " + std::to_string(part) + " of " + std::to_string(parts) +
-                                   ": the part must lie in 0.." + std::to_string(parts == 0 ? 0 : parts - 1));
-  }
-  *plan = PartPlan();
-  plan->part = part;
-  plan->parts = parts;
-  plan->by_count = false;
+  // A part cut by size of an input of unknown size (none: it covers [0, 0)), named as a writer's.
+  SHARDPACK_RETURN_IF_ERROR(PlanPart(0, 1, part, parts, plan, /*by_count=*/false, prefix));
   plan->writer = true;
   plan->name = PartName(part, parts, /*writer=*/true);
-  plan->end_shard = UINT64_MAX;
   char name[32];
   std::snprintf(name, sizeof(name), "w%05u", part);
   plan->shard_prefix = prefix + "-" + name;

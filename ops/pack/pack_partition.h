@@ -53,8 +53,8 @@ Status ResolvePartition(const std::string& spec, uint32_t partitions,
 Status PlanPart(uint64_t inputs, uint64_t samples_per_shard, uint32_t part, uint32_t parts, PartPlan* plan,
                 bool by_count = true, const std::string& prefix = "shard");
 
-// Part `part` of `parts` written by SampleWriters (see PartPlan::writer). InvalidArgument when
-// part >= parts.
+// Part `part` of `parts` written by SampleWriters (see PartPlan::writer). InvalidArgument, as
+// PlanPart's, when part >= parts (SampleWriter::Open says it in a writer's words first).
 Status PlanWriterPart(uint32_t part, uint32_t parts, const std::string& prefix, PartPlan* plan);
 
 // The items [plan.begin, plan.end) of `input`, which must outlive it. Scan-time skips are part

@@ -106,6 +106,12 @@ Status SampleWriter::Open(const std::string& out, const WriterOptions& options, 
   std::unique_ptr<Env> output_env;  // OUT in an object store
   SHARDPACK_RETURN_IF_ERROR(
       OutputEnvFor(out_location, format, options.pack.remote, options.pack.env, &output_env, &env));
+  // pack's message would offer --resume, which a writer cannot do.
+  if (options.parts <= 1 && !options.pack.force && env->FileExists(JoinPath(out, kPackJournalFileName))) {
+    return Status::InvalidArgument("output folder " + out +
+                                   " holds an interrupted pack or writer; a writer does not resume: write it again "
+                                   "with force (Python: force=True), which replaces what is there");
+  }
   // Parts share OUT: each replaces its own files (the pipeline), never the others'.
   SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, "", out, options.pack.force, /*resume=*/options.parts > 1));
   SampleQueueInput::Options queue;

@@ -10,6 +10,7 @@ C++ threads without the GIL, and write() blocks while the queue is full.
 """
 
 import json as _json
+import numbers as _numbers
 
 from . import _shardpack
 
@@ -95,8 +96,10 @@ class Writer:
             class_name, label = label, -1
         elif label is None:
             label = -1
-        elif not isinstance(label, int) or isinstance(label, bool):
+        elif isinstance(label, bool) or not isinstance(label, _numbers.Integral):
             raise TypeError(f"label must be an int or a class name, not {type(label).__name__}")
+        else:
+            label = int(label)  # numpy's and torch's integers too
         items = [(str(n), _field_bytes(n, v)) for n, v in (fields or {}).items()]
         key = "" if key is None else str(key)
         path = "" if path is None else str(path)

@@ -152,15 +152,19 @@ def test_an_exception_in_the_block_leaves_no_manifest(tree, tmp_path):
     _, files = pack_order(src)
     out = tmp_path / "failed"
     with pytest.raises(KeyError):
-        with shardpack.Writer(out, samples_per_shard=4, sync=False) as w:
-            for relpath, _, _ in files[:10]:
+        with shardpack.Writer(out, samples_per_shard=4, sync=False, queue_samples=4) as w:
+            for relpath, _, _ in files[:40]:
                 w.write((src / relpath).read_bytes())
             raise KeyError("producer failed")
     assert not (out / "manifest.json").exists()
+    assert any(f.endswith(".tar") for f in os.listdir(out))  # complete shards stay, as a killed pack's
     assert not any(f.endswith(".tmp") for f in os.listdir(out))
     r = cli("verify", str(out))
     assert r.returncode != 0 and "manifest.json" in r.stderr
-    # A new run writes again (force replaces what the failed one left).
+    # A writer does not resume: a new run writes again, replacing what the failed one left.
+    with pytest.raises(ValueError, match=r"holds an interrupted pack or writer; a writer does not resume: write it "
+                                         r"again with force \(Python: force=True\)"):
+        shardpack.Writer(out, samples_per_shard=4, sync=False)
     with shardpack.Writer(out, samples_per_shard=4, sync=False, force=True) as w:
         w.write((src / files[0][0]).read_bytes())
     assert json.loads((out / "manifest.json").read_text())["samples"] == 1
@@ -184,6 +188,7 @@ def test_bad_samples_are_skipped_and_reported(tree, tmp_path):
     size = Image.open(io.BytesIO(good)).size
     skipped = {s["path"]: s["reason"] for s in w.summary["skipped_files"]}
     assert w.summary["samples"] == 2 and list(skipped) == ["sample 'b'", "sample 'c'", "sample 'd'", "sample 'e'"]
+    assert skipped["sample 'b'"] == "truncated JPEG: no end-of-image marker after the image data"
     assert skipped["sample 'c'"] == "field txt is not valid UTF-8 text"
     assert skipped["sample 'd'"] == (f"field seg.png is 3x3 pixels, its image {size[0]}x{size[1]}; "
                                      "a mask must have its image's size")
@@ -213,19 +218,22 @@ def test_samples_wrong_as_given_raise_at_once(tmp_path):
     with pytest.raises(ValueError, match=r"^sample 0: label 2 is outside the class list \(-1 for none, 0..1\)$"):
         w.write(png, label=2)
     w.write(png, key="k1", label="dog")
+    w.write(png, key="k0", label=np.int64(0))  # numpy's integers are labels too
     with pytest.raises(ValueError, match=r"^sample 'a.b': a key may not hold '\.', '/'"):
         w.write(png, key="a.b")
     with pytest.raises(ValueError, match=r"^sample 'k1': the key was given to an earlier sample; keys must be unique$"):
         w.write(png, key="k1")
-    with pytest.raises(ValueError, match=r"^sample 1: give a key to every sample or to none"):
+    with pytest.raises(ValueError, match=r"^sample 2: give a key to every sample or to none"):
         w.write(png)
     with pytest.raises(ValueError, match=r"^sample 'k2': field 'cls': the class is the sample's label"):
         w.write(png, key="k2", fields={"cls": "1"})
     with pytest.raises(ValueError, match=r"^image: give a uint8 array of shape \(height, width, 3\)"):
         w.write(np.zeros((4, 4, 4), dtype=np.uint8), key="k3")
+    with pytest.raises(TypeError, match="label must be an int or a class name, not float"):
+        w.write(png, key="k5", label=1.0)
     with pytest.raises(TypeError, match="unknown writer option 'shuffle'"):
         shardpack.Writer(tmp_path / "x", shuffle=True)
-    assert w.close()["samples"] == 1
+    assert w.close()["samples"] == 2
     with pytest.raises(ValueError, match="closed"):
         w.write(png, key="k4")
 
