@@ -137,6 +137,7 @@ std::string SampleQueueInput::TakeSpareBuffer(size_t size) {
     // The last few returned are the likeliest to be in the cache; the first large enough wins.
     for (size_t i = spare_.size(), looked = 0; i > 0 && looked < 8; --i, ++looked) {
       if (spare_[i - 1].capacity() >= size) {
+        spare_bytes_ -= spare_[i - 1].capacity();
         buffer = std::move(spare_[i - 1]);
         spare_.erase(spare_.begin() + std::ptrdiff_t(i - 1));
         break;
@@ -173,7 +174,9 @@ Status SampleQueueInput::Next(PackItem* item, bool* done) {
     queued_bytes_ -= BytesOf(s);
     number = taken_++;
     // The slot's last image buffer goes back to the producers (TakeSpareBuffer) instead of to malloc.
-    if (item->loaded && item->bytes.capacity() > 0 && spare_.size() < options_.max_samples) {
+    const size_t capacity = item->loaded ? item->bytes.capacity() : 0;
+    if (capacity > 0 && spare_.size() < options_.max_samples && spare_bytes_ + capacity <= options_.max_bytes / 2) {
+      spare_bytes_ += capacity;
       spare_.push_back(std::move(item->bytes));
     }
     if (producers_waiting_ > 0 && BelowLowWater()) not_full_.notify_all();

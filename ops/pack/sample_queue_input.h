@@ -80,8 +80,9 @@ class SampleQueueInput final : public PackInput {
   int keyed_ = -1;                           // -1: no sample yet; 1: samples carry keys; 0: they take index keys
   std::unordered_set<uint64_t> key_hashes_;  // XXH64 of the keys given, to refuse a repeat
   // Image buffers the pipeline's slots gave up, for producers to fill again (SampleWriter::
-  // RecycledBuffer): at most max_samples of them, so they add at most a queue's worth of memory.
+  // RecycledBuffer): at most max_samples of them, holding at most half of max_bytes.
   std::vector<std::string> spare_;
+  uint64_t spare_bytes_ = 0;  // their capacity
 };
 
 }  // namespace shardpack

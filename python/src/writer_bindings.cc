@@ -6,6 +6,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
@@ -234,14 +236,24 @@ class PyWriter {
 
 // shardpack.pack(): Pack() with progress handed to `progress` (a callable, called with a dict about
 // every 100 ms from the pack's thread, holding the GIL) and the summary as pack --json gives it.
+// An exception in `progress` stops the pack as Ctrl-C does (no manifest), and is raised here.
 py::dict PackFromPython(const std::string& src, const std::string& out, py::object progress, const py::kwargs& kwargs) {
   PackOptions options = PackOptionsFrom(kwargs, /*for_writer=*/false);
+  std::atomic<bool> stop{false};
+  std::exception_ptr raised;  // by `progress`; set once, before `stop`
+  options.cancel = &stop;
   if (!progress.is_none()) {
-    options.on_progress = [progress](const PackProgress& p) {
+    options.on_progress = [&progress, &stop, &raised](const PackProgress& p) {
+      if (stop.load()) return;
       py::gil_scoped_acquire gil;
-      progress(py::dict(py::arg("files_done") = p.files_done, py::arg("files_total") = p.files_total,
-                        py::arg("samples_packed") = p.samples_packed, py::arg("files_skipped") = p.files_skipped,
-                        py::arg("bytes_read") = p.bytes_read, py::arg("elapsed_seconds") = p.elapsed_seconds));
+      try {
+        progress(py::dict(py::arg("files_done") = p.files_done, py::arg("files_total") = p.files_total,
+                          py::arg("samples_packed") = p.samples_packed, py::arg("files_skipped") = p.files_skipped,
+                          py::arg("bytes_read") = p.bytes_read, py::arg("elapsed_seconds") = p.elapsed_seconds));
+      } catch (...) {
+        raised = std::current_exception();
+        stop.store(true);
+      }
     };
   }
   PackResult result;
@@ -250,8 +262,7 @@ py::dict PackFromPython(const std::string& src, const std::string& out, py::obje
     py::gil_scoped_release nogil;
     s = Pack(src, out, options, &result);
   }
-  // An exception raised by `progress` stays pending in Python: it surfaces once the GIL is back.
-  if (PyErr_Occurred()) throw py::error_already_set();
+  if (raised) std::rethrow_exception(raised);
   if (!s.ok()) RaiseStatus(s);
   return JsonToDict(PackResultToJson(result, out));
 }

@@ -289,5 +289,15 @@ def test_pack_from_python_returns_the_summary(tree, tmp_path):
     assert seen and seen[-1]["files_done"] == 60
     with pytest.raises(ValueError, match="does not exist"):
         shardpack.pack(tree / "missing", tmp_path / "q")
+    def interrupt(progress):
+        raise KeyboardInterrupt
+
+    # An exception in the callback surfaces; the pack stops as Ctrl-C stops it (no manifest), or, when
+    # the only report was the last one, it had finished whole.
+    with pytest.raises(KeyboardInterrupt):
+        shardpack.pack(tree / "src", tmp_path / "stopped", samples_per_shard=4, sync=False, progress=interrupt)
+    stopped = tmp_path / "stopped"
+    assert not (stopped / "manifest.json").exists() or cli("verify", str(stopped)).returncode == 0
+    assert not any(f.endswith(".tmp") for f in os.listdir(stopped))
     with pytest.raises(TypeError, match="unknown pack option 'colour'"):
         shardpack.pack(tree / "src", tmp_path / "q", colour=1)
