@@ -165,6 +165,11 @@ class Packer {
     const PartPlan& plan = part_->plan;
     const Status s = plan.by_count ? writer_->SetShardRange(plan.first_shard, plan.end_shard)
                                    : writer_->SetShardRange(0, UINT64_MAX);
+    if (s.code() == Status::Code::kUnsupported && plan.writer) {
+      return Status::InvalidArgument("parts: the " + std::string(format_.name()) +
+                                     " format writes one file, which cannot be written in parts; write wds or raw "
+                                     "in parts and convert the merged dataset");
+    }
     if (s.code() == Status::Code::kUnsupported) {
       return Status::InvalidArgument("--partition: the " + std::string(format_.name()) +
                                      " format writes one file, which cannot be packed in parts; pack wds or raw in "

@@ -280,6 +280,11 @@ def test_three_writer_processes_merged(tree, tmp_path):
     src = tree / "src"
     want = sorted((src / r).read_bytes() for _, files in [pack_order(src)] for r, _, _ in files)
     assert sorted(images.values()) == want
+    # LMDB writes one file: no parts.
+    with pytest.raises(ValueError, match=r"^parts: the lmdb format writes one file, which cannot be written in parts; "
+                                         r"write wds or raw in parts and convert the merged dataset$"):
+        with shardpack.Writer(tmp_path / "lmdb-parts", "lmdb", part=0, parts=2, sync=False) as w:
+            w.write((src / pack_order(src)[1][0][0]).read_bytes())
 
 
 def test_pack_from_python_returns_the_summary(tree, tmp_path):
