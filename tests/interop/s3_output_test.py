@@ -235,11 +235,17 @@ with S3Store(s3rver, os.path.join(work, "store")) as store:
         "    for c in classes:\n"
         "        for f in sorted(os.listdir(os.path.join(src, c))):\n"
         "            w.write(open(os.path.join(src, c, f), 'rb').read(), label=c, path=c + '/' + f)\n")
-    r = subprocess.run(["/usr/bin/python3", "-c", writer, src, f"s3://{BUCKET}/writer/wds"], capture_output=True,
-                       text=True, env=dict(env, PYTHONPATH=python_dir))
-    got = store.download("writer/wds", os.path.join(work, "dl-writer"))
-    check(r.returncode == 0 and differences(got, references["wds"]) == [],
-          f"shardpack.Writer into s3: {r.stderr} {differences(got, references['wds'])}")
+    # The sanitizer builds have no Python module (a sanitized extension cannot load into Debian's
+    # python3): there the Release build's run of this test is the one that checks the writer.
+    package = os.path.join(python_dir, "shardpack")
+    if os.path.isdir(package) and any(f.startswith("_shardpack") for f in os.listdir(package)):
+        r = subprocess.run(["/usr/bin/python3", "-c", writer, src, f"s3://{BUCKET}/writer/wds"], capture_output=True,
+                           text=True, env=dict(env, PYTHONPATH=python_dir))
+        got = store.download("writer/wds", os.path.join(work, "dl-writer"))
+        check(r.returncode == 0 and differences(got, references["wds"]) == [],
+              f"shardpack.Writer into s3: {r.stderr} {differences(got, references['wds'])}")
+    else:
+        print(f"shardpack.Writer into s3: not checked, {python_dir} holds no Python module (a sanitizer build)")
 
     # Refusals.
     r = run(["pack", src, f"s3://{BUCKET}/lmdb", "--format", "lmdb"], env)
