@@ -15,8 +15,11 @@ SampleQueueInput::SampleQueueInput(Options options) : options_(std::move(options
 }
 
 Status SampleQueueInput::Check(const WriterSample& s, int32_t* label) const {
-  const std::string who = s.key.empty() ? "sample " + std::to_string(pushed_) : "sample '" + s.key + "'";
-  const auto bad = [&](const std::string& why) { return Status::InvalidArgument(who + ": " + why); };
+  // The sample's name is built only for a refusal: Check runs for every sample.
+  const auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument((s.key.empty() ? "sample " + std::to_string(pushed_) : "sample '" + s.key + "'") +
+                                   ": " + why);
+  };
   if (s.image.empty() == s.pixels.rgb.empty()) {
     return bad(s.image.empty() ? "no image: give its encoded bytes or its pixels"
                                : "both encoded bytes and pixels: give one image");
@@ -109,7 +112,7 @@ Status SampleQueueInput::Push(WriterSample sample) {
   keyed_ = sample.key.empty() ? 0 : 1;
   ++pushed_;
   queued_bytes_ += bytes;
-  queue_.push_back(std::move(sample));
+  queue_.push_back({std::move(sample), bytes});
   if (consumer_waiting_ && BatchReady()) not_empty_.notify_one();
   return Status::OK();
 }
@@ -155,7 +158,7 @@ uint64_t SampleQueueInput::pushed() const {
 }
 
 Status SampleQueueInput::Next(PackItem* item, bool* done) {
-  WriterSample s;
+  Queued queued;
   uint64_t number = 0;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -169,9 +172,9 @@ Status SampleQueueInput::Next(PackItem* item, bool* done) {
     if (!failed_.ok()) return failed_;
     *done = queue_.empty();
     if (*done) return Status::OK();
-    s = std::move(queue_.front());
+    queued = std::move(queue_.front());
     queue_.pop_front();
-    queued_bytes_ -= BytesOf(s);
+    queued_bytes_ -= queued.bytes;
     number = taken_++;
     // The slot's last image buffer goes back to the producers (TakeSpareBuffer) instead of to malloc.
     const size_t capacity = item->loaded ? item->bytes.capacity() : 0;
@@ -181,6 +184,7 @@ Status SampleQueueInput::Next(PackItem* item, bool* done) {
     }
     if (producers_waiting_ > 0 && BelowLowWater()) not_full_.notify_all();
   }
+  WriterSample& s = queued.sample;
   item->relpath = std::move(s.relpath);
   item->key = std::move(s.key);
   // Skips name the sample as the caller knows it: its key, its path, or its place among the writes.

@@ -69,7 +69,11 @@ class SampleQueueInput final : public PackInput {
   std::map<std::string, int32_t> class_index_;
   mutable std::mutex mu_;
   std::condition_variable not_full_, not_empty_;
-  std::deque<WriterSample> queue_;
+  struct Queued {
+    WriterSample sample;
+    uint64_t bytes = 0;  // BytesOf(sample), counted once
+  };
+  std::deque<Queued> queue_;
   uint64_t queued_bytes_ = 0;
   uint64_t pushed_ = 0;  // samples accepted so far: the next one's number
   uint64_t taken_ = 0;   // samples Next() has given the pipeline
