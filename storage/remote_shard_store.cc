@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ground/memory_file.h"
+#include "ground/status_of_call.h"
 #include "storage/shard_download.h"
 
 namespace shardpack {
@@ -174,8 +175,11 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
       }
     }
     lock.unlock();
-    const Status s = space_ != nullptr ? FetchShared(shard, waited_for, next_use, http, &full, &want)
-                                       : Fetch(shard, http, &buffer, &file);
+    // (An exception here, say memory for a shard buffer refused, fails this shard, not the process.)
+    const Status s = StatusOfCall("downloading a shard", [&] {
+      return space_ != nullptr ? FetchShared(shard, waited_for, next_use, http, &full, &want)
+                               : Fetch(shard, http, &buffer, &file);
+    });
     lock.lock();
     Slot& slot = slots_[shard];
     if (s.ok() && full) {

@@ -4,12 +4,14 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #include <set>
 
 #include "formats/wds/dali_index.h"
+#include "ops/read/forwarding_dataset_reader.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/loader_bench.h"
 #include "tests/support/dataset_fixture.h"
@@ -319,7 +321,13 @@ TEST_F(RandomResizedCropTest, FlipMirrorsTheSameCrop) {
   EXPECT_EQ(mismatches, 0u);
 }
 
-TEST_F(LoaderTest, CorruptSampleIsSkippedAndCountedOrReported) {
+TEST_F(LoaderTest, CorruptSampleIsLeftOutOfItsBatchReportedOnceAndCounted) {
+  LoaderOptions o = Options();
+  o.sampler.shuffle = false;
+  const Epoch clean = Run(o, 0);  // before the damage: the reference for every other sample
+  const size_t per_image = 16 * 12 * 3;
+  std::string clean_images;
+  for (const std::string& batch : clean.images) clean_images += batch;
   // Damage the entropy-coded data of sample 0's JPEG inside the shard (keeping its end marker).
   std::vector<DaliIndexSample> index;
   ASSERT_TRUE(ParseDaliIndex(ReadFile(out() + "/shard-000000.idx"), &index).ok());
@@ -328,10 +336,16 @@ TEST_F(LoaderTest, CorruptSampleIsSkippedAndCountedOrReported) {
   const size_t scan = shard.find("\xFF\xDA", jpg.offset);
   for (size_t i = scan + 20; i < scan + 60; ++i) shard[i] = '\xFF';
   WriteFile(out() + "/shard-000000.tar", shard);
-  LoaderOptions o = Options();
-  o.sampler.shuffle = false;
-  Epoch e = Run(o, 0);
-  EXPECT_EQ(e.labels[0], -1);
+  const Epoch e = Run(o, 0);
+  // Skipped means left out: the first batch holds samples 1..3, no zeros labelled -1.
+  ASSERT_EQ(e.indices.size(), 26u);
+  for (uint64_t i = 0; i < 26; ++i) EXPECT_EQ(e.indices[i], i + 1);
+  EXPECT_EQ(std::vector<int32_t>(e.labels.begin(), e.labels.end()),
+            std::vector<int32_t>(clean.labels.begin() + 1, clean.labels.end()));
+  EXPECT_EQ(e.images[0].size(), 3 * per_image);
+  std::string images;
+  for (const std::string& batch : e.images) images += batch;
+  EXPECT_EQ(images, clean_images.substr(per_image));
   std::unique_ptr<Loader> loader;
   ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
   ASSERT_TRUE(loader->StartEpoch(0).ok());
@@ -340,12 +354,78 @@ TEST_F(LoaderTest, CorruptSampleIsSkippedAndCountedOrReported) {
   while (b != nullptr);
   EXPECT_EQ(loader->stats().corrupt, 1u);
   EXPECT_EQ(loader->stats().images, 26u);
+  const std::vector<std::string> reports = loader->TakeSkipReports();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].rfind("skipped sample 000000000 (index 0): ", 0), 0u) << reports[0];
+  EXPECT_TRUE(loader->TakeSkipReports().empty());
+  // A batch left with no sample is not handed out; the others keep their indices (resume counts it).
+  o.sampler.batch_size = 1;
+  ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+  EXPECT_EQ(loader->batches_per_epoch(), 27u);
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  ASSERT_TRUE(loader->Next(&b).ok());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->index, 1u);
+  EXPECT_EQ(b->indices, std::vector<uint64_t>{1});
   o.skip_corrupt = false;
   ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
   ASSERT_TRUE(loader->StartEpoch(0).ok());
   Status s = loader->Next(&b);
   EXPECT_EQ(s.code(), Status::Code::kCorrupt);
   EXPECT_EQ(b, nullptr);
+}
+
+TEST_F(LoaderTest, DropLastWithABatchLargerThanTheDatasetWarnsAtOpen) {
+  LoaderOptions o = Options();
+  o.sampler.batch_size = 64;
+  o.sampler.drop_last = true;
+  std::unique_ptr<Loader> loader;
+  ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+  EXPECT_EQ(loader->batches_per_epoch(), 0u);
+  ASSERT_EQ(loader->warnings().size(), 1u);
+  EXPECT_EQ(loader->warnings()[0], out() +
+                                       ": 27 samples make no whole batch of 64 with drop_last: every epoch is empty (0 "
+                                       "batches). Use a smaller batch size, or keep the last partial batch (no "
+                                       "drop_last)");
+  o.sampler.drop_last = false;
+  ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+  EXPECT_TRUE(loader->warnings().empty());
+}
+
+TEST_F(LoaderTest, AMaskOrRequiredFieldNoSampleHasIsRefusedAtOpen) {
+  LoaderOptions o = Options();
+  o.mask = "seg.png";
+  std::unique_ptr<Loader> loader;
+  Status s = Loader::Open(out(), o, &loader);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(s.message(), out() +
+                             " has no mask field 'seg.png' (its samples' fields: none), which the loader's mask "
+                             "option asks of every sample");
+  o.mask.clear();
+  o.fields = {"txt"};
+  o.require_fields = true;
+  s = Loader::Open(out(), o, &loader);
+  EXPECT_EQ(s.message(), out() +
+                             " has no field 'txt' (its samples' fields: none), which require_fields asks of "
+                             "every sample");
+  o.require_fields = false;  // optional fields: a dataset without them is fine
+  EXPECT_TRUE(Loader::Open(out(), o, &loader).ok());
+}
+
+TEST_F(LoaderTest, FingerprintFollowsTheShardsNotThePath) {
+  std::unique_ptr<Loader> a, b;
+  ASSERT_TRUE(Loader::Open(out(), Options(), &a).ok());
+  std::filesystem::copy(out(), out() + "-copy");
+  ASSERT_TRUE(Loader::Open(out() + "-copy", Options(), &b).ok());
+  EXPECT_EQ(a->DatasetFingerprint(), b->DatasetFingerprint());
+  EXPECT_EQ(a->DatasetFingerprint().size(), 16u);
+  // Another dataset: the same tree packed with other shard sizes.
+  PackOptions p = QuietOptions();
+  p.samples_per_shard = 5;
+  PackResult r;
+  ASSERT_TRUE(PackTo(out() + "-other", p, &r).ok());
+  ASSERT_TRUE(Loader::Open(out() + "-other", Options(), &b).ok());
+  EXPECT_NE(a->DatasetFingerprint(), b->DatasetFingerprint());
 }
 
 }  // namespace
@@ -494,6 +574,42 @@ TEST_F(LoaderFieldsTest, RequireFieldsNamesTheSampleWithoutAndOtherFormatsHaveNo
   ASSERT_TRUE(loader->Next(&b).ok());
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->fields[0], from_wds);
+}
+
+}  // namespace
+}  // namespace shardpack
+
+namespace shardpack {
+namespace {
+
+// A reader whose sample 5 throws, as an allocation that fails deep in a decoder would.
+class ThrowingReader final : public ForwardingDatasetReader {
+ public:
+  using ForwardingDatasetReader::ForwardingDatasetReader;
+  Status Read(uint64_t index, ReadSample* out) const override {
+    if (index == 5) throw std::bad_alloc();
+    return ForwardingDatasetReader::Read(index, out);
+  }
+};
+
+TEST_F(LoaderTest, AnExceptionOnTheProducerThreadIsAnErrorNotTheEndOfTheProcess) {
+  LoaderOptions o = Options();
+  o.sampler.shuffle = false;
+  std::unique_ptr<DatasetReader> inner;
+  ASSERT_TRUE(DatasetReader::Open(out(), nullptr, &inner).ok());
+  std::unique_ptr<Loader> loader;
+  ASSERT_TRUE(Loader::Open("throwing", std::make_unique<ThrowingReader>(std::move(inner), nullptr), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  const Batch* b = nullptr;
+  ASSERT_TRUE(loader->Next(&b).ok());  // samples 0..3
+  ASSERT_NE(b, nullptr);
+  const Status s = loader->Next(&b);  // samples 4..7: sample 5 throws
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_EQ(s.message(), "the loader's producer thread: out of memory (an allocation failed)");
+  EXPECT_EQ(b, nullptr);
+  ASSERT_TRUE(loader->StartEpoch(0).ok());  // the loader is usable again
+  ASSERT_TRUE(loader->Next(&b).ok());
+  EXPECT_EQ(b->count, 4u);
 }
 
 }  // namespace

@@ -79,6 +79,47 @@ TEST(MixturePlan, BadWeightsNameTheSource) {
             "the sources' fixed quotas (samples, passes) add up to 50 samples, which does not fit an epoch_size of 40");
 }
 
+// Quotas no memory can hold are refused when the plan is made (they used to open, report an
+// absurd length, and end the process from the loader's thread on the first batch), and so are
+// weights whose sum is not a number; a weight too small to give its source a sample is warned of.
+TEST(MixturePlan, QuotasBeyondAnEpochsBoundAndOverflowingWeightsAreRefused) {
+  const std::string bound = std::to_string(kMaxEpochSamples);
+  EXPECT_EQ(bound, "17179869184");  // 2^34, by hand
+  Mixture m;
+  m.sources = {{"a", 1, uint64_t(1) << 40, 0}, {"b", 1, 0, 0}};
+  EXPECT_EQ(CheckMixture(m).message(),
+            "source 1 (a): samples is 1099511627776, more than the " + bound + " samples an epoch may hold");
+  m.sources[0] = {"a", 1, 0, 1e30};
+  MixturePlan plan;
+  EXPECT_EQ(
+      MixturePlan::Create(m, {10, 10}, {}, SamplerOptions(), &plan).message(),
+      "source 1 (a): 1e+30 passes over its 10 samples make more than the " + bound + " samples an epoch may hold");
+  m.sources[0] = {"a", 1, 0, 0};
+  m.epoch_size = uint64_t(1) << 62;
+  EXPECT_EQ(CheckMixture(m).message(),
+            "epoch_size is 4611686018427387904, more than the " + bound + " samples an epoch may hold");
+  m.epoch_size = 0;
+  m.sources = {{"a", 1e308, 0, 0}, {"b", 1e308, 0, 0}};
+  EXPECT_EQ(CheckMixture(m).message(),
+            "the weights add up to more than a floating-point number holds: scale them down (only their ratios "
+            "count)");
+  // Two quotas each within the bound whose sum is not.
+  m.sources = {{"a", 1, kMaxEpochSamples, 0}, {"b", 1, kMaxEpochSamples, 0}};
+  EXPECT_EQ(MixturePlan::Create(m, {10, 10}, {}, SamplerOptions(), &plan).message(),
+            "the sources' fixed quotas (samples, passes) add up to " + std::to_string(2 * kMaxEpochSamples) +
+                " samples, more than the " + bound + " an epoch may hold");
+  // 1e-12 of 200 samples is 2e-10 of one: no sample, and a warning that says so.
+  m.sources = {{"a", 1, 0, 0}, {"b", 1e-12, 0, 0}};
+  ASSERT_TRUE(MixturePlan::Create(m, {100, 100}, {}, SamplerOptions(), &plan).ok());
+  EXPECT_EQ(plan.quotas(), (std::vector<uint64_t>{200, 0}));
+  ASSERT_EQ(plan.warnings().size(), 1u);
+  EXPECT_EQ(plan.warnings()[0],
+            "source 2 (b): its weight 1e-12 gives it 2e-10 of the epoch's 200 weighted samples, so it gives none: "
+            "raise its weight, or give it samples or passes");
+  ASSERT_TRUE(MixturePlan::Create(m, {100, 100}, {}, SamplerOptions(), &plan).ok());
+  EXPECT_EQ(plan.warnings().size(), 1u);  // made again: not doubled
+}
+
 TEST(ShuffleQuality, MeanBatchShardDistanceByHand) {
   // Two shards of 4; the epoch's shares are 1/2 each.
   const std::vector<uint32_t> shard_of = {0, 0, 0, 0, 1, 1, 1, 1};

@@ -48,9 +48,13 @@ struct LoaderOptions {
   bool nchw = false;      // channel-first output instead of NHWC
   int threads = 0;        // decode threads; 0 = all cores
   uint32_t prefetch = 2;  // batches prepared ahead
-  // A sample whose stored bytes are damaged (DataLoss) or cannot be decoded (Corrupt): skipped and
-  // counted (its slot is zeroed, label -1), else Next() returns the error. Any other failure (a
-  // read the system refuses, a download that keeps failing) always stops the epoch with its error.
+  // A sample whose stored bytes are damaged (DataLoss) or cannot be decoded (Corrupt): skipped,
+  // counted (LoaderStats::corrupt) and reported once (TakeSkipReports), else Next() returns the
+  // error. Skipped means left out: its batch holds only the good samples, in order, and is smaller
+  // by as many (a batch left with none is not handed out; Batch::index still counts it). Which
+  // samples are skipped depends on the data alone, so a resumed epoch gives exactly the batches of
+  // an uninterrupted one. Any other failure (a read the system refuses, a download that keeps
+  // failing) always stops the epoch with its error.
   bool skip_corrupt = true;
   uint64_t max_pixels = 178'956'970;
   // Fields to deliver with each image, by name ("txt", "json"; docs/formats/source-layout.md), in
@@ -62,7 +66,8 @@ struct LoaderOptions {
   // as one 8-bit channel of class ids, of the image's size, and given exactly the image's crop and
   // flip, resampled by nearest neighbour so that every value stays a class id; Batch::masks. A
   // sample without it, or whose mask is not one 8-bit channel of its image's size, counts as
-  // corrupt (skipped with skip_corrupt). Empty: no masks.
+  // corrupt (skipped with skip_corrupt). A dataset whose manifest lists no such field in any sample
+  // is refused at open. Empty: no masks.
   std::string mask;
   BatchAllocator allocator;  // empty: new[] / delete[]
   Env* env = nullptr;
@@ -150,6 +155,15 @@ class Loader {
   // the numbers and the way out (a global shuffle over a remote dataset larger than cache_limit,
   // which downloads shards again and again). Callers show them: the library never prints.
   const std::vector<std::string>& warnings() const;
+  // What the loader reads, by content: 16 hex digits of XXH64 over each shard's checksum (a shard
+  // without one: its file name, bytes and samples) in order, source after source for a mixture.
+  // The same dataset at another path or URL gives the same value; another dataset, or one whose
+  // shards changed, another. Resume states record it, so that a state is not applied to other data.
+  std::string DatasetFingerprint() const;
+  // The samples skipped (skip_corrupt) since the last call, one line each naming the sample, its
+  // index and why ("skipped sample 000042 (index 42): ..."), for the caller to show: each skipped
+  // sample is reported once per epoch in which it comes up. Thread-safe.
+  std::vector<std::string> TakeSkipReports();
 
  private:
   struct Impl;

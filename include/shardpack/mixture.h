@@ -39,6 +39,11 @@
 
 namespace shardpack {
 
+// The most samples an epoch of a mixture may hold (about 17 billion, a dozen times the largest
+// open image datasets): every quota, epoch_size and their sum are refused above it, so that a
+// mistyped passes=1e30 or samples=2**40 is an error at open, not an allocation that fails later.
+inline constexpr uint64_t kMaxEpochSamples = uint64_t(1) << 34;
+
 struct MixtureSource {
   std::string location;  // a dataset, as Loader::Open takes it (a folder, shard list or URL)
   double weight = 1.0;   // its share of the weighted sources' part of the epoch
@@ -60,19 +65,23 @@ struct Mixture {
 std::string MixtureSourceName(const Mixture& mixture, size_t source);
 
 // InvalidArgument, naming the source, for a weight that is zero, negative or not a number, a
-// negative or non-finite `passes`, an empty location, or no sources.
+// negative or non-finite `passes`, an empty location, or no sources; for `samples` or epoch_size
+// above kMaxEpochSamples, and for weights whose sum is not a finite number.
 Status CheckMixture(const Mixture& mixture);
 
 class MixturePlan {
  public:
   // sizes[i]: source i's samples; shard_sizes[i]: its shards' samples (for the streaming shuffle;
   // empty counts as one shard). InvalidArgument, naming the source, for an empty source or quotas
-  // that do not fit epoch_size.
+  // that do not fit epoch_size, or an epoch above kMaxEpochSamples.
   static Status Create(const Mixture& mixture, const std::vector<uint64_t>& sizes,
                        const std::vector<std::vector<uint64_t>>& shard_sizes, const SamplerOptions& options,
                        MixturePlan* plan);
 
   uint64_t epoch_size() const { return epoch_size_; }
+  // Sentences for the caller to show: a weighted source whose weight is so small that its quota
+  // rounds to no sample at all.
+  const std::vector<std::string>& warnings() const { return warnings_; }
   const std::vector<uint64_t>& quotas() const { return quotas_; }
   // Source i's samples are global indices [offsets()[i], offsets()[i] + sizes[i]).
   const std::vector<uint64_t>& offsets() const { return offsets_; }
@@ -84,6 +93,7 @@ class MixturePlan {
 
  private:
   uint64_t epoch_size_ = 0;
+  std::vector<std::string> warnings_;
   std::vector<uint64_t> sizes_, quotas_, offsets_;
   std::vector<EpochSampler> passes_;  // per source: Permutation(pass) is the pass's order
   SamplerOptions options_;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "ground/image_decode_rgb.h"
+#include "ground/status_of_call.h"
 #include "ground/worker_threads.h"
 #include "ops/diagnose/doctor_verdict.h"
 #include "ops/pack/source_scan.h"
@@ -68,6 +69,8 @@ class TempFolder {
 
 // Runs fn(i) for i in [0, n) on `threads` threads until done or `seconds` passed; returns how
 // many calls succeeded (fn returned true: a file read, an image decoded) and the seconds all took.
+// A call that throws counts as failed, as one that returns false: the measuring threads must not
+// end the process.
 template <typename Fn>
 uint64_t TimedParallel(int threads, uint64_t n, double seconds, Fn fn, double* elapsed) {
   std::atomic<uint64_t> next{0}, done{0};
@@ -75,7 +78,12 @@ uint64_t TimedParallel(int threads, uint64_t n, double seconds, Fn fn, double* e
   auto work = [&] {
     for (uint64_t i; (i = next.fetch_add(1)) < n;) {
       if (Since(start) > seconds) break;
-      if (fn(i)) done.fetch_add(1);
+      bool succeeded = false;
+      (void)StatusOfCall("doctor", [&] {
+        succeeded = fn(i);
+        return Status::OK();
+      });
+      if (succeeded) done.fetch_add(1);
     }
   };
   std::vector<std::thread> pool;

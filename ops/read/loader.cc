@@ -22,13 +22,16 @@
 #include <random>
 #include <thread>
 
+#include "ground/checksum.h"
 #include "ground/image_decode_rgb.h"
 #include "ground/label_mask.h"
+#include "ground/status_of_call.h"
 #include "ground/tsan_annotations.h"
 #include "ground/units.h"
 #include "ground/worker_threads.h"
 #include "ops/read/buffered_sample_reader.h"
 #include "ops/read/loader_crop.h"
+#include "ops/read/loader_fields.h"
 #include "ops/read/mixture_reader.h"
 #include "shardpack/dataset_reader.h"
 
@@ -104,12 +107,13 @@ struct Loader::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<size_t> free, ready;
-  std::vector<bool> held;         // slots the consumer holds (Acquire until Release)
-  long next_held = -1;            // the slot Next() handed out, released by the following Next()
-  bool producer_waiting = false;  // the producer waits for a free slot
-  bool finished = false;          // the producer has queued the epoch's last batch
-  bool stop = false;              // the producer must stop
-  Status error;                   // the producer's error, handed out by Next()
+  std::vector<bool> held;                 // slots the consumer holds (Acquire until Release)
+  long next_held = -1;                    // the slot Next() handed out, released by the following Next()
+  bool producer_waiting = false;          // the producer waits for a free slot
+  bool finished = false;                  // the producer has queued the epoch's last batch
+  bool stop = false;                      // the producer must stop
+  Status error;                           // the producer's error, handed out by Next()
+  std::vector<std::string> skip_reports;  // samples skipped since the last TakeSkipReports()
   std::thread producer;
 
   std::atomic<uint64_t> images{0}, bytes_read{0}, corrupt{0}, read_ns{0}, decode_ns{0};
@@ -291,18 +295,58 @@ struct Loader::Impl {
     HappensBefore(&start);
     arena->execute([&] { tbb::parallel_for(uint32_t(0), batch.count, fill); });
     HappensAfter(&finish);
+    std::vector<std::string> skipped;
     for (uint32_t i = 0; i < batch.count; ++i) {
-      if (errors[i].ok()) {
-        ++images;
-        continue;
-      }
+      if (errors[i].ok()) continue;
       const Status::Code code = errors[i].code();
       const bool damaged = code == Status::Code::kCorrupt || code == Status::Code::kDataLoss;
       if (!options.skip_corrupt || !damaged) return Status(errors[i]);
-      ++corrupt;
-      batch.labels[i] = -1;
+      const std::string& why = errors[i].message();
+      // (Messages that already name the sample are not prefixed with its name again.)
+      skipped.push_back("skipped " + (why.rfind("sample ", 0) == 0
+                                          ? why
+                                          : "sample " + (batch.keys[i].empty() ? "" : batch.keys[i] + " ") + "(index " +
+                                                std::to_string(batch.indices[i]) + "): " + why));
+    }
+    if (!skipped.empty()) LeaveOut(errors, per_image, per_mask, &batch);
+    images += batch.count;
+    corrupt += skipped.size();
+    if (!skipped.empty()) {
+      std::lock_guard<std::mutex> lock(mu);
+      for (std::string& line : skipped) skip_reports.push_back(std::move(line));
     }
     return Status::OK();
+  }
+
+  // Removes the samples whose fill failed from `batch`, moving the others up in order: a skipped
+  // sample is not in its batch at all (no zeros labelled -1 for a loss function to trip on). The
+  // batch is smaller by as many; which samples those are depends on the data alone, so a resumed
+  // epoch skips the same ones and its batches stay exactly those of an uninterrupted run.
+  static void LeaveOut(const std::vector<Status>& errors, size_t per_image, size_t per_mask, Batch* batch) {
+    uint8_t* images = const_cast<uint8_t*>(batch->images);
+    uint8_t* masks = const_cast<uint8_t*>(batch->masks);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < batch->count; ++i) {
+      if (!errors[i].ok()) continue;
+      if (kept != i) {
+        std::memmove(images + per_image * kept, images + per_image * i, per_image);
+        if (masks != nullptr) std::memmove(masks + per_mask * kept, masks + per_mask * i, per_mask);
+        batch->labels[kept] = batch->labels[i];
+        batch->keys[kept] = std::move(batch->keys[i]);
+        batch->indices[kept] = batch->indices[i];
+        batch->sources[kept] = batch->sources[i];
+        for (std::vector<std::optional<std::string>>& column : batch->fields) column[kept] = std::move(column[i]);
+      }
+      ++kept;
+    }
+    batch->count = kept;
+    batch->labels.resize(kept);
+    batch->keys.resize(kept);
+    batch->indices.resize(kept);
+    batch->sources.resize(kept);
+    for (std::vector<std::optional<std::string>>& column : batch->fields) column.resize(kept);
+    batch->image_bytes = per_image * kept;
+    batch->mask_bytes = per_mask * kept;
   }
 
   // Tells a reader that wants it (a remote dataset) which shards this epoch reads from first_batch
@@ -417,7 +461,21 @@ struct Loader::Impl {
     }
   }
 
+  // The producer thread's body: an exception (an allocation that fails, a library's) ends the epoch
+  // with an error that Next() hands out, never the process.
   void Produce(uint64_t epoch, uint64_t first_batch) {
+    const Status s = StatusOfCall("the loader's producer thread", [&] {
+      ProduceBatches(epoch, first_batch);
+      return Status::OK();
+    });
+    if (s.ok()) return;
+    std::lock_guard<std::mutex> lock(mu);
+    error = s;
+    finished = true;
+    cv.notify_all();
+  }
+
+  void ProduceBatches(uint64_t epoch, uint64_t first_batch) {
     PlanShardReads(epoch, first_batch);
     for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
       size_t slot;
@@ -447,6 +505,12 @@ struct Loader::Impl {
           finished = true;
           cv.notify_all();
           return;
+        }
+        // A batch whose every sample was skipped is not handed out (the consumer's batch numbers
+        // follow Batch::index, so resume still counts it).
+        if (slots[slot].batch.count == 0) {
+          free.push_back(slot);
+          continue;
         }
         ready.push_back(slot);
       }
@@ -484,6 +548,20 @@ std::vector<std::string> OpenWarnings(const std::string& dataset, const DatasetR
 
 const std::vector<std::string>& Loader::warnings() const { return impl_->warnings; }
 
+std::string Loader::DatasetFingerprint() const {
+  std::string described;
+  for (const ShardEntry& shard : impl_->reader->manifest().shards) {
+    described += shard.xxh64.empty() ? shard.file + " " + std::to_string(shard.bytes) : shard.xxh64;
+    described += " " + std::to_string(shard.samples) + "\n";
+  }
+  return ChecksumHex(Xxh64(described));
+}
+
+std::vector<std::string> Loader::TakeSkipReports() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return std::exchange(impl_->skip_reports, {});
+}
+
 const std::vector<std::vector<uint64_t>>& Loader::source_shard_sizes() const { return impl_->source_shard_sizes; }
 
 Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -519,7 +597,12 @@ Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::u
   SHARDPACK_RETURN_IF_ERROR(
       MixturePlan::Create(mixture, reader->source_sizes(), reader->source_shard_sizes(), options.sampler, plan.get()));
   std::vector<std::vector<uint64_t>> shard_sizes = reader->source_shard_sizes();
-  return OpenOver("the mixture", std::move(reader), std::move(plan), std::move(shard_sizes), options, loader);
+  const std::vector<std::string> plan_warnings = plan->warnings();
+  SHARDPACK_RETURN_IF_ERROR(
+      OpenOver("the mixture", std::move(reader), std::move(plan), std::move(shard_sizes), options, loader));
+  std::vector<std::string>& warnings = (*loader)->impl_->warnings;
+  warnings.insert(warnings.begin(), plan_warnings.begin(), plan_warnings.end());
+  return Status::OK();
 }
 
 Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
@@ -532,6 +615,10 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
                         std::vector<std::vector<uint64_t>> source_shard_sizes, const LoaderOptions& options,
                         std::unique_ptr<Loader>* loader) {
   SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
+  if (mixture == nullptr) {  // (a mixture's reader checked each source, naming it)
+    const std::string missing = FieldsMissingFor(reader->manifest(), options);
+    if (!missing.empty()) return Status::InvalidArgument(name + " " + missing);
+  }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->reader = std::move(reader);
@@ -555,6 +642,16 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
     SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));
   }
   impl->warnings = OpenWarnings(name, *impl->reader, options);
+  if (impl->sampler.worker_batches() == 0) {
+    // drop_last with a batch larger than what this rank (and worker) reads: a silent empty epoch.
+    const SamplerOptions& so = options.sampler;
+    impl->warnings.push_back(name + ": " + std::to_string(impl->reader->size()) + " samples" +
+                             (so.world_size > 1 ? " shared by " + std::to_string(so.world_size) + " ranks" : "") +
+                             (so.num_workers > 1 ? " and " + std::to_string(so.num_workers) + " workers" : "") +
+                             " make no whole batch of " + std::to_string(so.batch_size) +
+                             " with drop_last: every epoch is empty (0 batches). Use a smaller batch size, or "
+                             "keep the last partial batch (no drop_last)");
+  }
   impl->arena = std::make_unique<tbb::task_arena>(WorkerThreads(options.threads));
   impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;
   impl->slots.resize(size_t(options.prefetch) + 2);

@@ -3,6 +3,7 @@
 // from that text (python/tests/test_mixing.py).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <random>
 
@@ -13,6 +14,13 @@ namespace shardpack {
 namespace {
 
 bool Weighted(const MixtureSource& s) { return s.samples == 0 && s.passes == 0; }
+
+// A weight or a count of passes as a person writes it: 1e-12, 1e+30, 0.25.
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
 
 // Largest-remainder shares of `total` by `weights` (all positive).
 std::vector<uint64_t> LargestRemainder(uint64_t total, const std::vector<double>& weights) {
@@ -97,6 +105,23 @@ Status CheckMixture(const Mixture& mixture) {
       return Status::InvalidArgument(name + ": the weight must be a positive number, got " + std::to_string(s.weight));
     }
   }
+  const auto too_many = [](const std::string& what, const std::string& value) {
+    return Status::InvalidArgument(what + " is " + value + ", more than the " + std::to_string(kMaxEpochSamples) +
+                                   " samples an epoch may hold");
+  };
+  for (size_t i = 0; i < mixture.sources.size(); ++i) {
+    if (mixture.sources[i].samples > kMaxEpochSamples) {
+      return too_many(MixtureSourceName(mixture, i) + ": samples", std::to_string(mixture.sources[i].samples));
+    }
+  }
+  if (mixture.epoch_size > kMaxEpochSamples) return too_many("epoch_size", std::to_string(mixture.epoch_size));
+  double weights = 0;  // only their ratios count, but their sum must be a number
+  for (const MixtureSource& s : mixture.sources) weights += Weighted(s) ? s.weight : 0;
+  if (!std::isfinite(weights)) {
+    return Status::InvalidArgument(
+        "the weights add up to more than a floating-point number holds: scale them "
+        "down (only their ratios count)");
+  }
   return Status::OK();
 }
 
@@ -107,6 +132,7 @@ Status MixturePlan::Create(const Mixture& mixture, const std::vector<uint64_t>& 
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::CheckOptions(options));
   const size_t n = mixture.sources.size();
   plan->sizes_ = sizes;
+  plan->warnings_.clear();
   plan->options_ = options;
   plan->per_source_batches_ = mixture.per_source_batches;
   plan->quotas_.assign(n, 0);
@@ -124,10 +150,27 @@ Status MixturePlan::Create(const Mixture& mixture, const std::vector<uint64_t>& 
       weighted_size += sizes[i];
       continue;
     }
-    plan->quotas_[i] = s.samples > 0 ? s.samples : uint64_t(std::llround(s.passes * double(sizes[i])));
+    // Bounded before the cast: a double beyond 2^64 has no uint64_t value (undefined behaviour).
+    const double quota = s.samples > 0 ? double(s.samples) : std::round(s.passes * double(sizes[i]));
+    if (quota > double(kMaxEpochSamples)) {
+      return Status::InvalidArgument(MixtureSourceName(mixture, i) + ": " + Number(s.passes) + " passes over its " +
+                                     std::to_string(sizes[i]) + " samples make more than the " +
+                                     std::to_string(kMaxEpochSamples) + " samples an epoch may hold");
+    }
+    plan->quotas_[i] = s.samples > 0 ? s.samples : uint64_t(quota);
     fixed += plan->quotas_[i];
   }
-  uint64_t rest = weighted_size;
+  if (fixed > kMaxEpochSamples) {
+    return Status::InvalidArgument("the sources' fixed quotas (samples, passes) add up to " + std::to_string(fixed) +
+                                   " samples, more than the " + std::to_string(kMaxEpochSamples) +
+                                   " an epoch may hold");
+  }
+  uint64_t rest = std::min<uint64_t>(weighted_size, kMaxEpochSamples - fixed);
+  if (mixture.epoch_size == 0 && weighted_size > kMaxEpochSamples - fixed) {
+    return Status::InvalidArgument("the sources hold " + std::to_string(weighted_size + fixed) +
+                                   " samples, more than the " + std::to_string(kMaxEpochSamples) +
+                                   " an epoch may hold: give epoch_size");
+  }
   if (mixture.epoch_size > 0) {
     if (fixed > mixture.epoch_size || (weighted.empty() && fixed != mixture.epoch_size)) {
       return Status::InvalidArgument("the sources' fixed quotas (samples, passes) add up to " + std::to_string(fixed) +
@@ -137,7 +180,18 @@ Status MixturePlan::Create(const Mixture& mixture, const std::vector<uint64_t>& 
     rest = mixture.epoch_size - fixed;
   }
   const std::vector<uint64_t> shares = LargestRemainder(rest, weights);
-  for (size_t k = 0; k < weighted.size(); ++k) plan->quotas_[weighted[k]] = shares[k];
+  double weight_sum = 0;
+  for (const double w : weights) weight_sum += w;
+  for (size_t k = 0; k < weighted.size(); ++k) {
+    plan->quotas_[weighted[k]] = shares[k];
+    if (shares[k] == 0 && rest > 0) {
+      // Its weight is so small against the others that no sample of the epoch falls to it.
+      plan->warnings_.push_back(MixtureSourceName(mixture, weighted[k]) + ": its weight " + Number(weights[k]) +
+                                " gives it " + Number(double(rest) * weights[k] / weight_sum) + " of the epoch's " +
+                                std::to_string(rest) +
+                                " weighted samples, so it gives none: raise its weight, or give it samples or passes");
+    }
+  }
   if (mixture.per_source_batches) {
     // Whole batches: the nearest multiple of the batch size, at least one batch.
     const uint64_t b = options.batch_size;

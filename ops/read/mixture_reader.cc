@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "ops/read/loader_fields.h"
 #include "storage/location.h"
 
 namespace shardpack {
@@ -33,15 +34,8 @@ bool SameDataset(const DatasetReader& a, const std::string& a_location, const Da
 
 // What `options` needs from every source and `reader`'s manifest says it lacks, as a sentence.
 std::string MissingForOptions(const DatasetReader& reader, const Mixture& mixture, const LoaderOptions& options) {
-  const std::map<std::string, uint64_t> fields = FieldCounts(reader.manifest());
-  if (!options.mask.empty() && fields.count(options.mask) == 0) {
-    return "has no mask field '" + options.mask + "', which the loader's mask option asks of every sample";
-  }
-  for (const std::string& field : options.fields) {
-    if (options.require_fields && fields.count(field) == 0) {
-      return "has no field '" + field + "', which require_fields asks of every sample";
-    }
-  }
+  const std::string fields = FieldsMissingFor(reader.manifest(), options);
+  if (!fields.empty()) return fields;
   if (mixture.shared_classes && reader.manifest().classes.empty()) {
     return "has no class names, which shared_classes maps labels by";
   }

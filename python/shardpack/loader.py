@@ -64,6 +64,32 @@ def mixture_sources(sources):
     return out
 
 
+def _worker_share(worker, num_workers):
+    """(worker, num_workers): which share of the rank's batches this loader reads. Given together,
+    as documented; neither given: torch's DataLoader worker info when this runs inside a DataLoader
+    worker, else the whole share. num_workers alone is the DataLoader habit of asking for more
+    loading processes, which here would read a 1/num_workers part of the data: refused."""
+    if worker is None and num_workers is None:
+        import sys
+
+        torch = sys.modules.get("torch")
+        info = torch.utils.data.get_worker_info() if torch is not None and hasattr(torch, "utils") else None
+        return (info.id, info.num_workers) if info is not None else (0, 1)
+    if worker is None or num_workers is None:
+        given = f"num_workers={num_workers}" if worker is None else f"worker={worker}"
+        raise ValueError(f"{given} without {'worker' if worker is None else 'num_workers'}: shardpack.Loader is not a "
+                         "DataLoader and starts no worker processes; it decodes on threads=N threads (default: "
+                         "every core), so for more loading parallelism use threads=. worker= and num_workers= "
+                         "split the data among processes you start yourself, each reading 1/num_workers of it: "
+                         "give both (shardpack.IterableDataset does this inside a DataLoader)")
+    if isinstance(worker, bool) or isinstance(num_workers, bool) or not isinstance(worker, numbers.Integral) \
+            or not isinstance(num_workers, numbers.Integral):
+        raise TypeError(f"worker and num_workers take ints, not {worker!r} and {num_workers!r}")
+    if num_workers < 1 or not 0 <= worker < num_workers:
+        raise ValueError(f"worker={worker} must lie in 0..num_workers-1 (num_workers={num_workers})")
+    return int(worker), int(num_workers)
+
+
 class Loader:
     """Batches of decoded, cropped images as torch tensors, from a packed dataset or a mixture.
 
@@ -87,6 +113,16 @@ class Loader:
     layout: "NHWC" (default) or "NCHW"; images are uint8.
     rank, world_size: default to torch.distributed's when it is initialised, else 0 and 1. Every
         rank gets the same number of batches; together the ranks see every sample once an epoch.
+    threads: decode threads (default 0: every core). This, not num_workers, is how the loader
+        loads in parallel: it is not a DataLoader and starts no worker processes.
+    worker, num_workers: split the rank's batches among processes you start yourself, this one
+        reading share `worker` of `num_workers`; give both or neither. Neither: torch's DataLoader
+        worker info when the loader is made inside a DataLoader worker, else the whole share.
+        num_workers alone (the DataLoader habit) is refused with a message, since it would read
+        only 1/num_workers of the data.
+    skip_corrupt: a sample whose bytes are damaged or do not decode is left out of its batch
+        (which is then smaller by one; the same samples on resume), named once in a warning, and
+        counted in stats()["corrupt"]. False: the first such sample raises.
     shuffle_buffer: 0 for a global shuffle; N for a streaming shuffle (shards in random order
         through a buffer of N samples) when random reads are slow.
     pin_memory: batch buffers in page-locked memory (torch's pinned allocator), ready for
@@ -119,7 +155,7 @@ class Loader:
     def __init__(self, path=None, batch_size=32, shuffle=True, seed=0, transform="train", size=224, resize=None,
                  threads=0, rank=None, world_size=None, drop_last=False, pin_memory=False, layout="NHWC",
                  prefetch=2, skip_corrupt=True, shuffle_buffer=0, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3),
-                 flip=0.5, fast_decode=True, worker=0, num_workers=1, device="cpu", dtype="float32",
+                 flip=0.5, fast_decode=True, worker=None, num_workers=None, device="cpu", dtype="float32",
                  mean=(0.485 * 255, 0.456 * 255, 0.406 * 255), std=(0.229 * 255, 0.224 * 255, 0.225 * 255),
                  depth=3, cache_dir=None, cache_limit=0, prefetch_shards=0, downloads=4, fields=(),
                  require_fields=False, mask=None, sources=None, epoch_size=0, per_source_batches=False,
@@ -130,6 +166,7 @@ class Loader:
             raise ValueError(f"layout must be 'NHWC' or 'NCHW', not {layout!r}")
         height, width = (size, size) if isinstance(size, int) else (int(size[0]), int(size[1]))
         rank, world_size = default_rank_world(rank, world_size)
+        worker, num_workers = _worker_share(worker, num_workers)
         allocate = None
         if pin_memory:
             import torch
@@ -152,11 +189,11 @@ class Loader:
         self._mixture = mixture
         self._config = dict(path=str(path), batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
                             world_size=world_size, rank=rank, drop_last=bool(drop_last),
-                            shuffle_buffer=int(shuffle_buffer), worker=int(worker), num_workers=int(num_workers))
+                            shuffle_buffer=int(shuffle_buffer), worker=worker, num_workers=num_workers)
         common = dict(
             batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
             shuffle_buffer=int(shuffle_buffer), drop_last=bool(drop_last), rank=rank, world_size=world_size,
-            worker=int(worker), num_workers=int(num_workers), height=height, width=width,
+            worker=worker, num_workers=num_workers, height=height, width=width,
             eval=transform == "eval", eval_resize=int(resize) if resize else max(height, width) * 256 // 224,
             scale=tuple(scale), ratio=tuple(ratio), flip=float(flip), nchw=layout == "NCHW", threads=int(threads),
             prefetch=int(prefetch), skip_corrupt=bool(skip_corrupt), fast_decode=bool(fast_decode),
@@ -232,9 +269,13 @@ class Loader:
         self._done = first
         while True:
             lease = self._impl.acquire()
+            if not self._cuda:
+                for line in self._impl.take_skip_reports():
+                    warnings.warn(f"{self._config['path'] or 'the mixture'}: {line}", stacklevel=3)
             if lease is None:
                 return
-            self._done += 1
+            # (A batch whose every sample was skipped is not handed out: count from the batch's index.)
+            self._done = lease.index + 1 if hasattr(lease, "index") else self._done + 1
             yield lease
 
     def state_dict(self):
@@ -242,6 +283,8 @@ class Loader:
         would have produced from here on. `epoch_samples_done` (the samples of the epoch that every
         rank's batches so far took) lets a run with other ranks or another batch size continue."""
         state = dict(self._config, epoch=self._epoch, batch=self._done, samples_done=self._samples_done)
+        if not self._cuda:
+            state["dataset"] = self._impl.dataset_fingerprint()
         if self._mixture is not None:
             state["mixture"] = self._mixture
         if not self._cuda:
@@ -260,6 +303,10 @@ class Loader:
                 raise ValueError(f"state_dict has {key}={state.get(key)!r} but this loader has "
                                  f"{self._config[key]!r}: resume with the same {', '.join(fixed)}")
         self._check_mixture(state)
+        if "dataset" in state and not self._cuda and state["dataset"] != self._impl.dataset_fingerprint():
+            raise ValueError(f"state_dict is from another dataset ({state.get('path') or 'a mixture'!r}, whose shards' "
+                             f"checksums differ from those of {self._config['path'] or 'this mixture'!r}): resume "
+                             "on the dataset the state was taken from")
         same = all(state.get(k) == self._config[k] for k in ("batch_size", "world_size", "rank", "num_workers",
                                                                  "worker"))
         self._epoch = int(state["epoch"])

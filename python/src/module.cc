@@ -149,6 +149,8 @@ class PyLoader {
 
   uint64_t batches_per_epoch() const { return loader_->batches_per_epoch(); }
   std::vector<std::string> warnings() const { return loader_->warnings(); }
+  std::vector<std::string> take_skip_reports() { return loader_->TakeSkipReports(); }
+  std::string dataset_fingerprint() const { return loader_->DatasetFingerprint(); }
   uint64_t samples_consumed(uint64_t rank_batches_done) const { return loader_->SamplesConsumed(rank_batches_done); }
 
   void StartEpoch(uint64_t epoch, uint64_t first_batch, uint64_t samples_done) {
@@ -583,6 +585,10 @@ PYBIND11_MODULE(_shardpack, m) {
            py::arg("path"), py::arg("allocate") = py::none(), py::arg("mixture") = py::none())
       .def("batches_per_epoch", &PyLoader::batches_per_epoch)
       .def("warnings", &PyLoader::warnings)
+      .def("take_skip_reports", &PyLoader::take_skip_reports,
+           "One line per sample skipped as corrupt since the last call")
+      .def("dataset_fingerprint", &PyLoader::dataset_fingerprint,
+           "What the loader reads, by content (its shards' checksums): resume states record it")
       .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("samples_done") = 0)
       .def("samples_consumed", &PyLoader::samples_consumed, py::arg("rank_batches_done"))

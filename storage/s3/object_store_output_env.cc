@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ground/checksum.h"
+#include "ground/status_of_call.h"
 #include "shardpack/manifest.h"
 #include "storage/http/http_client.h"
 #include "storage/s3/s3_object_store.h"
@@ -383,7 +384,8 @@ class ObjectStoreOutputEnv final : public StoreOutputEnv {
       in_flight_.insert(upload.sequence);
       lock.unlock();
       uint64_t size = 0;
-      const Status s = UploadFile(http.get(), upload.name, upload.local, &size);
+      const Status s =
+          StatusOfCall("uploading a file", [&] { return UploadFile(http.get(), upload.name, upload.local, &size); });
       (void)base_->RemoveFile(upload.local);
       lock.lock();
       in_flight_.erase(upload.sequence);
