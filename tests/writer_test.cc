@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -165,6 +167,54 @@ TEST(SampleWriter, SeveralThreadsWriteOneDataset) {
   EXPECT_EQ(result.manifest.samples, 200u);
   EXPECT_EQ(result.manifest.classes, o.classes);
   EXPECT_EQ(writer->Close(&result).message(), "the writer is closed already");
+}
+
+// Producers blocked in Write() on a full queue while another thread aborts or closes: each wakes
+// with the writer's status (the Python binding shares one writer among threads this way), and none
+// touches a queue that is gone. Run under ThreadSanitizer in scripts/test.sh.
+TEST(SampleWriter, CloseOrAbortWakesProducersBlockedOnAFullQueue) {
+  TempDir dir;
+  const std::string jpeg = NoisyJpeg(32, 9);
+  for (const bool abort : {true, false}) {
+    for (int round = 0; round < 5; ++round) {
+      const std::string out = dir.Sub((abort ? "aborted-" : "closed-") + std::to_string(round));
+      FaultEnv env;
+      env.SlowWritesOf(".tmp", std::chrono::microseconds(300));  // the queue stays full
+      WriterOptions o = Options(&env);
+      o.queue_samples = 2;
+      std::unique_ptr<SampleWriter> writer;
+      ASSERT_TRUE(SampleWriter::Open(out, o, &writer).ok());
+      std::atomic<int> refused{0};
+      std::vector<std::thread> threads;
+      for (int t = 0; t < 8; ++t) {
+        threads.emplace_back([&] {
+          for (int i = 0; i < 40; ++i) {
+            WriterSample s;
+            s.image = jpeg;
+            const Status st = writer->Write(std::move(s));
+            if (st.ok()) continue;
+            EXPECT_EQ(st.message(), abort ? "the writer was aborted; no manifest was written"
+                                          : "the writer is closed: write before close()");
+            ++refused;
+            return;
+          }
+        });
+      }
+      while (writer->samples_queued() < uint64_t(4 + 4 * round)) std::this_thread::yield();
+      PackResult result;
+      if (abort) {
+        writer->Abort();
+      } else {
+        ASSERT_TRUE(writer->Close(&result).ok());
+      }
+      for (std::thread& t : threads) t.join();
+      EXPECT_EQ(fs::exists(out + "/manifest.json"), !abort);
+      if (!abort) {
+        // Every write that was accepted is in the dataset, every other one was refused.
+        EXPECT_EQ(result.manifest.samples, writer->samples_queued());
+      }
+    }
+  }
 }
 
 TEST(SampleWriter, OptionsAWriterCannotTake) {

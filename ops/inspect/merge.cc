@@ -1,7 +1,12 @@
 // merge: the manifest of a partitioned pack, from its part manifests (ops/pack/pack_partition.h).
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
+#include <vector>
 
+#include "ground/checksum.h"
+#include "ground/sample_table.h"
 #include "ops/pack/output_env.h"
 #include "ops/pack/pack_partition.h"
 #include "shardpack/pack.h"
@@ -54,6 +59,50 @@ Status CheckPartFiles(Env* env, const std::string& out, const std::map<uint32_t,
       if (!env->FileExists(JoinPath(out, name))) {
         return Status::DataLoss(part.file + " lists " + name + ", which is not in " + out +
                                 "; rerun that part with --resume (nothing was written)");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Writers' parts take their keys from the caller, who may give one key in two parts (or one of the
+// "wPPPPP-NNNNNNNNN" form another part generates): two samples under one key that merge and verify
+// would both pass. The sample tables list every key. A first pass keeps each key's 64-bit hash
+// (8 bytes a sample); only where two hashes meet are the keys themselves compared, so a collision
+// of hashes is never taken for a repeat. Shards without a sample table (lmdb cannot be written in
+// parts) have no keys to check.
+Status CheckKeysAreUnique(Env* env, const std::string& out, const std::map<uint32_t, Part>& parts) {
+  std::vector<uint64_t> hashes;
+  std::vector<SampleRecord> records;
+  for (const auto& [index, part] : parts) {
+    for (const ShardEntry& shard : part.manifest.shards) {
+      if (shard.sample_table.file.empty()) continue;
+      SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, out, shard, &records));
+      for (const SampleRecord& r : records) hashes.push_back(Xxh64(r.key));
+    }
+  }
+  std::sort(hashes.begin(), hashes.end());
+  std::set<uint64_t> shared;
+  for (size_t i = 1; i < hashes.size(); ++i) {
+    if (hashes[i] == hashes[i - 1]) shared.insert(hashes[i]);
+  }
+  if (shared.empty()) return Status::OK();
+  std::map<std::string, std::string> seen;  // key -> "part file, shard" where it was first found
+  for (const auto& [index, part] : parts) {
+    for (const ShardEntry& shard : part.manifest.shards) {
+      if (shard.sample_table.file.empty()) continue;
+      SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, out, shard, &records));
+      for (const SampleRecord& r : records) {
+        if (!shared.count(Xxh64(r.key))) continue;
+        const std::string where = part.file + " (" + shard.file + ")";
+        const auto [at, first] = seen.emplace(r.key, where);
+        if (!first) {
+          return Status::InvalidArgument("key '" + r.key + "' is given to a sample in " + at->second + " and in " +
+                                         where +
+                                         ": keys must be unique across the writers' parts (and may not take the "
+                                         "wPPPPP-NNNNNNNNN form of index keys); write those parts again with "
+                                         "unique keys. Nothing was written");
+        }
       }
     }
   }
@@ -133,6 +182,7 @@ Status Merge(const std::string& out, const MergeOptions& options, MergeResult* r
   if (!lock_status.ok() && lock_status.code() != Status::Code::kUnsupported) return lock_status;
   const Part& first = parts.begin()->second;
   SHARDPACK_RETURN_IF_ERROR(CheckPartFiles(env, out, parts));
+  if (writers) SHARDPACK_RETURN_IF_ERROR(CheckKeysAreUnique(env, out, parts));
   Manifest merged = first.manifest;
   merged.shards.clear();
   merged.skipped.clear();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "formats/registry/registry.h"
+#include "ground/status_of_call.h"
 #include "ground/worker_threads.h"
 #include "ops/pack/output_dir.h"
 #include "ops/pack/output_env.h"
@@ -55,7 +56,9 @@ class PipelineSampleWriter final : public SampleWriter {
       : output_env_(std::move(output_env)), options_(options), input_(std::move(queue)) {
     thread_ = std::thread([this, env, out] {
       const uint32_t parts = options_.parts > 1 ? options_.parts : 0;
-      const Status s = RunPackPipeline(env, &input_, kWriterSource, out, options_.pack, &result_, options_.part, parts);
+      const Status s = StatusOfCall("the writer's pipeline", [&] {
+        return RunPackPipeline(env, &input_, kWriterSource, out, options_.pack, &result_, options_.part, parts);
+      });
       // Early (the pipeline failed) or late (it drained the closed queue): nothing more is taken.
       input_.Fail(s.ok() ? Status::InvalidArgument("the writer is closed: write before close()") : s);
       status_ = s;
@@ -111,6 +114,17 @@ Status SampleWriter::Open(const std::string& out, const WriterOptions& options, 
     return Status::InvalidArgument("output folder " + out +
                                    " holds an interrupted pack or writer; a writer does not resume: write it again "
                                    "with force (Python: force=True), which replaces what is there");
+  }
+  // A part written again after merge would rewrite its shards under the merged manifest, which
+  // would then describe files that are no longer there as it says (pack --partition refuses a
+  // finished part for the same reason).
+  if (options.parts > 1 && env->FileExists(JoinPath(out, kManifestFileName))) {
+    return Status::InvalidArgument(
+        "output folder " + out + " holds a merged dataset (" + kManifestFileName + "): writer part " +
+        std::to_string(options.part) + " of " + std::to_string(options.parts) +
+        " is in it already, and writing it again would change its shards under that manifest. Write the parts "
+        "into a new folder, or remove " +
+        JoinPath(out, kManifestFileName) + " first (then merge again once every part is closed)");
   }
   // Parts share OUT: each replaces its own files (the pipeline), never the others'.
   SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, "", out, options.pack.force, /*resume=*/options.parts > 1));

@@ -80,7 +80,9 @@ class Writer:
         image: encoded bytes (JPEG, PNG, WebP, BMP; stored untouched), a uint8 array of shape
             (height, width, 3) RGB or (height, width) grey, or a PIL.Image.
         key: the sample's key (no '.' or '/'); None: the running index, as pack's keys. Give a key
-            to every sample or to none.
+            to every sample or to none. The writer remembers each key's 64-bit hash to refuse a
+            repeat: about 40 bytes a keyed sample (4 GB at 100M); write larger datasets with index
+            keys or in parts (merge checks keys across parts).
         label: an int, or a class name from `classes`; None: unlabelled.
         fields: {"txt": "a caption", "json": {...}, "seg.png": mask, ...}: each stored as a member
             of the sample (see _field_bytes for the types).

@@ -149,24 +149,26 @@ class PyWriter {
       }
     }
     options.pack = PackOptionsFrom(pack, /*for_writer=*/true);
+    std::unique_ptr<SampleWriter> writer;
     Status s;
     {
       py::gil_scoped_release nogil;
-      s = SampleWriter::Open(out, options, &writer_);
+      s = SampleWriter::Open(out, options, &writer);
     }
     if (!s.ok()) RaiseStatus(s);
+    writer_ = std::move(writer);
   }
 
   void WriteBytes(py::bytes image, const std::string& key, int32_t label, const std::string& class_name,
                   const std::string& path, const std::vector<std::pair<std::string, py::bytes>>& fields) {
     WriterSample sample = Identity(key, label, class_name, path, fields);
-    if (!writer_) throw py::value_error("the writer is closed: write before close()");
+    const std::shared_ptr<SampleWriter> writer = Current();
     char* data = nullptr;
     Py_ssize_t size = 0;
     PyBytes_AsStringAndSize(image.ptr(), &data, &size);
-    sample.image = writer_->RecycledBuffer(size_t(size));  // the one copy out of Python's object, into used memory
+    sample.image = writer->RecycledBuffer(size_t(size));  // the one copy out of Python's object, into used memory
     sample.image.assign(data, size_t(size));
-    Push(std::move(sample));
+    Push(writer, std::move(sample));
   }
 
   void WritePixels(py::array_t<uint8_t, py::array::c_style | py::array::forcecast> pixels, const std::string& key,
@@ -179,30 +181,38 @@ class PyWriter {
     sample.pixels.height = uint32_t(pixels.shape(0));
     sample.pixels.width = uint32_t(pixels.shape(1));
     sample.pixels.rgb.assign(pixels.data(), pixels.data() + pixels.size());
-    Push(std::move(sample));
+    Push(Current(), std::move(sample));
   }
 
   py::dict Close() {
     if (!writer_) throw py::value_error("the writer is closed already");
+    // Taken out under the GIL, so that exactly one thread closes; threads still in write() keep the
+    // writer alive through their own references and get "closed" from it.
+    const std::shared_ptr<SampleWriter> writer = std::move(writer_);
+    writer_.reset();
     PackResult result;
     Status s;
     {
       py::gil_scoped_release nogil;
-      s = writer_->Close(&result);
-      writer_.reset();
+      s = writer->Close(&result);
     }
+    written_at_close_ = writer->samples_queued();
     if (!s.ok()) RaiseStatus(s);
     return JsonToDict(PackResultToJson(result, out_));
   }
 
   void Abort() {
     if (!writer_) return;
-    py::gil_scoped_release nogil;
-    writer_->Abort();
+    const std::shared_ptr<SampleWriter> writer = std::move(writer_);
     writer_.reset();
+    {
+      py::gil_scoped_release nogil;
+      writer->Abort();
+    }
+    written_at_close_ = writer->samples_queued();
   }
 
-  uint64_t written() const { return writer_ ? writer_->samples_queued() : 0; }
+  uint64_t written() const { return writer_ ? writer_->samples_queued() : written_at_close_; }
 
  private:
   static WriterSample Identity(const std::string& key, int32_t label, const std::string& class_name,
@@ -220,18 +230,28 @@ class PyWriter {
     return sample;
   }
 
-  void Push(WriterSample sample) {
+  // The open writer, as a reference of the calling thread's own (taken with the GIL held).
+  std::shared_ptr<SampleWriter> Current() const {
     if (!writer_) throw py::value_error("the writer is closed: write before close()");
+    return writer_;
+  }
+
+  // `writer` is the caller's own reference: while it blocks here without the GIL, another thread
+  // may close or abort the writer (and drop writer_), which wakes it with that status instead of
+  // destroying the queue it waits on.
+  static void Push(const std::shared_ptr<SampleWriter>& writer, WriterSample sample) {
     Status s;
     {
       py::gil_scoped_release nogil;
-      s = writer_->Write(std::move(sample));
+      s = writer->Write(std::move(sample));
     }
     if (!s.ok()) RaiseStatus(s);
   }
 
   const std::string out_;
-  std::unique_ptr<SampleWriter> writer_;
+  // Shared with the threads inside write(): the last of them, or close(), frees it.
+  std::shared_ptr<SampleWriter> writer_;
+  uint64_t written_at_close_ = 0;
 };
 
 // shardpack.pack(): Pack() with progress handed to `progress` (a callable, called with a dict about

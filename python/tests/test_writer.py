@@ -287,6 +287,41 @@ def test_three_writer_processes_merged(tree, tmp_path):
             w.write((src / pack_order(src)[1][0][0]).read_bytes())
 
 
+def test_a_writer_part_written_again_after_merge_is_refused(tree, tmp_path):
+    """Before: the part rewrote its shards under the merged manifest.json, and verify then failed
+    with checksum mismatches."""
+    out = tmp_path / "parts"
+    jpegs = sorted((tree / "src").rglob("*.JPEG"))[:6]
+    for part in range(2):
+        with shardpack.Writer(out, part=part, parts=2, samples_per_shard=2, sync=False) as w:
+            for f in jpegs[part::2]:
+                w.write(f.read_bytes())
+    assert cli("merge", str(out)).returncode == 0
+    manifest = (out / "manifest.json").read_bytes()
+    with pytest.raises(ValueError, match=r"^output folder .*parts holds a merged dataset \(manifest.json\): writer "
+                                         r"part 1 of 2 is in it already"):
+        shardpack.Writer(out, part=1, parts=2, samples_per_shard=2, sync=False)
+    assert (out / "manifest.json").read_bytes() == manifest
+    assert json.loads(cli("verify", str(out), "--json").stdout)["ok"]
+
+
+def test_merge_refuses_a_key_given_in_two_writer_parts(tree, tmp_path):
+    """Before: merge and verify passed with two samples keyed alike. Part 0 gives the key part 1
+    generates for its first sample (w00001-000000000), and in a second dataset both parts give 'a'."""
+    jpeg = next((tree / "src").rglob("*.JPEG")).read_bytes()
+    for name, keys in (("generated", ["w00001-000000000", None]), ("given", ["a", "a"])):
+        out = tmp_path / name
+        for part, key in enumerate(keys):
+            with shardpack.Writer(out, part=part, parts=2, sync=False) as w:
+                w.write(jpeg, key=key)
+        r = cli("merge", str(out))
+        assert r.returncode == 1
+        key = keys[0]
+        assert f"key '{key}' is given to a sample in {out}/writer-00000-of-00002.json (" in r.stderr, r.stderr
+        assert "keys must be unique across the writers' parts" in r.stderr
+        assert not (out / "manifest.json").exists()
+
+
 def test_pack_from_python_returns_the_summary(tree, tmp_path):
     seen = []
     summary = shardpack.pack(tree / "src", tmp_path / "p", samples_per_shard=16, sync=False, progress=seen.append)
@@ -306,3 +341,51 @@ def test_pack_from_python_returns_the_summary(tree, tmp_path):
     assert not any(f.endswith(".tmp") for f in os.listdir(stopped))
     with pytest.raises(TypeError, match="unknown pack option 'colour'"):
         shardpack.pack(tree / "src", tmp_path / "q", colour=1)
+
+
+_SHARED_WRITER_RACE = r'''
+import sys, threading, time
+import shardpack
+
+jpeg = open(sys.argv[1], "rb").read()
+for run in range(int(sys.argv[3])):
+    errors = []
+
+    def produce(w):
+        try:
+            for _ in range(200):
+                w.write(jpeg)
+        except ValueError as e:  # "the writer is closed ..." or "aborted ..."
+            errors.append(str(e))
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    try:
+        with shardpack.Writer(f"{sys.argv[2]}/run{run}", samples_per_shard=4, queue_samples=2, sync=False) as w:
+            threads = [threading.Thread(target=produce, args=(w,)) for _ in range(8)]
+            for t in threads:
+                t.start()
+            while w.written < 8 * (run % 4 + 1) and any(t.is_alive() for t in threads):
+                time.sleep(0.0005)  # the producers are in write(), most of them blocked on the full queue
+            raise KeyError("the training script failed")
+    except KeyError:
+        pass
+    for t in threads:
+        t.join()
+    assert all("aborted" in e or "closed" in e for e in errors), errors
+print("survived")
+'''
+
+
+def test_a_writer_shared_by_threads_survives_an_abort_while_they_write(tree, tmp_path):
+    """Eight threads write through one Writer with a queue of 2 while the main thread raises in the
+    with-block (which aborts it): 60 rounds in one process. Before the fix, abort() destroyed the
+    queue that blocked write() calls waited on (SIGSEGV in about 1 round in 6)."""
+    jpeg = next((tree / "src").rglob("*.JPEG"))
+    script = tmp_path / "race.py"
+    script.write_text(_SHARED_WRITER_RACE)
+    run = subprocess.run([sys.executable, str(script), str(jpeg), str(tmp_path), "60"], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    assert run.stdout.strip() == "survived"
+    assert not any((tmp_path / f"run{i}" / "manifest.json").exists() for i in range(60))
