@@ -103,6 +103,28 @@ std::atomic<bool> interrupted{false};
 
 void OnInterrupt(int) { interrupted.store(true); }
 
+// A class folder without images keeps its label (so that labels follow the sorted folder names, and
+// a class list stays the same when a class is empty for now), which shifts nothing but is easy to
+// miss: torchvision's ImageFolder refuses such a tree. Said on the terminal, not only in --json.
+void PrintEmptyClasses(const Manifest& m) {
+  if (m.empty_classes.empty()) return;
+  std::string names;
+  for (size_t i = 0; i < m.empty_classes.size() && i < 10; ++i) {
+    const std::string& name = m.empty_classes[i];
+    const auto at = std::find(m.classes.begin(), m.classes.end(), name);
+    names += (i == 0 ? "" : ", ") + name;
+    if (at != m.classes.end()) names += " (label " + std::to_string(at - m.classes.begin()) + ")";
+  }
+  if (m.empty_classes.size() > 10) names += ", ... (all in manifest.json's empty_classes)";
+  std::fprintf(stderr,
+               "note: %s no image and still %s a label, so that labels follow the sorted folder names: %s. "
+               "torchvision's ImageFolder refuses such a tree; to drop the label, remove the folder and pack again "
+               "(the labels after it shift down)\n",
+               m.empty_classes.size() == 1 ? "1 class folder holds"
+                                           : (Count(m.empty_classes.size(), "class folder") + " hold").c_str(),
+               m.empty_classes.size() == 1 ? "takes" : "take", names.c_str());
+}
+
 // pack and convert: one library call with progress and skip reports, then the summary.
 int RunPack(PackFlags& f, bool convert) {
   const char* command = convert ? "convert" : "pack";
@@ -145,6 +167,7 @@ int RunPack(PackFlags& f, bool convert) {
               Count(m.skipped.size(), "file").c_str(), m.skipped.empty() ? "" : " (listed in manifest.json)");
   const std::map<std::string, uint64_t> fields = FieldCounts(m);
   if (!fields.empty()) std::printf("fields:%s\n", FieldCoverage(fields, m.samples).c_str());
+  PrintEmptyClasses(m);
   if (result.reencoded > 0) {
     const std::string cmyk =
         result.cmyk_to_rgb == 0 ? "" : "; " + Count(result.cmyk_to_rgb, "CMYK JPEG") + " converted to RGB";
@@ -181,6 +204,7 @@ int RunSlurmScript(SlurmScriptOptions o) {
   }
   const Status s = ParseOutputFlags(f);
   if (!s.ok()) return Fail("slurm-script", s);
+  o.format = f.options.format;
   if (o.shardpack.empty()) {
     char self[4096];
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -98,6 +98,11 @@ Status CheckSlurmScriptOptions(const SlurmScriptOptions& o) {
       return refuse(option, value, "holds a control character (a newline would be a line of the script of its own)");
     }
   }
+  if (o.format == DatasetFormat::kLmdb) {
+    return Status::InvalidArgument(
+        "--format lmdb: every array task would fail with \"--partition: the lmdb format writes one file, which "
+        "cannot be packed in parts; pack wds or raw in parts and convert the merged dataset\"");
+  }
   if (!IsSlurmTime(o.time)) {
     return refuse("--time", o.time, "not a Slurm time (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED)");
   }

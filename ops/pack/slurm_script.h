@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/dataset_format.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
@@ -19,6 +20,9 @@ struct SlurmScriptOptions {
   std::string time = "04:00:00";  // per task
   std::string mem_per_cpu = "2G";
   std::string partition;  // Slurm partition; empty: a commented line to fill in
+  // The pack's format, as its options give it: lmdb writes one file, which no array can write in
+  // parts, so a script for it is refused when it is made rather than failing in every task.
+  DatasetFormat format = DatasetFormat::kWebDataset;
 };
 
 // A bash script that writes OUT's sbatch files into the folder it runs in (shardpack-pack.sbatch,
@@ -32,7 +36,8 @@ struct SlurmScriptOptions {
 Status SlurmPackScript(const SlurmScriptOptions& options, std::string* script);
 
 // No control character (a newline would start a line of its own in the script) in any value;
-// --time, --mem-per-cpu and --slurm-partition by Slurm's syntax for them.
+// --time, --mem-per-cpu and --slurm-partition by Slurm's syntax for them; a format that cannot be
+// packed in parts (lmdb), with the message each task would have printed.
 Status CheckSlurmScriptOptions(const SlurmScriptOptions& options);
 
 // `text` quoted for bash (single quotes).

@@ -56,6 +56,10 @@ refusals = [
      "'.'; several separated by ',')\n"),
     (("/data", "/out", "--mem-per-cpu", "2G;id"),
      "slurm-script failed: --mem-per-cpu '2G;id': not a Slurm memory size (a whole number, then K, M, G or T)\n"),
+    # lmdb cannot be packed in parts: refused when the script is made, not in every array task.
+    (("/data", "/out", "--format", "lmdb"),
+     "slurm-script failed: --format lmdb: every array task would fail with \"--partition: the lmdb format writes "
+     "one file, which cannot be packed in parts; pack wds or raw in parts and convert the merged dataset\"\n"),
 ]
 for args, message in refusals:
     r = script(*args)
