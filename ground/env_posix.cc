@@ -171,6 +171,23 @@ class PosixSequentialFile final : public SequentialFile {
   int fd_;
 };
 
+FileStat ToFileStat(const struct stat& st) {
+  FileStat out;
+  out.type = S_ISREG(st.st_mode)   ? FileStat::Type::kFile
+             : S_ISDIR(st.st_mode) ? FileStat::Type::kDirectory
+             : S_ISLNK(st.st_mode) ? FileStat::Type::kSymlink
+                                   : FileStat::Type::kOther;
+  out.size = uint64_t(st.st_size);
+  out.device = uint64_t(st.st_dev);
+  out.inode = uint64_t(st.st_ino);
+  out.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  out.ctime_ns = int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  out.mode = uint32_t(st.st_mode & 07777);
+  out.uid = uint32_t(st.st_uid);
+  out.gid = uint32_t(st.st_gid);
+  return out;
+}
+
 class PosixRandomAccessFile final : public RandomAccessFile {
  public:
   PosixRandomAccessFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
@@ -187,6 +204,13 @@ class PosixRandomAccessFile final : public RandomAccessFile {
       }
       got += static_cast<size_t>(r);
     }
+    return Status::OK();
+  }
+
+  Status Stat(FileStat* out) const override {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return Status::FromErrno("cannot stat " + path_, errno);
+    *out = ToFileStat(st);
     return Status::OK();
   }
 
@@ -427,18 +451,7 @@ class PosixEnv final : public Env {
   Status StatPath(const std::string& path, FileStat* out) override {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) return Status::FromErrno("cannot stat " + path, errno);
-    out->type = S_ISREG(st.st_mode)   ? FileStat::Type::kFile
-                : S_ISDIR(st.st_mode) ? FileStat::Type::kDirectory
-                : S_ISLNK(st.st_mode) ? FileStat::Type::kSymlink
-                                      : FileStat::Type::kOther;
-    out->size = uint64_t(st.st_size);
-    out->device = uint64_t(st.st_dev);
-    out->inode = uint64_t(st.st_ino);
-    out->mtime_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    out->ctime_ns = int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
-    out->mode = uint32_t(st.st_mode & 07777);
-    out->uid = uint32_t(st.st_uid);
-    out->gid = uint32_t(st.st_gid);
+    *out = ToFileStat(st);
     return Status::OK();
   }
 
@@ -514,6 +527,11 @@ std::string BaseName(std::string path) {
   while (!path.empty() && path.back() == '/') path.pop_back();
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Status RandomAccessFile::Stat(FileStat* stat) const {
+  (void)stat;
+  return Status::Unsupported("this file cannot describe itself");
 }
 
 Status SequentialFile::Skip(uint64_t n) {

@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -31,16 +34,96 @@ bool InOneOfMyGroups(uint32_t gid) {
   return false;
 }
 
-std::string RecordPath(const std::string& path) { return path + ".checked"; }
+// Each user keeps records of their own ("<file>.checked-<uid>"): a record is trusted only when this
+// user wrote it (below), so users of a team cache would otherwise replace each other's records and
+// re-hash in turn.
+std::string RecordPath(const std::string& path) { return path + ".checked-" + std::to_string(::geteuid()); }
+
+// The record of `path`, when this user wrote it and nobody else can have changed it since: a regular
+// file (not a link), owned by this user, writable by nobody else. Whoever can write in the folder
+// (a team's group, or the owner of a folder above a private cache) can put a record there, and
+// can write its size, inode and times to match a file they planted; they cannot make a file owned
+// by another user, nor write to one that is not group- or world-writable. The second look catches
+// a record swapped in while it was read: a rename changes the ctime of the file it moves.
+bool ReadOwnRecord(Env* env, const std::string& path, std::string* record) {
+  const std::string name = RecordPath(path);
+  FileStat before, after;
+  if (!env->StatPath(name, &before).ok() || before.type != FileStat::Type::kFile) return false;
+  if (before.uid != uint32_t(::geteuid()) || (before.mode & 0022) != 0) return false;
+  if (!env->ReadFile(name, kMaxRecordBytes, record).ok()) return false;
+  if (!env->StatPath(name, &after).ok()) return false;
+  return after.inode == before.inode && after.device == before.device && after.ctime_ns == before.ctime_ns;
+}
 
 std::string RecordText(const std::string& xxh64, const FileStat& st) {
   return xxh64 + " " + std::to_string(st.size) + " " + std::to_string(st.device) + " " + std::to_string(st.inode) +
          " " + std::to_string(st.mtime_ns) + " " + std::to_string(st.ctime_ns) + "\n";
 }
 
+// One folder above a cache folder (`dir`), as StatPath described it: who owns it and who may write
+// in it decides who could rename the cache folder away and put one of their own in its place. "" when
+// it is safe: owned by root or this user (a team's: or of one of this user's groups), and writable by
+// nobody else unless its sticky bit keeps them from renaming what is not theirs (/tmp).
+std::string UnsafeFolderAbove(const std::string& dir, const std::string& folder, const FileStat& st,
+                              const CacheModes& modes) {
+  const uint32_t me = uint32_t(::geteuid());
+  const std::string lies = "the cache folder " + dir + " lies in " + folder;
+  const std::string fix =
+      "; use a cache folder inside folders only you (and root) can change, such as your home or a folder of "
+      "yours in /tmp (docs/remote.md)";
+  const bool team_group = modes.team && InOneOfMyGroups(st.gid);
+  if (st.uid != 0 && st.uid != me && !team_group) {
+    return lies + ", which belongs to user " + std::to_string(st.uid) +
+           ": refused (its owner could put a folder of theirs in the cache folder's place)" + fix;
+  }
+  const bool sticky = (st.mode & 01000) != 0;
+  const bool others_write = (st.mode & 0002) != 0;
+  // A group's write is another user's unless the group is this user's own (Debian's user private
+  // groups), or, for a team cache, one of this user's groups.
+  const bool group_write = (st.mode & 0020) != 0 && st.gid != uint32_t(::getegid()) && !team_group;
+  if ((others_write || group_write) && !sticky) {
+    return lies + ", which " + (others_write ? "every user" : "group " + std::to_string(st.gid)) +
+           " may write in (mode " + Octal(st.mode) +
+           ", no sticky bit): refused (they could put a folder of theirs in the cache folder's place)" + fix;
+  }
+  return "";
+}
+
+// Every folder above `dir`, as written and as resolved (a symbolic link on the way is itself a
+// name another user could change): UnsafeFolderAbove for each, up to "/".
+Status CheckFoldersAbove(Env* env, const std::string& dir, const CacheModes& modes) {
+  std::string absolute = dir;
+  if (absolute.empty() || absolute[0] != '/') {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) return Status::FromErrno("cannot tell the current folder", errno);
+    absolute = std::string(cwd) + "/" + dir;
+  }
+  std::vector<std::string> paths = {absolute};
+  if (char* resolved = ::realpath(absolute.c_str(), nullptr)) {
+    paths.push_back(resolved);
+    std::free(resolved);
+  }
+  for (std::string path : paths) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    for (size_t slash = path.find_last_of('/'); slash != std::string::npos; slash = path.find_last_of('/', slash - 1)) {
+      const std::string folder = slash == 0 ? "/" : path.substr(0, slash);
+      FileStat st;
+      const Status s = env->StatPath(folder, &st);
+      if (s.code() == Status::Code::kUnsupported) return Status::OK();  // an Env without owners
+      if (!s.ok()) continue;  // not there yet: made by this user, below a folder checked here
+      const std::string unsafe = UnsafeFolderAbove(dir, folder, st, modes);
+      if (!unsafe.empty()) return Status::InvalidArgument(unsafe);
+      if (slash == 0) break;
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status PrepareCacheFolder(Env* env, const std::string& dir, const CacheModes& modes) {
+  // Before anything is made in them, and once more after (the folders made then are this user's).
+  SHARDPACK_RETURN_IF_ERROR(CheckFoldersAbove(env, dir, modes));
   FileStat st;
   if (!env->StatPath(dir, &st).ok()) {
     const size_t slash = dir.find_last_of('/');
@@ -68,6 +151,7 @@ Status PrepareCacheFolder(Env* env, const std::string& dir, const CacheModes& mo
                                    "): refused (anyone could plant files in it); run chmod o-w on it, or use a "
                                    "folder of your own");
   }
+  SHARDPACK_RETURN_IF_ERROR(CheckFoldersAbove(env, dir, modes));
   std::string type;
   bool network = false;
   if (env->FileSystemType(dir, &type, &network).ok() && network) {
@@ -94,23 +178,46 @@ bool IsCheckedCopy(Env* env, const std::string& path, const std::string& xxh64) 
   FileStat st;
   std::string record;
   if (!env->StatPath(path, &st).ok() || st.type != FileStat::Type::kFile) return false;
-  if (!env->ReadFile(RecordPath(path), kMaxRecordBytes, &record).ok()) return false;
-  return record == RecordText(xxh64, st);
+  return ReadOwnRecord(env, path, &record) && record == RecordText(xxh64, st);
+}
+
+bool IsCheckedOpenCopy(Env* env, const std::string& path, const RandomAccessFile& file, const std::string& xxh64) {
+  FileStat st;
+  const Status described = file.Stat(&st);
+  if (described.code() == Status::Code::kUnsupported) return IsCheckedCopy(env, path, xxh64);
+  std::string record;
+  return described.ok() && st.type == FileStat::Type::kFile && ReadOwnRecord(env, path, &record) &&
+         record == RecordText(xxh64, st);
+}
+
+Status OpenCheckedCopy(Env* env, const std::string& path, const std::string& xxh64,
+                       std::unique_ptr<RandomAccessFile>* file) {
+  std::unique_ptr<RandomAccessFile> opened;
+  SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(path, &opened));
+  if (!xxh64.empty() && !IsCheckedOpenCopy(env, path, *opened, xxh64)) {
+    return Status::DataLoss(path + " is not the copy that was checked (changed or replaced since)");
+  }
+  *file = std::move(opened);
+  return Status::OK();
 }
 
 Status RecordCheckedCopy(Env* env, const std::string& path, const std::string& xxh64, const CacheModes& modes) {
   FileStat st;
   SHARDPACK_RETURN_IF_ERROR(env->StatPath(path, &st));
   // Not synced: a record lost in a machine crash costs one more hash, never trust in unchecked bytes.
-  return WriteCacheFile(env, RecordPath(path), RecordText(xxh64, st), modes, /*sync=*/false);
+  return WriteCacheFileWithMode(env, RecordPath(path), RecordText(xxh64, st), modes.record(), /*sync=*/false);
 }
 
 Status WriteCacheFile(Env* env, const std::string& path, std::string_view contents, const CacheModes& modes,
                       bool sync) {
+  return WriteCacheFileWithMode(env, path, contents, modes.file(), sync);
+}
+
+Status WriteCacheFileWithMode(Env* env, const std::string& path, std::string_view contents, uint32_t mode, bool sync) {
   const std::string part = path + ".part-" + std::to_string(::getpid());
   (void)env->RemoveFile(part);  // a leftover of a killed process with this pid, or a planted name
   std::unique_ptr<WritableFile> file;
-  SHARDPACK_RETURN_IF_ERROR(env->NewExclusiveFile(part, modes.file(), &file));
+  SHARDPACK_RETURN_IF_ERROR(env->NewExclusiveFile(part, mode, &file));
   Status s = file->Append(contents);
   if (s.ok() && sync) s = file->Sync();
   if (s.ok()) s = file->Close();

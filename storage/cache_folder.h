@@ -28,6 +28,9 @@ struct CacheModes {
   bool team = false;
   uint32_t dir() const { return team ? 02770 : 0700; }
   uint32_t file() const { return team ? 0660 : 0600; }
+  // A check's record is its user's alone: never group-writable, or a team member could rewrite it
+  // to vouch for a file they planted.
+  uint32_t record() const { return team ? 0640 : 0600; }
 };
 
 // Creates `dir` when missing (its parents as ordinary folders, `dir` itself with modes.dir()) and
@@ -41,10 +44,22 @@ Status PrepareCacheFolder(Env* env, const std::string& dir, const CacheModes& mo
 Status PrepareCacheSubfolders(Env* env, const std::string& cache_dir, const std::string& dir, const CacheModes& modes);
 
 // Whether `path` holds the bytes whose XXH64 is `xxh64` according to the record of its last check
-// (`path`.checked: the hash, size, device, inode, mtime and ctime in ns), without reading it: a
-// regular file whose every one of these still matches. A file written, replaced or touched since
-// has another ctime, which no user can set back.
+// by this user (`path`.checked-UID: the hash, size, device, inode, mtime and ctime in ns), without
+// reading it: a regular file whose every one of these still matches. A file written, replaced or
+// touched since has another ctime, which no user can set back. Only a record this user wrote is
+// trusted (owned by this user, writable by nobody else): anything else is hashed again.
 bool IsCheckedCopy(Env* env, const std::string& path, const std::string& xxh64);
+
+// As IsCheckedCopy for the file `file` has open (read through fstat, not the path, so that a name
+// swapped between the open and the check cannot pass). Envs whose files cannot describe
+// themselves fall back to the path.
+bool IsCheckedOpenCopy(Env* env, const std::string& path, const RandomAccessFile& file, const std::string& xxh64);
+
+// Opens a cached copy for reading and checks that the opened file is the checked one: what every
+// reopen of a cached shard goes through (between epochs, after another process let it go).
+// DataLoss when it is not (then fetch it again, which hashes or replaces it).
+Status OpenCheckedCopy(Env* env, const std::string& path, const std::string& xxh64,
+                       std::unique_ptr<RandomAccessFile>* file);
 
 // Records that `path` (a regular file) was found to hold `xxh64` just now.
 Status RecordCheckedCopy(Env* env, const std::string& path, const std::string& xxh64, const CacheModes& modes);
@@ -58,6 +73,7 @@ Status CheckCachedCopy(Env* env, const std::string& path, const std::string& xxh
 // Writes `contents` to `path` in a cache folder: a new temporary file with modes.file() (never
 // one found under that name), synced when `sync`, then renamed into place.
 Status WriteCacheFile(Env* env, const std::string& path, std::string_view contents, const CacheModes& modes, bool sync);
+Status WriteCacheFileWithMode(Env* env, const std::string& path, std::string_view contents, uint32_t mode, bool sync);
 
 // Removes a cached file and its record (a missing one is no error).
 void RemoveCachedCopy(Env* env, const std::string& path);

@@ -67,7 +67,9 @@ Status RemoteShardStore::Pin(size_t shard, std::shared_ptr<const RandomAccessFil
         bool pinned = true;
         if (space_ != nullptr && s.pin == nullptr && !space_->Pin(shard, &s.pin, &pinned).ok()) pinned = false;
         std::unique_ptr<RandomAccessFile> opened;
-        if (pinned && env_->NewRandomAccessFile(shards_[shard].path, &opened).ok()) {
+        // Reopened by its path: what is opened must be the copy that was checked (OpenCheckedCopy),
+        // or it is fetched again, which hashes or replaces it.
+        if (pinned && OpenCheckedCopy(env_, shards_[shard].path, shards_[shard].xxh64, &opened).ok()) {
           s.file = std::move(opened);
           s.state = State::kOpen;
         } else {  // another process sharing the cache evicted it: fetched again
@@ -321,7 +323,13 @@ Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<S
   }
   SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64, r.bytes, options_.modes));
   std::unique_ptr<RandomAccessFile> opened;
-  SHARDPACK_RETURN_IF_ERROR(env_->NewRandomAccessFile(r.path, &opened));
+  Status s = OpenCheckedCopy(env_, r.path, r.xxh64, &opened);
+  if (s.code() == Status::Code::kDataLoss) {
+    // Changed between the fetch and the open (a team member's file, a swap): once more, under the lock.
+    SHARDPACK_RETURN_IF_ERROR(FetchIntoCache(env_, http, r.url, r.path, r.xxh64, r.bytes, options_.modes));
+    s = OpenCheckedCopy(env_, r.path, r.xxh64, &opened);
+  }
+  SHARDPACK_RETURN_IF_ERROR(s);
   *file = std::move(opened);
   return Status::OK();
 }

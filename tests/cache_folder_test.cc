@@ -103,7 +103,7 @@ TEST_F(CacheFolderTest, FoldersAndFilesArePrivateByDefault) {
   auto store = NewStore(Env::Default());
   EXPECT_EQ(PinnedBytes(store.get(), 0), std::string(1000, 'a'));
   EXPECT_EQ(ModeOf(shards_[0].path), 0600u);
-  EXPECT_EQ(ModeOf(shards_[0].path + ".checked"), 0600u);
+  EXPECT_EQ(ModeOf(shards_[0].path + ".checked-" + std::to_string(::geteuid())), 0600u);
   EXPECT_EQ(ModeOf(shards_[0].path + ".lock"), 0600u);
 }
 
@@ -117,6 +117,8 @@ TEST_F(CacheFolderTest, ATeamCacheIsTheGroupsWithTheSetGroupIdBit) {
       FetchIntoCache(Env::Default(), &http, shards_[1].url, shards_[1].path, shards_[1].xxh64, shards_[1].bytes, team)
           .ok());
   EXPECT_EQ(ModeOf(shards_[1].path), 0660u);
+  // The record is this user's alone: a team member cannot rewrite it to vouch for a planted file.
+  EXPECT_EQ(ModeOf(shards_[1].path + ".checked-" + std::to_string(::geteuid())), 0640u);
 }
 
 TEST_F(CacheFolderTest, AFolderOfAnotherUserIsRefused) {
@@ -215,6 +217,100 @@ TEST_F(CacheFolderTest, AShardEvictedBetweenLookupAndOpenIsFetchedAgain) {
   EXPECT_EQ(PinnedBytes(store.get(), 0), std::string(1000, 'a'));
   EXPECT_TRUE(env.evicted());
   EXPECT_EQ(Requests("shard-0.tar"), 2u);
+}
+
+}  // namespace
+}  // namespace shardpack
+
+namespace shardpack {
+namespace {
+
+std::string Record(const std::string& path) { return path + ".checked-" + std::to_string(::geteuid()); }
+
+// A record another user could have written (theirs, or group-writable) vouches for nothing: the copy
+// is hashed again, and a planted one is replaced. (tests/interop/cache_attack_test.py does the same
+// as a second user, with the loader.)
+TEST_F(CacheFolderTest, ARecordThisUserDidNotWriteIsNotTrusted) {
+  ASSERT_TRUE(PrepareCacheFolder(Env::Default(), cache(), CacheModes()).ok());
+  testing::FolderHttpClient http(dir_.Sub("server"), &log_, &mu_);
+  const RemoteShard& shard = shards_[0];
+  ASSERT_TRUE(
+      FetchIntoCache(Env::Default(), &http, shard.url, shard.path, shard.xxh64, shard.bytes, CacheModes()).ok());
+  ASSERT_TRUE(IsCheckedCopy(Env::Default(), shard.path, shard.xxh64));
+  // Planted bytes of the same size, and a record forged to match them (as the planter can write it).
+  testing::WriteFile(shard.path, std::string(1000, 'z'));
+  struct stat st;
+  ASSERT_EQ(::stat(shard.path.c_str(), &st), 0);
+  const std::string forged = shard.xxh64 + " 1000 " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) +
+                             " " + std::to_string(int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec) + " " +
+                             std::to_string(int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec) + "\n";
+  fs::remove(Record(shard.path));
+  testing::WriteFile(Record(shard.path), forged);
+  ASSERT_EQ(::chmod(Record(shard.path).c_str(), 0600), 0);
+  // Written by this user, the forged text would pass (this is what the record's fields alone allow):
+  EXPECT_TRUE(IsCheckedCopy(Env::Default(), shard.path, shard.xxh64));
+  // ...so it must be this user's and nobody else's to write.
+  ASSERT_EQ(::chmod(Record(shard.path).c_str(), 0620), 0);
+  EXPECT_FALSE(IsCheckedCopy(Env::Default(), shard.path, shard.xxh64));
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chmod(Record(shard.path).c_str(), 0600), 0);
+    ASSERT_EQ(::chown(Record(shard.path).c_str(), 12345, 12345), 0);
+    EXPECT_FALSE(IsCheckedCopy(Env::Default(), shard.path, shard.xxh64));
+  }
+  // The store hashes the planted copy, finds it wrong, and downloads the shard again.
+  auto store = NewStore(Env::Default());
+  EXPECT_EQ(PinnedBytes(store.get(), 0), std::string(1000, 'a'));
+  EXPECT_EQ(Requests("shard-0.tar"), 2u);
+}
+
+// A copy replaced after it was checked is refused when it is opened: the opened file's identity, not
+// the path's, is compared with the record.
+TEST_F(CacheFolderTest, OpenCheckedCopyComparesTheOpenedFile) {
+  ASSERT_TRUE(PrepareCacheFolder(Env::Default(), cache(), CacheModes()).ok());
+  testing::FolderHttpClient http(dir_.Sub("server"), &log_, &mu_);
+  const RemoteShard& shard = shards_[0];
+  ASSERT_TRUE(
+      FetchIntoCache(Env::Default(), &http, shard.url, shard.path, shard.xxh64, shard.bytes, CacheModes()).ok());
+  std::unique_ptr<RandomAccessFile> file;
+  ASSERT_TRUE(OpenCheckedCopy(Env::Default(), shard.path, shard.xxh64, &file).ok());
+  // Another file renamed over it: the old handle still reads the checked bytes, a new open is refused.
+  testing::WriteFile(shard.path + ".new", std::string(1000, 'z'));
+  fs::rename(shard.path + ".new", shard.path);
+  EXPECT_TRUE(IsCheckedOpenCopy(Env::Default(), shard.path, *file, shard.xxh64) == false);
+  const Status s = OpenCheckedCopy(Env::Default(), shard.path, shard.xxh64, &file);
+  EXPECT_EQ(s.code(), Status::Code::kDataLoss);
+  EXPECT_EQ(s.message(), shard.path + " is not the copy that was checked (changed or replaced since)");
+}
+
+// Whoever may rename entries in a folder above the cache could put a folder of theirs in its place:
+// such a folder is refused; /tmp's sticky bit keeps others from renaming what is not theirs.
+TEST_F(CacheFolderTest, AFolderAboveThatAnotherUserCanChangeIsRefused) {
+  const std::string parent = dir_.Sub("job");
+  fs::create_directories(parent);
+  const std::string cache_dir = parent + "/cache";
+  ASSERT_EQ(::chmod(parent.c_str(), 0777), 0);
+  EXPECT_EQ(PrepareCacheFolder(Env::Default(), cache_dir, CacheModes()).message(),
+            "the cache folder " + cache_dir + " lies in " + parent +
+                ", which every user may write in (mode 0777, no sticky bit): refused (they could put a folder of "
+                "theirs in the cache folder's place); use a cache folder inside folders only you (and root) can "
+                "change, such as your home or a folder of yours in /tmp (docs/remote.md)");
+  ASSERT_EQ(::chmod(parent.c_str(), 01777), 0);  // as /tmp
+  EXPECT_TRUE(PrepareCacheFolder(Env::Default(), cache_dir, CacheModes()).ok());
+  ASSERT_EQ(::chmod(parent.c_str(), 0755), 0);
+  if (::geteuid() != 0) return;
+  ASSERT_EQ(::chown(parent.c_str(), 12345, 12345), 0);  // a predictable /tmp/$JOBID made by someone else
+  EXPECT_EQ(PrepareCacheFolder(Env::Default(), cache_dir, CacheModes()).message(),
+            "the cache folder " + cache_dir + " lies in " + parent +
+                ", which belongs to user 12345: refused (its owner could put a folder of theirs in the cache folder's "
+                "place); use a cache folder inside folders only you (and root) can change, such as your home or a "
+                "folder of yours in /tmp (docs/remote.md)");
+  ASSERT_EQ(::chown(parent.c_str(), 0, 12345), 0);
+  ASSERT_EQ(::chmod(parent.c_str(), 0775), 0);  // writable by a group this user is not in
+  EXPECT_EQ(PrepareCacheFolder(Env::Default(), cache_dir, CacheModes()).message(),
+            "the cache folder " + cache_dir + " lies in " + parent +
+                ", which group 12345 may write in (mode 0775, no sticky bit): refused (they could put a folder of "
+                "theirs in the cache folder's place); use a cache folder inside folders only you (and root) can "
+                "change, such as your home or a folder of yours in /tmp (docs/remote.md)");
 }
 
 }  // namespace

@@ -40,12 +40,18 @@ class SequentialFile {
   virtual Status Skip(uint64_t n);
 };
 
+struct FileStat;
+
 // A file read at arbitrary offsets. Thread-safe: Read may be called from many threads at once.
 class RandomAccessFile {
  public:
   virtual ~RandomAccessFile() = default;
   // Reads exactly n bytes at offset into scratch; DataLoss when the file ends first.
   virtual Status Read(uint64_t offset, size_t n, char* scratch) const = 0;
+  // What the file system says of the file this object has open (fstat(2)), whatever its path
+  // names now: what a cache checks an opened file against (its identity, size and change time).
+  // Unsupported where the storage has no such notion.
+  virtual Status Stat(FileStat* stat) const;
 };
 
 struct DirEntry {

@@ -181,7 +181,7 @@ def published(cache):
     records of checks)."""
     return {os.path.relpath(os.path.join(d, f), cache): os.path.join(d, f)
             for d, _, fs in os.walk(cache) for f in fs
-            if ".part-" not in f and not f.endswith(".lock") and not f.endswith(".checked")}
+            if ".part-" not in f and not f.endswith(".lock") and ".checked-" not in f}
 
 
 # The loader over the URL: one epoch of `shardpack bench` (the streaming shuffle, so that it may also
@@ -359,8 +359,12 @@ try:
     gap = times["/ds/" + shard][1][0] - times["/ds/" + shard][0][0]
     check(0.5 <= gap <= 1.2, f"retry-after-capped: the retry came after {gap:.3f} s, expected the 0.5 s cap")
     started = time.monotonic()
-    _, r = case("retry-budget", {shard: ["503"] * 50}, False, {},
-                env_extra={"SHARDPACK_HTTP_RETRY_SECONDS": "1", "SHARDPACK_HTTP_MAX_BACKOFF": "0.4"})
+    # The budget, not the count of attempts, must end them, for every draw of the jitter: with 10
+    # attempts, 9 waits drawn from [0, 0.4] s summed to under 1 s in about 1 run in 60, and the
+    # attempts ran out first. 1000 attempts need 999 such waits to fit in 1 s (mean 200 s): never.
+    _, r = case("retry-budget", {shard: ["503"] * 1000}, False, {},
+                env_extra={"SHARDPACK_HTTP_RETRY_SECONDS": "1", "SHARDPACK_HTTP_MAX_BACKOFF": "0.4",
+                           "SHARDPACK_HTTP_ATTEMPTS": "1000"})
     elapsed = time.monotonic() - started
     check(re.fullmatch(rf"verify failed: GET {re.escape(url)}/{shard} answered HTTP 503 \(gave up after \d+ "
                        r"attempts: the next would start after the 1 s allowed for retries "
