@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ground/codec_util.h"
+#include "ground/coefficient_budget.h"
 
 namespace shardpack {
 
@@ -55,6 +56,16 @@ Status JpegRegionDecoder::ReadHeader(std::string_view jpeg, uint64_t max_pixels)
     return TooManyPixels(cinfo_.image_width, cinfo_.image_height, max_pixels);
   }
   return Status::OK();
+}
+
+uint64_t JpegRegionDecoder::CoefficientBytes() const {
+  if (!header_read_ || !cinfo_.progressive_mode) return 0;
+  uint64_t total = 0;  // libjpeg's whole-image coefficient arrays (jdcoefct.c), one per component
+  for (int c = 0; c < cinfo_.num_components; ++c) {
+    const jpeg_component_info& component = cinfo_.comp_info[c];
+    total += uint64_t(component.width_in_blocks) * component.height_in_blocks * DCTSIZE2 * sizeof(JCOEF);
+  }
+  return total;
 }
 
 bool JpegRegionDecoder::DecodeRows(unsigned scale_num, bool fast, int x0, int x1, int y0, int y1, Decoded* decoded) {
@@ -121,6 +132,8 @@ Status JpegRegionDecoder::DecodeRegion(const cv::Rect2d& box, cv::Size min_size,
   const int y1 = std::clamp(int(std::ceil((box.y + box.height) * s)) + 2, y0 + 1, oh);
   const bool cmyk = cinfo_.jpeg_color_space == JCS_CMYK || cinfo_.jpeg_color_space == JCS_YCCK;
   Decoded d;
+  // Held in this frame, outside DecodeRows' setjmp: a longjmp would skip its release.
+  const CoefficientBudget::Lease coefficients = CoefficientBudget::Process().Acquire(CoefficientBytes());
   if (!DecodeRows(num, fast, x0, x1, y0, y1, &d)) return Status::Corrupt(std::string("JPEG data: ") + error_.message);
   if (cmyk) {
     // libjpeg hands out Adobe's inverted CMYK: each channel is already 255 - ink, so RGB = C*K/255.

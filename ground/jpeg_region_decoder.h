@@ -48,6 +48,10 @@ class JpegRegionDecoder {
   Status DecodeRegion(const cv::Rect2d& box, cv::Size min_size, bool fast, cv::Mat* pixels, cv::Rect2d* box_in_pixels);
   // The whole image at full scale, after ReadHeader; *pixels as for DecodeRegion.
   Status DecodeWhole(bool fast, cv::Mat* pixels);
+  // The bytes of DCT coefficients a decode of the image read by ReadHeader holds at once: the whole
+  // image's for a progressive JPEG (taken from CoefficientBudget::Process() while it decodes), 0
+  // for a baseline one, which decodes a few rows at a time.
+  uint64_t CoefficientBytes() const;
 
  private:
   struct ErrorManager {

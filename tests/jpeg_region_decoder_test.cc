@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "ground/coefficient_budget.h"
 #include "tests/support/image_factory.h"
 
 namespace shardpack {
@@ -153,6 +155,62 @@ TEST(JpegRegionDecoder, CorruptDataIsAnErrorAndTheDecoderStaysUsable) {
   ASSERT_TRUE(decoder.ReadHeader(good, 1u << 30).ok());
   EXPECT_TRUE(decoder.DecodeRegion(cv::Rect2d(0, 0, 64, 48), cv::Size(64, 48), false, &region, &box).ok());
   EXPECT_EQ(region.size(), cv::Size(64, 48));
+}
+
+}  // namespace
+}  // namespace shardpack
+
+namespace shardpack {
+namespace {
+
+// A progressive decode holds the whole image's coefficients (2 bytes each, 64 a block): by hand,
+// 640x480 at 4:2:0 is 80x60 luma blocks and 40x30 blocks of each chroma plane, 7200 blocks.
+TEST(CoefficientBudget, AProgressiveDecodeCountsTheWholeImagesCoefficients) {
+  JpegRegionDecoder decoder;
+  ASSERT_TRUE(
+      decoder.ReadHeader(Encode({"progressive", TJSAMP_420, TJPF_RGB, TJFLAG_PROGRESSIVE}, 640, 480), 1 << 30).ok());
+  EXPECT_EQ(decoder.CoefficientBytes(), 7200u * 128);
+  ASSERT_TRUE(
+      decoder.ReadHeader(Encode({"progressive 4:4:4", TJSAMP_444, TJPF_RGB, TJFLAG_PROGRESSIVE}, 640, 480), 1 << 30)
+          .ok());
+  EXPECT_EQ(decoder.CoefficientBytes(), 3u * 4800 * 128);
+  ASSERT_TRUE(decoder.ReadHeader(Encode({"baseline", TJSAMP_420, TJPF_RGB, 0}, 640, 480), 1 << 30).ok());
+  EXPECT_EQ(decoder.CoefficientBytes(), 0u);  // a few rows at a time
+}
+
+// Eight threads decode progressive JPEGs at once under a budget of two and a half images: never
+// more than the budget is held, every decode still equals TurboJPEG's, and an image larger than
+// the whole budget decodes alone.
+TEST(CoefficientBudget, ProgressiveDecodesInFlightStayWithinTheBudget) {
+  const std::string jpeg = Encode({"progressive", TJSAMP_420, TJPF_RGB, TJFLAG_PROGRESSIVE}, 640, 480);
+  int w = 0, h = 0;
+  const std::vector<uint8_t> want = WholeDecode(jpeg, 8, &w, &h);
+  CoefficientBudget& budget = CoefficientBudget::Process();
+  const uint64_t one = 7200u * 128;
+  budget.set_limit(one * 5 / 2);
+  budget.reset_peak();
+  std::vector<std::thread> threads;
+  std::vector<int> equal(8, 0);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      JpegRegionDecoder decoder;
+      for (int i = 0; i < 6; ++i) {
+        cv::Mat pixels;
+        if (!decoder.ReadHeader(jpeg, 1 << 30).ok() || !decoder.DecodeWhole(false, &pixels).ok()) return;
+        equal[t] += std::equal(want.begin(), want.end(), pixels.data) ? 1 : 0;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(equal, std::vector<int>(8, 6));
+  EXPECT_GE(budget.peak(), one);
+  EXPECT_LE(budget.peak(), 2 * one);  // two fit in two and a half; a third waits
+  budget.set_limit(one / 2);          // one image is larger than the whole budget: it still decodes
+  JpegRegionDecoder decoder;
+  cv::Mat pixels;
+  ASSERT_TRUE(decoder.ReadHeader(jpeg, 1 << 30).ok());
+  EXPECT_TRUE(decoder.DecodeWhole(false, &pixels).ok());
+  budget.set_limit(CoefficientBudget::kDefaultBytes);
 }
 
 }  // namespace

@@ -134,9 +134,13 @@ Status BoundResolution(const PackOptions& o, PackItem* item) {
     }
     if (resize) cv::resize(pixels, pixels, target, 0, 0, cv::INTER_AREA);
     if (jpeg) {
-      // A grey JPEG stays grey; its ICC profile (the colour space its values mean) comes along.
-      if (JpegComponents(item->bytes) == 1) cv::cvtColor(pixels, pixels, cv::COLOR_RGB2GRAY);
-      SHARDPACK_RETURN_IF_ERROR(EncodeJpeg(pixels, o.jpeg_quality, JpegIccProfile(item->bytes), &reencoded));
+      // A grey JPEG stays grey; its ICC profile (the colour space its values mean) comes along. A
+      // CMYK one's does not: it describes CMYK values, and the pixels are RGB now (a reader that
+      // applies it fails, as PIL's "cannot build transform", or shows wrong colours).
+      const int components = JpegComponents(item->bytes);
+      if (components == 1) cv::cvtColor(pixels, pixels, cv::COLOR_RGB2GRAY);
+      const std::string profile = components == 4 ? std::string() : JpegIccProfile(item->bytes);
+      SHARDPACK_RETURN_IF_ERROR(EncodeJpeg(pixels, o.jpeg_quality, profile, &reencoded));
     } else if (to_jpeg) {
       SHARDPACK_RETURN_IF_ERROR(EncodeJpeg(JpegReady(pixels), o.jpeg_quality, "", &reencoded));
     } else {
