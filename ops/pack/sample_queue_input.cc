@@ -6,6 +6,7 @@
 #include "ground/checksum.h"
 #include "ground/jpeg_encoder.h"
 #include "ground/opencv_imdecode.h"
+#include "ground/printable.h"
 #include "ground/sample_keys.h"
 
 namespace shardpack {
@@ -17,8 +18,8 @@ SampleQueueInput::SampleQueueInput(Options options) : options_(std::move(options
 Status SampleQueueInput::Check(const WriterSample& s, int32_t* label) const {
   // The sample's name is built only for a refusal: Check runs for every sample.
   const auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument((s.key.empty() ? "sample " + std::to_string(pushed_) : "sample '" + s.key + "'") +
-                                   ": " + why);
+    return Status::InvalidArgument(
+        (s.key.empty() ? "sample " + std::to_string(pushed_) : "sample '" + Printable(s.key, 100) + "'") + ": " + why);
   };
   if (s.image.empty() == s.pixels.rgb.empty()) {
     return bad(s.image.empty() ? "no image: give its encoded bytes or its pixels"
@@ -48,11 +49,11 @@ Status SampleQueueInput::Check(const WriterSample& s, int32_t* label) const {
   if (!s.class_name.empty()) {
     const auto it = class_index_.find(s.class_name);
     if (it == class_index_.end()) {
-      return bad("class '" + s.class_name + "' is not in the writer's class list (" +
+      return bad("class '" + Printable(s.class_name, 100) + "' is not in the writer's class list (" +
                  std::to_string(options_.classes.size()) + " classes)");
     }
     if (s.label >= 0 && s.label != it->second) {
-      return bad("label " + std::to_string(s.label) + " and class '" + s.class_name + "' (label " +
+      return bad("label " + std::to_string(s.label) + " and class '" + Printable(s.class_name, 100) + "' (label " +
                  std::to_string(it->second) + ") disagree");
     }
     *label = it->second;
@@ -67,7 +68,7 @@ Status SampleQueueInput::Check(const WriterSample& s, int32_t* label) const {
     if (problem.empty() && name.find('.') == std::string::npos && IsImageFieldKind(FieldKind(name))) {
       problem = "a sample has one image (name a mask like seg.png)";
     }
-    if (!problem.empty()) return bad("field '" + name + "': " + problem);
+    if (!problem.empty()) return bad("field '" + Printable(name, 100) + "': " + problem);
   }
   return Status::OK();
 }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "ground/printable.h"
+
 namespace shardpack {
 
 std::string ShellQuote(const std::string& text) {
@@ -61,30 +63,11 @@ bool IsSlurmPartition(const std::string& p) {
   return true;
 }
 
-// `text` fit for a message: control characters written as \n, \t or \xNN.
-std::string Printable(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "\\x%02X", static_cast<unsigned char>(c));
-      out += hex;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Status CheckSlurmScriptOptions(const SlurmScriptOptions& o) {
   const auto refuse = [](const std::string& option, const std::string& value, const std::string& why) {
-    return Status::InvalidArgument(option + " " + ShellQuote(Printable(value)) + ": " + why);
+    return Status::InvalidArgument(option + " " + ShellQuote(Printable(value, value.size())) + ": " + why);
   };
   std::vector<std::pair<std::string, std::string>> values = {{"SRC", o.src},
                                                              {"OUT", o.out},

@@ -102,6 +102,9 @@ class Writer:
             raise TypeError(f"label must be an int or a class name, not {type(label).__name__}")
         else:
             label = int(label)  # numpy's and torch's integers too
+            if not -2**31 <= label < 2**31:
+                raise ValueError(f"label {label} does not fit the 32-bit labels a dataset stores (-1 for none, "
+                                 "else 0 up to the number of classes - 1)")
         items = [(str(n), _field_bytes(n, v)) for n, v in (fields or {}).items()]
         key = "" if key is None else str(key)
         path = "" if path is None else str(path)

@@ -389,3 +389,22 @@ def test_a_writer_shared_by_threads_survives_an_abort_while_they_write(tree, tmp
     assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
     assert run.stdout.strip() == "survived"
     assert not any((tmp_path / f"run{i}" / "manifest.json").exists() for i in range(60))
+
+
+def test_messages_name_a_bad_label_or_key_briefly(tree, tmp_path):
+    """A label outside int32 used to raise pybind's TypeError holding the whole image's bytes; a key
+    with a NUL was cut at the NUL in its message."""
+    jpeg = next((tree / "src").rglob("*.JPEG")).read_bytes()
+    with shardpack.Writer(tmp_path / "out", sync=False) as w:
+        with pytest.raises(ValueError) as e:
+            w.write(jpeg, label=2**40)
+        assert str(e.value) == ("label 1099511627776 does not fit the 32-bit labels a dataset stores (-1 for none, "
+                                "else 0 up to the number of classes - 1)")
+        with pytest.raises(ValueError) as e:
+            w.write(jpeg, key="a\x00b")
+        assert str(e.value) == ("sample 'a\\x00b': a key may not hold '.', '/' or control characters (WebDataset "
+                                "splits a member's name at its first dot)")
+        with pytest.raises(ValueError) as e:
+            w.write(jpeg, key="k" * 5000)
+        assert str(e.value).startswith("sample '" + "k" * 100 + "... (5000 bytes)': the key is longer than 90")
+        w.write(jpeg)
