@@ -90,6 +90,22 @@ def _worker_share(worker, num_workers):
     return int(worker), int(num_workers)
 
 
+def _check_state(state):
+    """A state comes from outside (a checkpoint file): its counters must be what state_dict() writes,
+    whole numbers from 0 to 2**64 - 1, or it is refused here, naming the key, before any of it is used."""
+    if not isinstance(state, dict):
+        raise TypeError(f"load_state_dict takes the dict that state_dict() returned, not {type(state).__name__}")
+    for key in ("epoch", "batch", "samples_done", "epoch_samples_done"):
+        if key not in state:
+            if key in ("epoch", "batch"):
+                raise ValueError(f"state_dict has no {key!r}: give load_state_dict what state_dict() returned")
+            continue
+        value = state[key]
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**64:
+            raise ValueError(f"state_dict has {key}={value!r}: it must be a whole number of at least 0, as "
+                             "state_dict() writes it")
+
+
 class Loader:
     """Batches of decoded, cropped images as torch tensors, from a packed dataset or a mixture.
 
@@ -297,6 +313,7 @@ class Loader:
         every rank, one worker per rank): the rest of the epoch is shared by the new ranks, and every
         sample of the epoch is seen exactly once over both runs. Keeping batch_size x world_size
         keeps the steps left too; changing it keeps exactly-once but changes the steps left."""
+        _check_state(state)
         fixed = ("seed", "shuffle", "drop_last", "shuffle_buffer")
         for key in fixed:
             if state.get(key) != self._config[key]:

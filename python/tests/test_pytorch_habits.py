@@ -121,3 +121,34 @@ def test_a_weight_that_gives_no_sample_is_warned_of(wds, lmdb_dataset):
     with pytest.warns(UserWarning, match=r"source 2 \(.*\): its weight 1e-12 gives it 1.2e-10 of the epoch's 120"):
         loader = shardpack.Loader(sources=[(str(wds), 1.0), (str(lmdb_dataset), 1e-12)], batch_size=4, size=16)
     assert len(loader) == 30
+
+
+@pytest.mark.parametrize("change", [
+    dict(batch=-1), dict(epoch="3"), dict(batch=2**64), dict(samples_done=1.5), dict(epoch_samples_done=None),
+    dict(batch=True), dict(seed="x"), dict(world_size=0), dict(batch_size=-4), dict(epoch_samples_done=10**6),
+    dict(world_size=3, epoch_samples_done=10**6), dict(mixture={"sources": []}), dict(dataset=123),
+    dict(batch=10**9),
+])
+def test_a_hostile_state_is_refused_or_gives_a_well_formed_epoch(wds, change):
+    """What a checkpoint file holds is outside input: each state is refused with a message naming
+    what is wrong, or gives an epoch of valid, distinct samples; never a crash or pybind's words."""
+    loader = shardpack.Loader(wds, batch_size=4, size=16, shuffle=False)
+    state = dict(loader.state_dict(), **change)
+    try:
+        loader.load_state_dict(state)
+        indices = [i for lease in loader.batches() for i in lease.indices().tolist()]
+    except (ValueError, TypeError) as e:
+        assert "state_dict" in str(e) or "samples" in str(e), str(e)
+        assert "incompatible function arguments" not in str(e)
+    else:
+        assert len(indices) == len(set(indices)) and all(0 <= i < 60 for i in indices), indices
+    loader.set_epoch(0)
+    assert len(labels_of(loader)) == 60  # the loader still reads whole epochs
+
+
+def test_missing_keys_and_other_types_are_refused(wds):
+    loader = shardpack.Loader(wds, batch_size=4, size=16)
+    with pytest.raises(TypeError, match=r"^load_state_dict takes the dict that state_dict\(\) returned, not list$"):
+        loader.load_state_dict([])
+    with pytest.raises(ValueError, match=r"^state_dict has no 'epoch'"):
+        loader.load_state_dict({"batch": 0})
