@@ -478,6 +478,7 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
   if (s.ok()) s = RunDeviceBench(dataset, o, device, dtype, &r);
   if (!s.ok()) return Fail("bench", s);
   for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const std::string& line : r.skipped) std::fprintf(stderr, "%s\n", line.c_str());
   if (json) {
     std::cout << BenchResultToJson(r).dump(2) << "\n";
     return 0;

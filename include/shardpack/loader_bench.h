@@ -35,6 +35,10 @@ struct BenchResult {
   uint64_t images = 0;      // consumed
   uint64_t bytes_read = 0;  // read by the loader, prefetched batches included
   uint64_t corrupt = 0;
+  // The samples skipped as corrupt, one line each (Loader::TakeSkipReports), each once however many
+  // epochs met it; at most kMaxSkipLines, `corrupt` counts them all.
+  std::vector<std::string> skipped;
+  static constexpr size_t kMaxSkipLines = 100;
   double open_seconds = 0;  // opening the dataset (indexes, manifest) before the first epoch
   double seconds = 0;       // the epochs, from the first StartEpoch to the last batch consumed
   double images_per_second = 0;

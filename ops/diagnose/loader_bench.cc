@@ -1,6 +1,7 @@
 #include "shardpack/loader_bench.h"
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "ops/diagnose/bench_result_rates.h"
@@ -20,6 +21,7 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
   const auto start = Clock::now();
   r->open_seconds = std::chrono::duration<double>(start - open_start).count();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  std::set<std::string> seen;  // skip lines already kept
   for (uint64_t epoch = 0;; ++epoch) {
     if (o.seconds <= 0 && epoch >= o.epochs) break;
     if (o.seconds > 0 && elapsed() >= o.seconds) break;
@@ -27,6 +29,11 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
     for (;;) {
       const Batch* batch = nullptr;
       SHARDPACK_RETURN_IF_ERROR(loader->Next(&batch));
+      for (std::string& line : loader->TakeSkipReports()) {
+        if (r->skipped.size() < BenchResult::kMaxSkipLines && seen.insert(line).second) {
+          r->skipped.push_back(std::move(line));
+        }
+      }
       if (batch == nullptr) break;
       ++r->batches;
       r->images += batch->count;  // consumed; batches still prefetched at the end do not count

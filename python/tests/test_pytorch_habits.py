@@ -75,6 +75,13 @@ def test_a_corrupt_sample_is_left_out_named_once_and_counted(tree, tmp_path):
     assert len(skipped) == 1 and skipped[0].startswith(f"{out}: skipped sample ")
     assert "(index 0)" in skipped[0]
     assert loader.stats()["corrupt"] == 1 and loader.stats()["images"] == 59
+    # The CLI's bench names it too, once over two epochs.
+    r = subprocess.run([tool("SHARDPACK_CLI"), "bench", str(out), "--epochs", "2", "--batch", "8", "--crop", "16",
+                        "--threads", "1"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("skipped sample")]
+    assert len(lines) == 1 and "(index 0)" in lines[0], r.stderr
+    assert "118 images" in r.stdout, r.stdout
 
 
 def test_a_mask_no_sample_has_is_refused_at_open(wds):
