@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "ground/checksum.h"
+#include "storage/anchored_env.h"
 #include "storage/remote_shard_store.h"
 #include "storage/shard_download.h"
 #include "tests/support/folder_http_client.h"
@@ -311,6 +312,62 @@ TEST_F(CacheFolderTest, AFolderAboveThatAnotherUserCanChangeIsRefused) {
                 ", which group 12345 may write in (mode 0775, no sticky bit): refused (they could put a folder of "
                 "theirs in the cache folder's place); use a cache folder inside folders only you (and root) can "
                 "change, such as your home or a folder of yours in /tmp (docs/remote.md)");
+}
+
+}  // namespace
+}  // namespace shardpack
+
+namespace shardpack {
+namespace {
+
+// The folder is opened once, after its check: a folder swapped in under its name afterwards (by
+// whoever could rename it) is never read or written, and messages keep the folder's own name.
+TEST_F(CacheFolderTest, AnAnchoredCacheFolderIsTheOneOpenedNotTheOneNamedNow) {
+  ASSERT_TRUE(PrepareCacheFolder(Env::Default(), cache(), CacheModes()).ok());
+  testing::WriteFile(cache() + "/shard-0.tar", std::string(1000, 'a'));
+  std::unique_ptr<Env> anchored;
+  ASSERT_TRUE(AnchorEnvAt(Env::Default(), cache(), &anchored).ok());
+  fs::rename(cache(), cache() + "-moved");
+  fs::create_directories(cache());
+  testing::WriteFile(cache() + "/shard-0.tar", std::string(1000, 'z'));  // the planted copy
+  std::string bytes;
+  ASSERT_TRUE(anchored->ReadFile(cache() + "/shard-0.tar", 4096, &bytes).ok());
+  EXPECT_EQ(bytes, std::string(1000, 'a'));
+  std::unique_ptr<RandomAccessFile> file;
+  ASSERT_TRUE(anchored->NewRandomAccessFile(cache() + "/shard-0.tar", &file).ok());
+  FileStat folder;
+  ASSERT_TRUE(anchored->StatPath(cache(), &folder).ok());
+  EXPECT_EQ(folder.type, FileStat::Type::kDirectory);
+  ASSERT_TRUE(WriteCacheFile(anchored.get(), cache() + "/new.tar", "fresh", CacheModes(), false).ok());
+  EXPECT_TRUE(fs::exists(cache() + "-moved/new.tar"));  // written where the folder is now
+  EXPECT_FALSE(fs::exists(cache() + "/new.tar"));
+  const Status missing = anchored->ReadFile(cache() + "/absent.tar", 10, &bytes);
+  EXPECT_EQ(missing.message(), "cannot open " + cache() + "/absent.tar: No such file or directory");
+  // Paths elsewhere pass through.
+  ASSERT_TRUE(anchored->ReadFile(dir_.Sub("server/shard-1.tar"), 4096, &bytes).ok());
+  EXPECT_EQ(bytes, std::string(1000, 'b'));
+  // A folder swapped between its check and its opening is refused.
+  fs::remove_all(cache());
+  ASSERT_TRUE(PrepareCacheFolder(Env::Default(), cache(), CacheModes()).ok());
+  FileStat checked;
+  ASSERT_TRUE(Env::Default()->StatPath(cache(), &checked).ok());
+  fs::rename(cache(), cache() + "-other");
+  fs::create_directories(cache());
+  class SwappedEnv final : public testing::ForwardingEnv {
+   public:
+    explicit SwappedEnv(FileStat st) : st_(st) {}
+    Status StatPath(const std::string&, FileStat* st) override {
+      *st = st_;  // what the check saw
+      return Status::OK();
+    }
+
+   private:
+    FileStat st_;
+  } swapped(checked);
+  EXPECT_EQ(AnchorEnvAt(&swapped, cache(), &anchored).message(),
+            "the cache folder " + cache() +
+                " was replaced between its check and its opening: refused (another user may be swapping it); check "
+                "who can write in the folders above it");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "formats/registry/registry.h"
 #include "ops/read/forwarding_dataset_reader.h"
 #include "shardpack/shard_spec.h"
+#include "storage/anchored_env.h"
 #include "storage/remote_dataset.h"
 #include "storage/remote_dataset_env.h"
 #include "storage/remote_shard_store.h"
@@ -20,8 +21,9 @@ class RemoteDatasetReader final : public ForwardingDatasetReader {
   // The reader reads through the Env, which reads through the store: both are kept until the
   // reader is gone.
   RemoteDatasetReader(std::shared_ptr<RemoteShardStore> store, std::unique_ptr<Env> env,
-                      std::unique_ptr<DatasetReader> reader)
-      : ForwardingDatasetReader(std::move(reader), std::make_shared<Owned>(Owned{store, std::move(env)})),
+                      std::unique_ptr<DatasetReader> reader, std::unique_ptr<Env> cache_env = nullptr)
+      : ForwardingDatasetReader(std::move(reader),
+                                std::make_shared<Owned>(Owned{std::move(cache_env), store, std::move(env)})),
         store_(std::move(store)) {}
 
   bool wants_read_plan() const override { return true; }
@@ -30,6 +32,7 @@ class RemoteDatasetReader final : public ForwardingDatasetReader {
 
  private:
   struct Owned {
+    std::unique_ptr<Env> cache_env;  // the cache folder as opened (AnchorEnvAt): what the store reads through
     std::shared_ptr<RemoteShardStore> store;
     std::unique_ptr<Env> env;
   };
@@ -70,6 +73,7 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   }
 
   std::string dir = remote.base;  // streaming: errors name the URLs of the files
+  std::unique_ptr<Env> cache_env;
   std::map<std::string, std::string> memory_files;
   if (streaming) {
     memory_files[JoinPath(dir, kManifestFileName)] = remote.text;
@@ -84,6 +88,11 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
     SHARDPACK_RETURN_IF_ERROR(
         CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, with_shards, env, http.get(), &dir));
     if (with_shards) return format->OpenReader(env, dir, std::move(remote.manifest), reader);
+    // From here on the dataset's cache folder is reached through the folder checked and opened
+    // now, never through its name again (storage/anchored_env.h).
+    const Status anchored = AnchorEnvAt(env, dir, &cache_env);
+    if (!anchored.ok() && anchored.code() != Status::Code::kUnsupported) return anchored;
+    if (cache_env != nullptr) env = cache_env.get();
   }
 
   std::vector<RemoteShard> shards;
@@ -112,7 +121,8 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files));
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), &format_reader));
-  *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader));
+  *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader),
+                                                  std::move(cache_env));
   return Status::OK();
 }
 
