@@ -118,6 +118,11 @@ TEST(MixturePlan, QuotasBeyondAnEpochsBoundAndOverflowingWeightsAreRefused) {
             "raise its weight, or give it samples or passes");
   ASSERT_TRUE(MixturePlan::Create(m, {100, 100}, {}, SamplerOptions(), &plan).ok());
   EXPECT_EQ(plan.warnings().size(), 1u);  // made again: not doubled
+  // A weight of 1e308 beside 1: the rest times the weight overflows a double; the share first
+  // does not (fuzz_mixture found the overflow, undefined behaviour in the cast; UBSan checks it).
+  m.sources = {{"a", 1e308, 0, 0}, {"b", 1, 0, 0}};
+  ASSERT_TRUE(MixturePlan::Create(m, {10, 10}, {}, SamplerOptions(), &plan).ok());
+  EXPECT_EQ(plan.quotas(), (std::vector<uint64_t>{20, 0}));
 }
 
 TEST(ShuffleQuality, MeanBatchShardDistanceByHand) {

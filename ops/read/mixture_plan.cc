@@ -29,7 +29,9 @@ std::vector<uint64_t> LargestRemainder(uint64_t total, const std::vector<double>
   std::vector<double> remainders(weights.size());
   uint64_t given = 0;
   for (size_t i = 0; i < weights.size(); ++i) {
-    const double exact = double(total) * weights[i] / sum;
+    // The share first (at most 1), then the samples: total x weight could overflow to infinity,
+    // which no integer holds (found by fuzz_mixture: a weight of 1e308 beside a small one).
+    const double exact = std::min(double(total), double(total) * (weights[i] / sum));
     shares[i] = std::min(total, uint64_t(std::floor(exact)));
     remainders[i] = exact - std::floor(exact);
     given += shares[i];
