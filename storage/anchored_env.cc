@@ -85,13 +85,20 @@ class AnchoredEnv final : public Env {
   static Status Replace(const Status& s, const std::string& message) {
     // The same code with another message.
     switch (s.code()) {
-      case Status::Code::kInvalidArgument: return Status::InvalidArgument(message);
-      case Status::Code::kNotFound: return Status::NotFound(message);
-      case Status::Code::kDataLoss: return Status::DataLoss(message);
-      case Status::Code::kCorrupt: return Status::Corrupt(message);
-      case Status::Code::kUnsupported: return Status::Unsupported(message);
-      case Status::Code::kAborted: return Status::Aborted(message);
-      default: return Status::IOError(message);
+      case Status::Code::kInvalidArgument:
+        return Status::InvalidArgument(message);
+      case Status::Code::kNotFound:
+        return Status::NotFound(message);
+      case Status::Code::kDataLoss:
+        return Status::DataLoss(message);
+      case Status::Code::kCorrupt:
+        return Status::Corrupt(message);
+      case Status::Code::kUnsupported:
+        return Status::Unsupported(message);
+      case Status::Code::kAborted:
+        return Status::Aborted(message);
+      default:
+        return Status::IOError(message);
     }
   }
 
