@@ -9,7 +9,7 @@ packages=(
   libarchive-dev liblmdb-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
   libopencv-dev libtbb-dev libcli11-dev libzstd-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libxxhash-dev libcurl4-openssl-dev nginx-light
-  python3 python3-dev pybind11-dev libdlpack-dev python3-pytest python3-numpy python3-torch
+  python3 python3-dev pybind11-dev libdlpack-dev python3-pytest python3-pytest-timeout python3-numpy python3-torch
   python3-torchvision python3-pil python3-lmdb python3-zstandard python3-venv python3-pip python3-setuptools python3-wheel tar time
   python3-botocore awscli
   slurm-wlm munge shellcheck

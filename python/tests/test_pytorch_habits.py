@@ -45,7 +45,11 @@ class _LoaderInsideWorkers(torch.utils.data.IterableDataset):
 
 
 def test_inside_a_dataloader_the_share_comes_from_torchs_worker_info(wds):
-    seen = list(torch.utils.data.DataLoader(_LoaderInsideWorkers(str(wds)), batch_size=None, num_workers=2))
+    # Spawned workers: a worker forked from this process, whose earlier loaders left oneTBB's threads
+    # behind, could inherit a lock one of them held (oneTBB is not fork-safe); the timeout turns a
+    # stuck worker into an error.
+    seen = list(torch.utils.data.DataLoader(_LoaderInsideWorkers(str(wds)), batch_size=None, num_workers=2,
+                                            multiprocessing_context="spawn", timeout=120))
     # Each of the two workers read its own half: together every sample once, not every sample twice.
     assert len(seen) == 60
     assert sorted(seen) == sorted(labels_of(shardpack.Loader(wds, batch_size=4, size=16)))
@@ -77,7 +81,7 @@ def test_a_corrupt_sample_is_left_out_named_once_and_counted(tree, tmp_path):
     assert loader.stats()["corrupt"] == 1 and loader.stats()["images"] == 59
     # The CLI's bench names it too, once over two epochs.
     r = subprocess.run([tool("SHARDPACK_CLI"), "bench", str(out), "--epochs", "2", "--batch", "8", "--crop", "16",
-                        "--threads", "1"], capture_output=True, text=True)
+                        "--threads", "1"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.startswith("skipped sample")]
     assert len(lines) == 1 and "(index 0)" in lines[0], r.stderr

@@ -385,7 +385,7 @@ def test_a_writer_shared_by_threads_survives_an_abort_while_they_write(tree, tmp
     script = tmp_path / "race.py"
     script.write_text(_SHARED_WRITER_RACE)
     run = subprocess.run([sys.executable, str(script), str(jpeg), str(tmp_path), "60"], capture_output=True,
-                         text=True, timeout=300)
+                         text=True, timeout=120)
     assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
     assert run.stdout.strip() == "survived"
     assert not any((tmp_path / f"run{i}" / "manifest.json").exists() for i in range(60))
