@@ -105,3 +105,31 @@ TEST(DecodeImage, RefusesMorePixelsThanTheLimit) {
 
 }  // namespace
 }  // namespace shardpack
+
+namespace shardpack {
+namespace {
+
+// A file that looks like WebP by its first bytes, whose header libwebp refuses, with "DICM" at byte
+// 128 (found by fuzz_image; tests/fuzz/corpus/fuzz_image/webp-header-libwebp-refuses-with-dicm-at-128):
+// OpenCV handed it to GDCM's DICOM reader, which aborted the process on an assert. Now a clear error.
+TEST(DecodeImage, AWebPLibwebpRefusesNeverReachesAnotherDecoder) {
+  const std::string bytes(
+      "\x52\x49\x46\x46\x7A\x00\x00\x00\x57\x45\x42\x50\x56\x50\x38\x4C\x56\x50\x38\x3A\x2F\x2F\x00\x00"
+      "\x50\x02\x00\x9D\x01\x2A\x0B\x00\x06\x00\x02\xC0\x4C\x25\xB0\x02\x74\x7F\x00\x82\x64\xC6\x38\xBF"
+      "\xF0\x96\x00\x00\xE1\xE1\x2F\x5E\x09\xE9\xC3\xAA\x0A\xEA\xE2\xD6\xAD\xDE\x27\x3F\x84\xA3\x56\x50"
+      "\x97\x20\x7D\x01\x58\xDF\x4C\x2F\x5E\x2E\x20\xE0\xD8\x52\xFC\x57\x70\x99\xC0\xEF\x94\x30\x12\x8C"
+      "\xE7\x76\xFA\xC6\xBF\x4E\x09\x3E\x86\xB3\xD7\xFC\x4F\xF3\x68\x74\x08\x99\xEC\x7B\xFD\x1A\xAE\x6B"
+      "\xF2\xA6\x73\x57\x22\x78\xD7\xAB\x44\x49\x43\x4D\x00\x00",
+      134);
+  ASSERT_EQ(bytes.substr(128, 4), "DICM");
+  ImageInfo info;
+  ASSERT_TRUE(ProbeImage(bytes, &info).ok());
+  EXPECT_EQ(info.format, ImageFormat::kWebp);
+  DecodedImage image;
+  const Status s = DecodeImage(bytes, 1 << 20, &image);
+  EXPECT_EQ(s.code(), Status::Code::kCorrupt);
+  EXPECT_EQ(s.message(), "WebP header cannot be read (libwebp refuses it)");
+}
+
+}  // namespace
+}  // namespace shardpack
