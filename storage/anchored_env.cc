@@ -79,27 +79,7 @@ class AnchoredEnv final : public Env {
     if (s.ok() || s.message().find(via_) == std::string::npos) return s;
     std::string message = s.message();
     for (size_t at; (at = message.find(via_)) != std::string::npos;) message.replace(at, via_.size(), folder_);
-    return Replace(s, message);
-  }
-
-  static Status Replace(const Status& s, const std::string& message) {
-    // The same code with another message.
-    switch (s.code()) {
-      case Status::Code::kInvalidArgument:
-        return Status::InvalidArgument(message);
-      case Status::Code::kNotFound:
-        return Status::NotFound(message);
-      case Status::Code::kDataLoss:
-        return Status::DataLoss(message);
-      case Status::Code::kCorrupt:
-        return Status::Corrupt(message);
-      case Status::Code::kUnsupported:
-        return Status::Unsupported(message);
-      case Status::Code::kAborted:
-        return Status::Aborted(message);
-      default:
-        return Status::IOError(message);
-    }
+    return s.WithMessage(std::move(message));
   }
 
   Env* const base_;

@@ -122,7 +122,7 @@ Status CheckFoldersAbove(Env* env, const std::string& dir, const CacheModes& mod
 }  // namespace
 
 Status PrepareCacheFolder(Env* env, const std::string& dir, const CacheModes& modes) {
-  // Before anything is made in them, and once more after (the folders made then are this user's).
+  // Before anything is made in them (the folders made below then are this user's).
   SHARDPACK_RETURN_IF_ERROR(CheckFoldersAbove(env, dir, modes));
   FileStat st;
   if (!env->StatPath(dir, &st).ok()) {
@@ -151,7 +151,6 @@ Status PrepareCacheFolder(Env* env, const std::string& dir, const CacheModes& mo
                                    "): refused (anyone could plant files in it); run chmod o-w on it, or use a "
                                    "folder of your own");
   }
-  SHARDPACK_RETURN_IF_ERROR(CheckFoldersAbove(env, dir, modes));
   std::string type;
   bool network = false;
   if (env->FileSystemType(dir, &type, &network).ok() && network) {
@@ -174,20 +173,26 @@ Status PrepareCacheSubfolders(Env* env, const std::string& cache_dir, const std:
   }
 }
 
+namespace {
+
+// Whether `st`, a description of `path`'s file, is what this user's record of its check says.
+bool MatchesOwnRecord(Env* env, const std::string& path, const FileStat& st, const std::string& xxh64) {
+  std::string record;
+  return st.type == FileStat::Type::kFile && ReadOwnRecord(env, path, &record) && record == RecordText(xxh64, st);
+}
+
+}  // namespace
+
 bool IsCheckedCopy(Env* env, const std::string& path, const std::string& xxh64) {
   FileStat st;
-  std::string record;
-  if (!env->StatPath(path, &st).ok() || st.type != FileStat::Type::kFile) return false;
-  return ReadOwnRecord(env, path, &record) && record == RecordText(xxh64, st);
+  return env->StatPath(path, &st).ok() && MatchesOwnRecord(env, path, st, xxh64);
 }
 
 bool IsCheckedOpenCopy(Env* env, const std::string& path, const RandomAccessFile& file, const std::string& xxh64) {
   FileStat st;
   const Status described = file.Stat(&st);
   if (described.code() == Status::Code::kUnsupported) return IsCheckedCopy(env, path, xxh64);
-  std::string record;
-  return described.ok() && st.type == FileStat::Type::kFile && ReadOwnRecord(env, path, &record) &&
-         record == RecordText(xxh64, st);
+  return described.ok() && MatchesOwnRecord(env, path, st, xxh64);
 }
 
 Status OpenCheckedCopy(Env* env, const std::string& path, const std::string& xxh64,

@@ -44,6 +44,8 @@ class [[nodiscard]] Status {
   // The same error with `suffix` appended to its message (OK stays OK).
   Status WithSuffix(const std::string& suffix) const { return ok() ? *this : Status(code_, message_ + suffix); }
   Status WithPrefix(const std::string& prefix) const { return ok() ? *this : Status(code_, prefix + message_); }
+  // The same error with another message (OK stays OK).
+  Status WithMessage(std::string message) const { return ok() ? *this : Status(code_, std::move(message)); }
 
  private:
   Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}

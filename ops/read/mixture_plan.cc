@@ -167,12 +167,12 @@ Status MixturePlan::Create(const Mixture& mixture, const std::vector<uint64_t>& 
                                    " samples, more than the " + std::to_string(kMaxEpochSamples) +
                                    " an epoch may hold");
   }
-  uint64_t rest = std::min<uint64_t>(weighted_size, kMaxEpochSamples - fixed);
   if (mixture.epoch_size == 0 && weighted_size > kMaxEpochSamples - fixed) {
     return Status::InvalidArgument("the sources hold " + std::to_string(weighted_size + fixed) +
                                    " samples, more than the " + std::to_string(kMaxEpochSamples) +
                                    " an epoch may hold: give epoch_size");
   }
+  uint64_t rest = weighted_size;
   if (mixture.epoch_size > 0) {
     if (fixed > mixture.epoch_size || (weighted.empty() && fixed != mixture.epoch_size)) {
       return Status::InvalidArgument("the sources' fixed quotas (samples, passes) add up to " + std::to_string(fixed) +
@@ -189,7 +189,7 @@ Status MixturePlan::Create(const Mixture& mixture, const std::vector<uint64_t>& 
     if (shares[k] == 0 && rest > 0) {
       // Its weight is so small against the others that no sample of the epoch falls to it.
       plan->warnings_.push_back(MixtureSourceName(mixture, weighted[k]) + ": its weight " + Number(weights[k]) +
-                                " gives it " + Number(double(rest) * weights[k] / weight_sum) + " of the epoch's " +
+                                " gives it " + Number(weights[k] / weight_sum * double(rest)) + " of the epoch's " +
                                 std::to_string(rest) +
                                 " weighted samples, so it gives none: raise its weight, or give it samples or passes");
     }

@@ -188,8 +188,7 @@ class PyWriter {
     if (!writer_) throw py::value_error("the writer is closed already");
     // Taken out under the GIL, so that exactly one thread closes; threads still in write() keep the
     // writer alive through their own references and get "closed" from it.
-    const std::shared_ptr<SampleWriter> writer = std::move(writer_);
-    writer_.reset();
+    const std::shared_ptr<SampleWriter> writer = std::move(writer_);  // leaves writer_ empty
     PackResult result;
     Status s;
     {
@@ -204,7 +203,6 @@ class PyWriter {
   void Abort() {
     if (!writer_) return;
     const std::shared_ptr<SampleWriter> writer = std::move(writer_);
-    writer_.reset();
     {
       py::gil_scoped_release nogil;
       writer->Abort();
