@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <random>
+#include <set>
 
 namespace shardpack {
 namespace {
@@ -198,6 +200,69 @@ TEST_F(StreamingShuffle, MixesShardOrderAndSamples) {
   SamplerOptions global = o_;
   global.shuffle_buffer = 0;
   EXPECT_NE(Make(1000, global).Permutation(0), order);
+}
+
+// The documented streaming rule, written here from its text (sampler.h) over an array: the shards
+// in ShardOrder, each front to back, through a buffer of K; a full buffer swaps the entering sample
+// for one drawn with rng() % K, which is output; at the stream's end the buffer is shuffled by
+// Fisher-Yates (std::swap(v[i-1], v[rng() % i]) for i from its size down to 2) and emptied.
+std::vector<uint64_t> ReferenceStream(const std::vector<uint64_t>& shard_order, uint64_t shard_size, uint64_t k,
+                                      std::mt19937_64 rng) {
+  std::vector<uint64_t> order, buffer;
+  for (const uint64_t s : shard_order) {
+    for (uint64_t i = s * shard_size; i < (s + 1) * shard_size; ++i) {
+      if (buffer.size() < k) {
+        buffer.push_back(i);
+        continue;
+      }
+      uint64_t& slot = buffer[rng() % k];
+      order.push_back(slot);
+      slot = i;
+    }
+  }
+  for (uint64_t i = buffer.size(); i > 1; --i) std::swap(buffer[i - 1], buffer[rng() % i]);
+  order.insert(order.end(), buffer.begin(), buffer.end());
+  return order;
+}
+
+// The stream computed position by position equals the rule over an array (the order of version 1,
+// kept), whichever way the positions are asked: front to back in pieces, skipping, or going back.
+TEST_F(StreamingShuffle, StreamedOrderEqualsTheRuleOverAnArrayAskedInAnyOrder) {
+  for (uint64_t epoch : {0, 5}) {
+    uint64_t z = o_.seed + 0x9E3779B97F4A7C15ull * (epoch + 1);  // sampler.h: (seed, epoch) via splitmix64
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    const std::vector<uint64_t> reference =
+        ReferenceStream(sampler_.ShardOrder(epoch), 50, 64, std::mt19937_64(z ^ (z >> 31)));
+    ASSERT_EQ(sampler_.Permutation(epoch), reference);
+    std::unique_ptr<EpochOrder> order = sampler_.NewOrder(epoch);
+    std::mt19937_64 rng(epoch);
+    for (int k = 0; k < 200; ++k) {
+      const uint64_t begin = rng() % 1000, end = std::min<uint64_t>(1000, begin + rng() % 40);
+      std::vector<uint64_t> piece;
+      order->Fill(begin, end, &piece);
+      ASSERT_EQ(piece, std::vector<uint64_t>(reference.begin() + long(begin), reference.begin() + long(end)));
+    }
+  }
+}
+
+// A billion samples: any batch of the global shuffle comes without an array of the epoch (which
+// would be 8 GB, past what a sanitizer build may allocate), its samples in range and all different.
+TEST(EpochSampler, BatchesOfABillionSamplesNeedNoArrayOfThem) {
+  SamplerOptions o;
+  o.batch_size = 256, o.world_size = 8, o.rank = 5, o.seed = 3;
+  EpochSampler s;
+  ASSERT_TRUE(EpochSampler::Create(1000000000, o, &s).ok());
+  std::set<uint64_t> seen;
+  std::vector<uint64_t> batch;
+  for (const uint64_t b : {0ull, 1ull, 200000ull, 488280ull}) {
+    s.Batch(2, b, &batch);
+    ASSERT_EQ(batch.size(), 256u);
+    for (const uint64_t i : batch) {
+      EXPECT_LT(i, 1000000000u);
+      EXPECT_TRUE(seen.insert(i).second);
+    }
+  }
 }
 
 TEST_F(StreamingShuffle, RanksStillCoverTheEpochOnceWithEqualBatches) {

@@ -21,7 +21,8 @@
 // of each source comes.
 // Per-source batches (per_source_batches): every quota rounded to the nearest multiple of the batch
 // size (at least one batch); the epoch's batches are the sources' batches in a seeded random order
-// (a fresh shuffle of the multiset of batch labels each epoch), each batch from one source.
+// (the multiset of batch labels, source by source, in the order of a keyed permutation drawn afresh
+// each epoch; order version 2, shardpack/sampler.h), each batch from one source.
 //
 // Which sample of a source: the source has an endless stream, its passes one after another, each
 // pass a fresh permutation of its samples (the pass number is the permutation's epoch; the
@@ -31,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -88,7 +90,10 @@ class MixturePlan {
   uint32_t SourceOf(uint64_t global_index) const;
   // The source of each position of epoch `epoch`.
   std::vector<uint32_t> Pattern(uint64_t epoch) const;
-  // The global index of each position of epoch `epoch`.
+  // The order of epoch `epoch` (global indices), asked by position (EpochOrder); it refers to this
+  // plan, which must outlive it.
+  std::unique_ptr<EpochOrder> NewOrder(uint64_t epoch) const;
+  // The global index of each position of epoch `epoch`, as an array: for tests and statistics.
   std::vector<uint64_t> Order(uint64_t epoch) const;
 
  private:

@@ -2,9 +2,11 @@
 // training loader needs, as a pure function of (seed, epoch, batch), so that any batch can be
 // recomputed: resuming an epoch at batch b gives exactly the batches an uninterrupted run would.
 //
-// Order: a fresh permutation of all samples per epoch, Fisher-Yates driven by mt19937_64 seeded
-// from (seed, epoch) (the standard fixes its output, so every platform agrees); or dataset order
-// when shuffle is off. Global batch g holds permutation[g*B, (g+1)*B); rank r takes global batches
+// Order: a fresh permutation of all samples per epoch, a keyed permutation (a Feistel network with
+// cycle walking, ops/read/keyed_permutation.h) keyed by (seed, epoch) and computed one position at a
+// time, so that no array of the epoch's samples is ever made (order version 2; until 2026-12 it was
+// Fisher-Yates over an array, kOrderVersion); or dataset order when shuffle is off.
+// Global batch g holds order[g*B, (g+1)*B); rank r takes global batches
 // r, r + world_size, r + 2*world_size, ... so that every rank gets the same number of batches and
 // collective calls never wait on a rank with fewer:
 //  - drop_last: N / (B * world_size) full batches per rank; the rest of the samples are left out;
@@ -43,6 +45,25 @@
 namespace shardpack {
 
 class MixturePlan;  // shardpack/mixture.h
+
+// Which order of an epoch a (seed, options) pair gives. 2: the global shuffle is a keyed permutation
+// computed per position, and a mixture's per-source batches are laid out by one (2026-12); 1: both
+// were Fisher-Yates shuffles of arrays. The streaming shuffle, the stratified mixture and no shuffle
+// give the same order in both. A resume state records it, so that a state taken under another
+// order is refused instead of resuming into other samples.
+inline constexpr int kOrderVersion = 2;
+
+// The order of one epoch, asked for by position. Random-access orders (no shuffle, the global
+// shuffle) compute each position on its own; streamed ones (the streaming shuffle, a mixture) run
+// a stream from the epoch's start and keep where it is, so that asking front to back costs a few
+// steps a position and memory bounded by the shuffle buffer and the shard count; asking behind the
+// stream starts it again.
+class EpochOrder {
+ public:
+  virtual ~EpochOrder() = default;
+  // Appends order[begin, end) to *out. Precondition: begin <= end <= the epoch's length.
+  virtual void Fill(uint64_t begin, uint64_t end, std::vector<uint64_t>* out) = 0;
+};
 
 struct SamplerOptions {
   uint64_t batch_size = 32;
@@ -85,8 +106,9 @@ class EpochSampler {
   uint64_t rank_batches() const { return rank_batches_; }
   uint64_t worker_batches() const;
   // The dataset indices of this worker's batch `b` (0-based among the worker's batches) of `epoch`.
-  // Precondition: b < worker_batches(). The epoch's permutation is computed once and kept, so
-  // walking an epoch costs O(N) in all. Not thread-safe.
+  // Precondition: b < worker_batches(). The epoch's order is kept between calls (NewOrder), so
+  // walking an epoch front to back costs O(N) time in all and no memory per sample. Not
+  // thread-safe.
   void Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices);
   // The positions in the epoch's order that this worker's batch `b` takes: [*begin, *end), counted
   // from the order's start (SetEpochStart's samples included). Increasing with b.
@@ -97,7 +119,10 @@ class EpochSampler {
   // streaming shuffle (a global shuffle reads every shard all epoch; no shuffle reads each shard
   // front to back, and is done with it when it moves on).
   std::vector<uint64_t> ShardsPassed(uint64_t epoch) const;
-  // The permutation of epoch `epoch` (identity without shuffle).
+  // The order of epoch `epoch`, to be asked by position.
+  std::unique_ptr<EpochOrder> NewOrder(uint64_t epoch) const;
+  // The whole permutation of epoch `epoch` (identity without shuffle), as an array: for tests and
+  // statistics over small datasets; the training path asks NewOrder by position.
   std::vector<uint64_t> Permutation(uint64_t epoch) const;
   // Streaming shuffle: the order in which epoch `epoch` reads the shards.
   std::vector<uint64_t> ShardOrder(uint64_t epoch) const;
@@ -112,8 +137,19 @@ class EpochSampler {
   std::vector<uint64_t> shard_sizes_;  // never empty: {size_} when the dataset counts as one shard
   uint64_t rank_batches_ = 0;
   uint64_t tail_rounds_ = 0;  // final rounds that share the remainder (0 with drop_last)
-  uint64_t cached_epoch_ = 0;
-  std::vector<uint64_t> cached_order_;          // Permutation(cached_epoch_), or empty
+  // Batch()'s order of `epoch`, kept so that a streamed order goes on from where it is. A copy of
+  // the sampler starts its own: two samplers never share a stream.
+  struct CachedOrder {
+    std::shared_ptr<EpochOrder> order;
+    uint64_t epoch = 0;
+    CachedOrder() = default;
+    CachedOrder(const CachedOrder&) {}
+    CachedOrder& operator=(const CachedOrder&) {
+      order.reset();
+      return *this;
+    }
+  };
+  CachedOrder cached_;
   std::shared_ptr<const MixturePlan> mixture_;  // CreateMixture: the order is the plan's
 };
 

@@ -9,9 +9,9 @@ namespace shardpack {
 
 namespace {
 
-// The epoch's order with `options` (one dataset or a mixture).
-Status EpochOrder(const Mixture* mixture, const std::vector<std::vector<uint64_t>>& shard_sizes,
-                  const SamplerOptions& options, uint64_t epoch, std::vector<uint64_t>* order) {
+// The whole epoch's order with `options` (one dataset or a mixture).
+Status WholeEpochOrder(const Mixture* mixture, const std::vector<std::vector<uint64_t>>& shard_sizes,
+                       const SamplerOptions& options, uint64_t epoch, std::vector<uint64_t>* order) {
   if (mixture != nullptr) {
     std::vector<uint64_t> sizes;
     for (const std::vector<uint64_t>& s : shard_sizes)
@@ -69,7 +69,7 @@ Status MeasureShuffleQuality(const Mixture* mixture, const std::vector<std::vect
   }
   const uint64_t b = options.batch_size;
   std::vector<uint64_t> order;
-  SHARDPACK_RETURN_IF_ERROR(EpochOrder(mixture, shard_sizes, options, epoch, &order));
+  SHARDPACK_RETURN_IF_ERROR(WholeEpochOrder(mixture, shard_sizes, options, epoch, &order));
   quality->loader = MeanBatchShardDistance(order, shard_of, b);
   // The ideal: the same epoch (the same samples, as often) in a uniformly random order.
   std::mt19937_64 rng(options.seed ^ 0x4944454Full);  // "IDEO"
@@ -78,11 +78,11 @@ Status MeasureShuffleQuality(const Mixture* mixture, const std::vector<std::vect
   SamplerOptions variant = options;
   variant.shuffle = true;
   variant.shuffle_buffer = 0;
-  SHARDPACK_RETURN_IF_ERROR(EpochOrder(mixture, shard_sizes, variant, epoch, &order));
+  SHARDPACK_RETURN_IF_ERROR(WholeEpochOrder(mixture, shard_sizes, variant, epoch, &order));
   quality->global = MeanBatchShardDistance(order, shard_of, b);
   for (const uint64_t k : buffers) {
     variant.shuffle_buffer = k;
-    SHARDPACK_RETURN_IF_ERROR(EpochOrder(mixture, shard_sizes, variant, epoch, &order));
+    SHARDPACK_RETURN_IF_ERROR(WholeEpochOrder(mixture, shard_sizes, variant, epoch, &order));
     quality->buffers.push_back({k, MeanBatchShardDistance(order, shard_of, b)});
   }
   return Status::OK();

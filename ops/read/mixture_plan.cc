@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <random>
 
+#include "ops/read/keyed_permutation.h"
 #include "shardpack/mixture.h"
 
 namespace shardpack {
@@ -44,46 +46,69 @@ std::vector<uint64_t> LargestRemainder(uint64_t total, const std::vector<double>
   return shares;
 }
 
-// The stratified pattern: earliest deadline first over each source's next sample (mixture.h).
-std::vector<uint32_t> StratifiedPattern(const std::vector<uint64_t>& quotas, uint64_t epoch_size) {
-  using Wide = unsigned __int128;  // j x E may pass 2^64 for datasets of billions of samples
-  std::vector<uint32_t> pattern;
-  pattern.reserve(epoch_size);
-  std::vector<uint64_t> taken(quotas.size(), 0);
-  for (uint64_t n = 1; n <= epoch_size; ++n) {
-    size_t best = quotas.size();
-    Wide best_deadline = 0;
-    for (size_t i = 0; i < quotas.size(); ++i) {
-      if (taken[i] >= quotas[i]) continue;
-      const Wide j = taken[i] + 1;
-      const Wide release = (j - 1) * epoch_size / quotas[i] + 1;
-      if (release > n) continue;
-      const Wide deadline = (j * epoch_size + quotas[i] - 1) / quotas[i];
-      if (best == quotas.size() || deadline < best_deadline) best = i, best_deadline = deadline;
-    }
-    // Never quotas.size(): the first n positions' upper quotas sum to at least n, so some source's
-    // next sample is released.
-    ++taken[best];
-    pattern.push_back(uint32_t(best));
-  }
-  return pattern;
-}
+// The epoch's pattern of sources as a stream, position after position.
+class PatternStream {
+ public:
+  virtual ~PatternStream() = default;
+  virtual uint32_t Next() = 0;
+};
 
-// Per-source batches: the multiset of batch labels, shuffled afresh each epoch.
-std::vector<uint32_t> PerSourcePattern(const std::vector<uint64_t>& quotas, uint64_t batch, uint64_t seed,
-                                       uint64_t epoch) {
-  std::vector<uint32_t> batches;
-  for (size_t i = 0; i < quotas.size(); ++i) batches.insert(batches.end(), quotas[i] / batch, uint32_t(i));
-  uint64_t z = (seed ^ 0x4D49585455524Eull) + 0x9E3779B97F4A7C15ull * (epoch + 1);  // "MIXTURN"
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  std::mt19937_64 rng(z ^ (z >> 31));
-  for (uint64_t i = batches.size(); i > 1; --i) std::swap(batches[i - 1], batches[rng() % i]);
-  std::vector<uint32_t> pattern;
-  pattern.reserve(batches.size() * batch);
-  for (const uint32_t source : batches) pattern.insert(pattern.end(), batch, source);
-  return pattern;
-}
+// The stratified pattern: earliest deadline first over each source's next sample (mixture.h). Keeps
+// each source's count taken: memory in the number of sources.
+class StratifiedPattern final : public PatternStream {
+ public:
+  StratifiedPattern(const std::vector<uint64_t>& quotas, uint64_t epoch_size)
+      : quotas_(quotas), epoch_size_(epoch_size), taken_(quotas.size(), 0) {}
+  uint32_t Next() override {
+    using Wide = unsigned __int128;  // j x E may pass 2^64 for datasets of billions of samples
+    const uint64_t n = ++position_;
+    size_t best = quotas_.size();
+    Wide best_deadline = 0;
+    for (size_t i = 0; i < quotas_.size(); ++i) {
+      if (taken_[i] >= quotas_[i]) continue;
+      const Wide j = taken_[i] + 1;
+      const Wide release = (j - 1) * epoch_size_ / quotas_[i] + 1;
+      if (release > n) continue;
+      const Wide deadline = (j * epoch_size_ + quotas_[i] - 1) / quotas_[i];
+      if (best == quotas_.size() || deadline < best_deadline) best = i, best_deadline = deadline;
+    }
+    // Never quotas.size() within the epoch: the first n positions' upper quotas sum to at least n,
+    // so some source's next sample is released.
+    ++taken_[best];
+    return uint32_t(best);
+  }
+
+ private:
+  const std::vector<uint64_t> quotas_;
+  const uint64_t epoch_size_;
+  std::vector<uint64_t> taken_;
+  uint64_t position_ = 0;
+};
+
+// Per-source batches: the multiset of batch labels (quota_i / B batches of source i, source by
+// source) in the order of a keyed permutation of its slots, fresh each epoch; every position of a
+// batch has its batch's source.
+class PerSourcePattern final : public PatternStream {
+ public:
+  PerSourcePattern(const std::vector<uint64_t>& quotas, uint64_t batch, uint64_t seed, uint64_t epoch) : batch_(batch) {
+    uint64_t total = 0;
+    for (const uint64_t q : quotas) ends_.push_back(total += q / batch);
+    uint64_t z = (seed ^ 0x4D49585455524Eull) + 0x9E3779B97F4A7C15ull * (epoch + 1);  // "MIXTURN"
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    slots_ = KeyedPermutation(total, z ^ (z >> 31));
+  }
+  uint32_t Next() override {
+    const uint64_t label = slots_(position_++ / batch_);
+    return uint32_t(std::upper_bound(ends_.begin(), ends_.end(), label) - ends_.begin());
+  }
+
+ private:
+  const uint64_t batch_;
+  std::vector<uint64_t> ends_;  // per source: the end of its range of batch labels
+  KeyedPermutation slots_;
+  uint64_t position_ = 0;
+};
 
 }  // namespace
 
@@ -220,27 +245,97 @@ uint32_t MixturePlan::SourceOf(uint64_t global_index) const {
   return uint32_t(std::upper_bound(offsets_.begin(), offsets_.end(), global_index) - offsets_.begin() - 1);
 }
 
+namespace {
+
+std::unique_ptr<PatternStream> NewPattern(const std::vector<uint64_t>& quotas, uint64_t epoch_size,
+                                          bool per_source_batches, const SamplerOptions& options, uint64_t epoch) {
+  if (per_source_batches) return std::make_unique<PerSourcePattern>(quotas, options.batch_size, options.seed, epoch);
+  return std::make_unique<StratifiedPattern>(quotas, epoch_size);  // the same every epoch
+}
+
+}  // namespace
+
 std::vector<uint32_t> MixturePlan::Pattern(uint64_t epoch) const {
-  if (per_source_batches_) return PerSourcePattern(quotas_, options_.batch_size, options_.seed, epoch);
-  return StratifiedPattern(quotas_, epoch_size_);  // the same every epoch
+  const std::unique_ptr<PatternStream> stream = NewPattern(quotas_, epoch_size_, per_source_batches_, options_, epoch);
+  std::vector<uint32_t> pattern(epoch_size_);
+  for (uint32_t& source : pattern) source = stream->Next();
+  return pattern;
+}
+
+namespace {
+
+// The epoch's order as a stream: the pattern says which source each position takes; that source's
+// stream (its passes one after another, each its own order) gives the sample. Epoch e starts each
+// source's stream at e x quota. Keeps one pass's order per source.
+class MixtureOrder final : public EpochOrder {
+ public:
+  MixtureOrder(const MixturePlan& plan, const std::vector<EpochSampler>& passes, const std::vector<uint64_t>& sizes,
+               bool per_source_batches, const SamplerOptions& options, uint64_t epoch)
+      : plan_(plan),
+        passes_(passes),
+        sizes_(sizes),
+        per_source_batches_(per_source_batches),
+        options_(options),
+        epoch_(epoch) {
+    Restart();
+  }
+
+  void Fill(uint64_t begin, uint64_t end, std::vector<uint64_t>* out) override {
+    if (begin < position_) Restart();
+    std::vector<uint64_t> skipped;
+    for (; position_ < begin; ++position_) {
+      Next(&skipped);
+      skipped.clear();
+    }
+    for (; position_ < end; ++position_) Next(out);
+  }
+
+ private:
+  void Restart() {
+    const std::vector<uint64_t>& quotas = plan_.quotas();
+    pattern_ = NewPattern(quotas, plan_.epoch_size(), per_source_batches_, options_, epoch_);
+    stream_.assign(quotas.size(), 0);
+    for (size_t i = 0; i < quotas.size(); ++i) stream_[i] = epoch_ * quotas[i];
+    pass_.assign(quotas.size(), UINT64_MAX);
+    pass_order_.clear();
+    pass_order_.resize(quotas.size());
+    position_ = 0;
+  }
+
+  void Next(std::vector<uint64_t>* out) {
+    const uint32_t i = pattern_->Next();
+    const uint64_t p = stream_[i]++;
+    if (p / sizes_[i] != pass_[i]) {
+      pass_[i] = p / sizes_[i];
+      pass_order_[i] = passes_[i].NewOrder(pass_[i]);
+    }
+    const size_t before = out->size();
+    pass_order_[i]->Fill(p % sizes_[i], p % sizes_[i] + 1, out);
+    (*out)[before] += plan_.offsets()[i];
+  }
+
+  const MixturePlan& plan_;
+  const std::vector<EpochSampler>& passes_;
+  const std::vector<uint64_t>& sizes_;
+  const bool per_source_batches_;
+  const SamplerOptions options_;
+  const uint64_t epoch_;
+  std::unique_ptr<PatternStream> pattern_;
+  std::vector<uint64_t> stream_, pass_;                  // per source: its stream's position and pass
+  std::vector<std::unique_ptr<EpochOrder>> pass_order_;  // per source: the order of its pass
+  uint64_t position_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<EpochOrder> MixturePlan::NewOrder(uint64_t epoch) const {
+  return std::make_unique<MixtureOrder>(*this, passes_, sizes_, per_source_batches_, options_, epoch);
 }
 
 std::vector<uint64_t> MixturePlan::Order(uint64_t epoch) const {
-  const std::vector<uint32_t> pattern = Pattern(epoch);
-  const size_t n = quotas_.size();
-  std::vector<uint64_t> stream(n), pass(n, UINT64_MAX);  // each source's stream position, and its pass
-  for (size_t i = 0; i < n; ++i) stream[i] = epoch * quotas_[i];
-  std::vector<std::vector<uint64_t>> permutation(n);
   std::vector<uint64_t> order;
-  order.reserve(pattern.size());
-  for (const uint32_t i : pattern) {
-    const uint64_t p = stream[i]++;
-    if (p / sizes_[i] != pass[i]) {
-      pass[i] = p / sizes_[i];
-      permutation[i] = passes_[i].Permutation(pass[i]);
-    }
-    order.push_back(offsets_[i] + permutation[i][p % sizes_[i]]);
-  }
+  order.reserve(epoch_size_);
+  NewOrder(epoch)->Fill(0, epoch_size_, &order);
   return order;
 }
 

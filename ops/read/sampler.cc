@@ -4,25 +4,120 @@
 #include <numeric>
 #include <random>
 
+#include "ops/read/keyed_permutation.h"
 #include "shardpack/mixture.h"
 
 namespace shardpack {
 
 namespace {
 
-// The epoch's generator: (seed, epoch) through splitmix64, so neighbouring seeds and epochs are
-// unrelated.
-std::mt19937_64 EpochRng(uint64_t seed, uint64_t epoch) {
+// The epoch's key: (seed, epoch) through splitmix64, so neighbouring seeds and epochs are unrelated.
+uint64_t EpochKey(uint64_t seed, uint64_t epoch) {
   uint64_t z = seed + 0x9E3779B97F4A7C15ull * (epoch + 1);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return std::mt19937_64(z ^ (z >> 31));
+  return z ^ (z >> 31);
 }
+
+// The epoch's generator, for the orders drawn as a stream (the streaming shuffle, the shard order).
+std::mt19937_64 EpochRng(uint64_t seed, uint64_t epoch) { return std::mt19937_64(EpochKey(seed, epoch)); }
 
 // Fisher-Yates with mt19937_64, whose output the standard fixes (std::shuffle's is not).
 void Shuffle(std::vector<uint64_t>& v, std::mt19937_64& rng) {
   for (uint64_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng() % i]);
 }
+
+// No shuffle: position p holds sample p.
+class IdentityOrder final : public EpochOrder {
+ public:
+  void Fill(uint64_t begin, uint64_t end, std::vector<uint64_t>* out) override {
+    for (uint64_t p = begin; p < end; ++p) out->push_back(p);
+  }
+};
+
+// The global shuffle: each position on its own.
+class KeyedShuffleOrder final : public EpochOrder {
+ public:
+  explicit KeyedShuffleOrder(KeyedPermutation permutation) : permutation_(permutation) {}
+  void Fill(uint64_t begin, uint64_t end, std::vector<uint64_t>* out) override {
+    for (uint64_t p = begin; p < end; ++p) out->push_back(permutation_(p));
+  }
+
+ private:
+  KeyedPermutation permutation_;
+};
+
+// The streaming shuffle as a stream: the shards in `shard_order`, each front to back, through a
+// buffer of k samples; while the stream lasts, each sample that enters once the buffer is full
+// takes the place of one drawn at random, which is the next output; when the stream ends, the
+// buffer is shuffled and emptied in order. (The order of versions 1 and 2 alike.) Keeps the
+// buffer, the shard order and where the stream is: memory in k and the shard count.
+class StreamingShuffleOrder final : public EpochOrder {
+ public:
+  StreamingShuffleOrder(const std::vector<uint64_t>& shard_sizes, std::vector<uint64_t> shard_order, uint64_t k,
+                        std::mt19937_64 rng)
+      : shard_sizes_(shard_sizes), shard_order_(std::move(shard_order)), k_(k), start_rng_(rng) {
+    first_.assign(shard_sizes_.size(), 0);
+    for (size_t s = 1; s < first_.size(); ++s) first_[s] = first_[s - 1] + shard_sizes_[s - 1];
+    Restart();
+  }
+
+  void Fill(uint64_t begin, uint64_t end, std::vector<uint64_t>* out) override {
+    if (begin < produced_) Restart();
+    while (produced_ < begin) Next();
+    while (produced_ < end) out->push_back(Next());
+  }
+
+ private:
+  void Restart() {
+    rng_ = start_rng_;
+    buffer_.clear();
+    next_shard_ = 0, next_in_shard_ = 0, produced_ = 0, drained_ = false;
+  }
+
+  // The stream's next sample, or false when it has ended.
+  bool NextInStream(uint64_t* index) {
+    while (next_shard_ < shard_order_.size() && next_in_shard_ == shard_sizes_[shard_order_[next_shard_]]) {
+      ++next_shard_, next_in_shard_ = 0;
+    }
+    if (next_shard_ == shard_order_.size()) return false;
+    *index = first_[shard_order_[next_shard_]] + next_in_shard_++;
+    return true;
+  }
+
+  uint64_t Next() {
+    ++produced_;
+    if (!drained_) {
+      uint64_t index = 0;
+      while (NextInStream(&index)) {
+        if (buffer_.size() < k_) {
+          buffer_.push_back(index);
+          continue;
+        }
+        uint64_t& slot = buffer_[rng_() % k_];
+        const uint64_t out = slot;
+        slot = index;
+        return out;
+      }
+      Shuffle(buffer_, rng_);
+      drained_ = true, drain_next_ = 0;
+    }
+    return buffer_[drain_next_++];
+  }
+
+  const std::vector<uint64_t> shard_sizes_;
+  const std::vector<uint64_t> shard_order_;
+  const uint64_t k_;
+  const std::mt19937_64 start_rng_;
+  std::vector<uint64_t> first_;  // per shard: its first sample
+  std::mt19937_64 rng_;
+  std::vector<uint64_t> buffer_;
+  size_t next_shard_ = 0;  // in shard_order_
+  uint64_t next_in_shard_ = 0;
+  uint64_t produced_ = 0;  // positions handed out (or skipped) since the epoch's start
+  bool drained_ = false;   // the stream has ended; the shuffled buffer is being emptied
+  size_t drain_next_ = 0;
+};
 
 }  // namespace
 
@@ -124,41 +219,20 @@ std::vector<uint64_t> EpochSampler::ShardOrder(uint64_t epoch) const {
   return order;
 }
 
-std::vector<uint64_t> EpochSampler::Permutation(uint64_t epoch) const {
-  if (mixture_ != nullptr) return mixture_->Order(epoch);
-  std::vector<uint64_t> order;
-  if (!options_.shuffle) {
-    order.resize(size_);
-    std::iota(order.begin(), order.end(), uint64_t(0));
-    return order;
-  }
-  std::mt19937_64 rng = EpochRng(options_.seed, epoch);
+std::unique_ptr<EpochOrder> EpochSampler::NewOrder(uint64_t epoch) const {
+  if (mixture_ != nullptr) return mixture_->NewOrder(epoch);
+  if (!options_.shuffle) return std::make_unique<IdentityOrder>();
   if (options_.shuffle_buffer == 0) {
-    order.resize(size_);
-    std::iota(order.begin(), order.end(), uint64_t(0));
-    Shuffle(order, rng);
-    return order;
+    return std::make_unique<KeyedShuffleOrder>(KeyedPermutation(size_, EpochKey(options_.seed, epoch)));
   }
-  // Streaming: the shards in shuffled order, each front to back, through a buffer of K samples.
-  std::vector<uint64_t> first(shard_sizes_.size(), 0);
-  for (size_t s = 1; s < first.size(); ++s) first[s] = first[s - 1] + shard_sizes_[s - 1];
-  const uint64_t k = options_.shuffle_buffer;
-  std::vector<uint64_t> buffer;
-  buffer.reserve(static_cast<size_t>(std::min(k, size_)));
+  return std::make_unique<StreamingShuffleOrder>(shard_sizes_, ShardOrder(epoch), options_.shuffle_buffer,
+                                                 EpochRng(options_.seed, epoch));
+}
+
+std::vector<uint64_t> EpochSampler::Permutation(uint64_t epoch) const {
+  std::vector<uint64_t> order;
   order.reserve(size_);
-  for (uint64_t s : ShardOrder(epoch)) {
-    for (uint64_t i = first[s]; i < first[s] + shard_sizes_[s]; ++i) {
-      if (buffer.size() < k) {
-        buffer.push_back(i);
-        continue;
-      }
-      uint64_t& slot = buffer[rng() % k];
-      order.push_back(slot);
-      slot = i;
-    }
-  }
-  Shuffle(buffer, rng);
-  order.insert(order.end(), buffer.begin(), buffer.end());
+  NewOrder(epoch)->Fill(0, size_, &order);
   return order;
 }
 
@@ -185,14 +259,14 @@ void EpochSampler::BatchRange(uint64_t b, uint64_t* begin, uint64_t* end) const 
 }
 
 void EpochSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices) {
-  if (cached_order_.size() != size_ || cached_epoch_ != epoch) {
-    cached_order_ = Permutation(epoch);
-    cached_epoch_ = epoch;
+  if (cached_.order == nullptr || cached_.epoch != epoch) {
+    cached_.order = NewOrder(epoch);
+    cached_.epoch = epoch;
   }
   uint64_t begin = 0, end = 0;
   BatchRange(b, &begin, &end);
-  indices->assign(cached_order_.begin() + static_cast<std::ptrdiff_t>(begin),
-                  cached_order_.begin() + static_cast<std::ptrdiff_t>(end));
+  indices->clear();
+  cached_.order->Fill(begin, end, indices);
 }
 
 std::vector<uint64_t> EpochSampler::ShardsPassed(uint64_t epoch) const {

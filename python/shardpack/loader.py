@@ -298,7 +298,8 @@ class Loader:
         """Where this loader is: resuming from it gives exactly the batches an uninterrupted run
         would have produced from here on. `epoch_samples_done` (the samples of the epoch that every
         rank's batches so far took) lets a run with other ranks or another batch size continue."""
-        state = dict(self._config, epoch=self._epoch, batch=self._done, samples_done=self._samples_done)
+        state = dict(self._config, epoch=self._epoch, batch=self._done, samples_done=self._samples_done,
+                     order=_shardpack.ORDER_VERSION)
         if not self._cuda:
             state["dataset"] = self._impl.dataset_fingerprint()
         if self._mixture is not None:
@@ -320,6 +321,7 @@ class Loader:
                 raise ValueError(f"state_dict has {key}={state.get(key)!r} but this loader has "
                                  f"{self._config[key]!r}: resume with the same {', '.join(fixed)}")
         self._check_mixture(state)
+        self._check_order(state)
         if "dataset" in state and not self._cuda and state["dataset"] != self._impl.dataset_fingerprint():
             raise ValueError(f"state_dict is from another dataset ({state.get('path') or 'a mixture'!r}, whose shards' "
                              f"checksums differ from those of {self._config['path'] or 'this mixture'!r}): resume "
@@ -341,6 +343,25 @@ class Loader:
         self._start_batch = 0
         self._samples_done = int(state["epoch_samples_done"])
         self._done = 0
+
+    def _check_order(self, state):
+        """A state taken mid-epoch under another order of the epoch (sampler.h's kOrderVersion; a state
+        without "order" is of version 1) would resume into other samples: refused. The global shuffle
+        and a mixture's per-source batches changed in version 2; the others did not."""
+        version = state.get("order", 1)
+        if version == _shardpack.ORDER_VERSION:
+            return
+        changed = state.get("shuffle") and (state.get("shuffle_buffer") == 0 or
+                                            (state.get("mixture") or {}).get("per_source_batches", False))
+        started = any(int(state.get(key, 0)) != 0 for key in ("batch", "samples_done", "epoch_samples_done"))
+        if changed and started:
+            raise ValueError(f"state_dict is from batch {state['batch']} of epoch {state['epoch']} under the epoch "
+                             f"order of version {version!r} (shardpack before 2026-12), and this shardpack orders "
+                             f"an epoch by version {_shardpack.ORDER_VERSION} (the global shuffle as a keyed "
+                             "permutation computed per position, so that a dataset of any size needs no array of "
+                             "its samples): the same batch now holds other samples. Resume from a state taken at "
+                             "an epoch's start, or start this epoch again with set_epoch("
+                             f"{state['epoch']})")
 
     def _check_mixture(self, state):
         """A state from other sources is refused; other weights, samples or passes only at an epoch's

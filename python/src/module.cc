@@ -19,6 +19,7 @@
 
 #include "shardpack/dataset_reader.h"
 #include "shardpack/loader.h"
+#include "shardpack/sampler.h"
 #include "tools/command_line.h"
 #include "tools/environment.h"
 #include "writer_bindings.h"
@@ -530,6 +531,7 @@ PYBIND11_MODULE(_shardpack, m) {
   using namespace shardpack;
   m.doc() = "shardpack's C++ library; use the shardpack package (shardpack.Loader, shardpack.open).";
   m.attr("__version__") = SHARDPACK_VERSION;
+  m.attr("ORDER_VERSION") = shardpack::kOrderVersion;  // shardpack/sampler.h: resume states record it
   BindWriting(m);
 
   py::class_<BatchLease>(m, "BatchLease", "One batch, its buffer on loan until no array uses it.")

@@ -81,6 +81,27 @@ def test_resume_via_state_dict_equals_an_uninterrupted_run(wds):
         shardpack.Loader(wds, batch_size=8, seed=6, size=24).load_state_dict(state)
 
 
+def test_a_state_from_the_earlier_order_is_refused_mid_epoch(wds):
+    # A state written before the order of version 2 has no "order": mid-epoch under the global shuffle
+    # its batch numbers name other samples now; at the epoch's start, or under the streaming shuffle
+    # (whose order did not change), it resumes.
+    loader = shardpack.Loader(wds, batch_size=8, seed=5, size=24)
+    it = iter(loader)
+    next(it)
+    state = loader.state_dict()
+    assert state["order"] == 2
+    old = {k: v for k, v in state.items() if k != "order"}
+    with pytest.raises(ValueError, match=r"state_dict is from batch 1 of epoch 0 under the epoch order of version 1 "
+                       r"\(shardpack before 2026-12\).*start this epoch again with set_epoch\(0\)"):
+        shardpack.Loader(wds, batch_size=8, seed=5, size=24).load_state_dict(old)
+    shardpack.Loader(wds, batch_size=8, seed=5, size=24).load_state_dict(
+        dict(old, batch=0, samples_done=0, epoch_samples_done=0))
+    streaming = shardpack.Loader(wds, batch_size=8, seed=5, size=24, shuffle_buffer=16)
+    next(iter(streaming))
+    state = {k: v for k, v in streaming.state_dict().items() if k != "order"}
+    shardpack.Loader(wds, batch_size=8, seed=5, size=24, shuffle_buffer=16).load_state_dict(state)
+
+
 def test_two_ranks_cover_the_epoch_exactly_once(wds, tmp_path):
     indices, batches = [], []
     for rank in (0, 1):
