@@ -1,3 +1,5 @@
+#include <malloc.h>
+
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
@@ -157,6 +159,16 @@ Status ManifestOptions(const Manifest& manifest, nlohmann::json* options) {
 
 namespace {
 
+// A manifest of 100,000 shards parses into a few KB of small JSON nodes a shard, all freed once it
+// is read; glibc keeps freed pieces that small for reuse instead of returning them, so every rank
+// would go on holding a few hundred MB it never uses again (issue 39: RssAnon grew by 4.6 KB a
+// shard, against 0.7 KB once returned). malloc_trim hands every free page back. Small manifests
+// are not worth the call.
+constexpr size_t kTrimAfterBytes = size_t(1) << 20;
+void ReturnFreedMemory(size_t parsed_bytes) {
+  if (parsed_bytes >= kTrimAfterBytes) malloc_trim(0);
+}
+
 // The manifest's checksum of itself: xxh64 of its JSON (2-space dump, keys sorted) without the
 // checksum field. nlohmann's dump of what it parsed from our dump is the same text, so a reader
 // recomputes it from the parsed object.
@@ -174,7 +186,9 @@ Status CheckManifestChecksum(Env* env, const std::string& dir) {
   return CheckManifestText(text, path);
 }
 
-Status CheckManifestText(const std::string& text, const std::string& path) {
+namespace {
+
+Status CheckManifestJson(const std::string& text, const std::string& path) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::DataLoss(path + " is not valid JSON");
   const auto stored = j.find(kManifestChecksumKey);
@@ -190,6 +204,14 @@ Status CheckManifestText(const std::string& text, const std::string& path) {
                             " does not match its contents)");
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status CheckManifestText(const std::string& text, const std::string& path) {
+  const Status s = CheckManifestJson(text, path);
+  ReturnFreedMemory(text.size());
+  return s;
 }
 
 Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest) {
@@ -216,9 +238,13 @@ Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest) {
   }
   std::string text;
   SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 30, &text));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::DataLoss(path + " is not valid JSON");
-  Status s = ManifestFromJson(j, manifest);
+  Status s;
+  {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Status::DataLoss(path + " is not valid JSON");
+    s = ManifestFromJson(j, manifest);
+  }
+  ReturnFreedMemory(text.size());
   if (s.code() == Status::Code::kUnsupported) return Status::Unsupported(path + ": " + s.message());
   if (!s.ok()) return Status::DataLoss(path + ": " + s.message());
   return Status::OK();

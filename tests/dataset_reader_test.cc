@@ -117,27 +117,36 @@ TEST_P(ReadEveryFormat, ASideFileChangedAfterPackIsRefusedNamingIt) {
   MakeTree(2, 5);
   PackResult r;
   ASSERT_TRUE(PackTo(out(), Options(), &r).ok());
+  // Each file the reader reads, with the first sample of its shard: the file is read (and checked)
+  // when a sample of its shard is first asked for, not when the dataset opens.
   std::vector<std::string> read_by_reader;
+  std::vector<uint64_t> first_sample;
+  uint64_t first = 0;
   for (const ShardEntry& shard : r.manifest.shards) {
     if (!shard.sample_table.file.empty()) read_by_reader.push_back(shard.sample_table.file);
     if (!shard.index.file.empty()) read_by_reader.push_back(shard.index.file);
     for (const SideFile& f : shard.side_files) {
       if (f.file.find(".chunks.npy") != std::string::npos) read_by_reader.push_back(f.file);
     }
+    first_sample.resize(read_by_reader.size(), first);
+    first += shard.samples;
   }
   const size_t per_shard = std::string(GetParam().format) == "lmdb"  ? 0
                            : std::string(GetParam().format) == "wds" ? 2
                            : GetParam().zstd                         ? 2
                                                                      : 1;
   ASSERT_EQ(read_by_reader.size(), per_shard * r.manifest.shards.size());
-  for (const std::string& file : read_by_reader) {
+  for (size_t k = 0; k < read_by_reader.size(); ++k) {
+    const std::string& file = read_by_reader[k];
     const std::string path = out() + "/" + file;
     const std::string good = ReadFile(path);
     std::string bad = good;
     bad[bad.size() / 2] ^= 0x01;  // one bit, where a parser may well accept it
     WriteFile(path, bad);
     std::unique_ptr<DatasetReader> reader;
-    const Status s = DatasetReader::Open(out(), nullptr, &reader);
+    ASSERT_TRUE(DatasetReader::Open(out(), nullptr, &reader).ok()) << "opens from the manifest alone";
+    ReadSample sample;
+    const Status s = reader->Read(first_sample[k], &sample);
     EXPECT_EQ(s.code(), Status::Code::kDataLoss) << file;
     EXPECT_EQ(
         s.message(),
@@ -170,7 +179,10 @@ TEST_P(ReadEveryFormat, AShardOfAnotherSizeThanTheManifestSaysIsRefused) {
   const std::string path = out() + "/" + shard.file;
   std::filesystem::resize_file(path, shard.bytes - 100);
   std::unique_ptr<DatasetReader> reader;
-  const Status s = DatasetReader::Open(out(), nullptr, &reader);
+  ASSERT_TRUE(DatasetReader::Open(out(), nullptr, &reader).ok()) << "opens from the manifest alone";
+  ReadSample sample;
+  EXPECT_TRUE(reader->Read(0, &sample).ok()) << "shard 0 is whole";
+  const Status s = reader->Read(r.manifest.shards[0].samples, &sample);  // the first of shard 1
   EXPECT_EQ(s.message(), path + " is " + std::to_string(shard.bytes - 100) + " bytes, the manifest says " +
                              std::to_string(shard.bytes) + " (run shardpack verify)");
 }
@@ -203,7 +215,9 @@ TEST(RawReaderBounds, ForgedSampleTablesAreRefusedNotTrusted) {
     ForgeManifest(ds,
                   [&](nlohmann::json* j) { (*j)["shardlist"][0]["sample_table"]["xxh64"] = ChecksumHex(Xxh64(bad)); });
     std::unique_ptr<DatasetReader> reader;
-    return DatasetReader::Open(ds, nullptr, &reader);
+    SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(ds, nullptr, &reader));
+    ReadSample sample;
+    return reader->Read(0, &sample);  // the shard's table is read when a sample of it is
   };
   EXPECT_EQ(forge("320\t1099511627776").message(),
             table_path +

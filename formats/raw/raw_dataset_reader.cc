@@ -70,95 +70,154 @@ Status OpenMaskArrays(Env* env, const std::string& dir, const ShardEntry& shard,
 
 }  // namespace
 
+// Per shard: the pixel file, the sample table (fixed-width records, keys back to back), the zstd
+// chunk offsets, the fields file with where each sample's line starts, and the mask arrays.
+struct RawDatasetReader::ShardIndex {
+  struct Sample {
+    uint64_t offset = 0, size = 0;
+    uint32_t width = 0, height = 0;
+    int32_t label = -1;
+    ImageFormat format = ImageFormat::kUnknown;
+    uint32_t key_end = 0;  // in keys: this sample's key is [previous key_end, key_end)
+  };
+  std::unique_ptr<RandomAccessFile> file;
+  std::vector<Sample> samples;
+  std::string keys;
+  std::vector<int64_t> chunks;                   // zstd: frame offsets
+  std::unique_ptr<RandomAccessFile> field_file;  // null without a fields side file
+  std::vector<uint64_t> field_lines;             // N+1 line starts
+  struct MaskArray {
+    std::unique_ptr<RandomAccessFile> file;
+    std::string present;  // a byte a sample
+  };
+  std::map<std::string, MaskArray> masks;
+
+  uint64_t memory_bytes() const {
+    uint64_t bytes = sizeof(*this) + samples.capacity() * sizeof(Sample) + keys.capacity() +
+                     chunks.capacity() * sizeof(int64_t) + field_lines.capacity() * sizeof(uint64_t);
+    for (const auto& [name, mask] : masks) bytes += name.capacity() + mask.present.capacity() + sizeof(mask);
+    return bytes;
+  }
+  std::string key(size_t i) const {
+    const uint32_t begin = i == 0 ? 0 : samples[i - 1].key_end;
+    return keys.substr(begin, samples[i].key_end - begin);
+  }
+};
+
+namespace {
+
+using ShardIndex = RawDatasetReader::ShardIndex;
+
+Status LoadRawShard(Env* env, const std::string& dir, const ShardEntry& shard, uint64_t chunk_samples,
+                    std::unique_ptr<ShardIndex>* loaded) {
+  OpenedShard opened;
+  SHARDPACK_RETURN_IF_ERROR(OpenShardWithTable(env, dir, shard, &opened));
+  const uint64_t shard_bytes = opened.bytes;
+  auto index = std::make_unique<ShardIndex>();
+  if (chunk_samples > 0) {
+    const std::string name = RawSideFileName(shard.file, ".chunks.npy");
+    const auto side = std::find_if(shard.side_files.begin(), shard.side_files.end(),
+                                   [&](const SideFile& f) { return f.file == name; });
+    if (side == shard.side_files.end()) {
+      return Status::DataLoss(JoinPath(dir, kManifestFileName) + " lists no " + name + " for " + shard.file);
+    }
+    std::string text;
+    SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, *side, &text));
+    const Status s = ParseRawChunkIndex(text, shard_bytes, &index->chunks);
+    if (!s.ok()) return Status::DataLoss(JoinPath(dir, name) + ": " + s.message());
+  }
+  // The pixels lie back to back after the .npy header (plain) or from 0 in the decompressed data
+  // (zstd), each image height x width x 3 bytes: the only layout pack writes, so any other table
+  // would read the wrong bytes.
+  uint64_t expected_offset = chunk_samples == 0 ? kNpyHeaderBytes : 0;
+  uint64_t pixels = 0;
+  index->samples.reserve(opened.table.size());
+  for (const SampleRecord& rec : opened.table) {
+    pixels += uint64_t(rec.width) * rec.height;
+    if (rec.size != uint64_t(rec.width) * rec.height * 3 || rec.offset != expected_offset) {
+      return Status::DataLoss(JoinPath(dir, shard.sample_table.file) + ": sample " + rec.key + " (" +
+                              std::to_string(rec.width) + "x" + std::to_string(rec.height) + ") claims " +
+                              std::to_string(rec.size) + " bytes at offset " + std::to_string(rec.offset) + ", not " +
+                              std::to_string(uint64_t(rec.width) * rec.height * 3) + " at " +
+                              std::to_string(expected_offset) + " (run shardpack verify)");
+    }
+    if (chunk_samples == 0)
+      SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, rec.key, rec.offset, rec.size, shard_bytes));
+    expected_offset += rec.size;
+    index->keys += rec.key;
+    index->samples.push_back(
+        {rec.offset, rec.size, rec.width, rec.height, rec.label, rec.format, uint32_t(index->keys.size())});
+  }
+  SHARDPACK_RETURN_IF_ERROR(OpenFieldsFile(env, dir, shard, &index->field_file, &index->field_lines));
+  SHARDPACK_RETURN_IF_ERROR(OpenMaskArrays(env, dir, shard, pixels, &index->masks));
+  index->file = std::move(opened.file);
+  *loaded = std::move(index);
+  return Status::OK();
+}
+
+}  // namespace
+
+RawDatasetReader::~RawDatasetReader() = default;
+
 Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest,
                               std::unique_ptr<DatasetReader>* reader) {
+  uint64_t budget = 0;
+  SHARDPACK_RETURN_IF_ERROR(IndexMemoryBound(&budget));
   std::unique_ptr<RawDatasetReader> r(new RawDatasetReader(std::move(manifest)));
   nlohmann::json options;
   SHARDPACK_RETURN_IF_ERROR(ManifestOptions(r->manifest(), &options));
   r->chunk_samples_ = options.value("compress", "none") == "zstd" ? options.value("chunk_samples", 0u) : 0;
-  for (const ShardEntry& shard : r->manifest().shards) {
-    OpenedShard opened;
-    SHARDPACK_RETURN_IF_ERROR(OpenShardWithTable(env, dir, shard, &opened));
-    const uint64_t shard_bytes = opened.bytes;
-    std::string text;
-    std::vector<int64_t> chunks;
-    if (r->chunk_samples_ > 0) {
-      const std::string name = RawSideFileName(shard.file, ".chunks.npy");
-      const auto side = std::find_if(shard.side_files.begin(), shard.side_files.end(),
-                                     [&](const SideFile& f) { return f.file == name; });
-      if (side == shard.side_files.end()) {
-        return Status::DataLoss(JoinPath(dir, kManifestFileName) + " lists no " + name + " for " + shard.file);
-      }
-      SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, *side, &text));
-      const Status s = ParseRawChunkIndex(text, shard_bytes, &chunks);
-      if (!s.ok()) return Status::DataLoss(JoinPath(dir, name) + ": " + s.message());
-    }
-    // The pixels lie back to back after the .npy header (plain) or from 0 in the decompressed data
-    // (zstd), each image height x width x 3 bytes: the only layout pack writes, so any other table
-    // would read the wrong bytes.
-    uint64_t expected_offset = r->chunk_samples_ == 0 ? kNpyHeaderBytes : 0;
-    uint64_t pixels = 0;
-    for (const SampleRecord& rec : opened.table) {
-      pixels += uint64_t(rec.width) * rec.height;
-      if (rec.size != uint64_t(rec.width) * rec.height * 3 || rec.offset != expected_offset) {
-        return Status::DataLoss(JoinPath(dir, shard.sample_table.file) + ": sample " + rec.key + " (" +
-                                std::to_string(rec.width) + "x" + std::to_string(rec.height) + ") claims " +
-                                std::to_string(rec.size) + " bytes at offset " + std::to_string(rec.offset) + ", not " +
-                                std::to_string(uint64_t(rec.width) * rec.height * 3) + " at " +
-                                std::to_string(expected_offset) + " (run shardpack verify)");
-      }
-      if (r->chunk_samples_ == 0) {
-        SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, rec.key, rec.offset, rec.size, shard_bytes));
-      }
-      expected_offset += rec.size;
-    }
-    std::unique_ptr<RandomAccessFile> field_file;
-    std::vector<uint64_t> field_lines;
-    SHARDPACK_RETURN_IF_ERROR(OpenFieldsFile(env, dir, shard, &field_file, &field_lines));
-    r->field_files_.push_back(std::move(field_file));
-    r->field_lines_.push_back(std::move(field_lines));
-    SHARDPACK_RETURN_IF_ERROR(OpenMaskArrays(env, dir, shard, pixels, &r->masks_.emplace_back()));
-    r->files_.push_back(std::move(opened.file));
-    r->tables_.push_back(std::move(opened.table));
-    r->chunks_.push_back(std::move(chunks));
-  }
+  const std::vector<ShardEntry>* shards = &r->manifest().shards;
+  const uint64_t chunk_samples = r->chunk_samples_;
+  r->shards_ = std::make_unique<ShardIndexCache<ShardIndex>>(
+      shards->size(), budget, [env, dir, shards, chunk_samples](size_t shard, std::unique_ptr<ShardIndex>* loaded) {
+        return LoadRawShard(env, dir, (*shards)[shard], chunk_samples, loaded);
+      });
   *reader = std::move(r);
   return Status::OK();
 }
 
-Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
+Status RawDatasetReader::Find(uint64_t index, std::shared_ptr<const ShardIndex>* shard, size_t* number,
+                              size_t* local) const {
   SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
-  size_t shard;
-  uint64_t local;
-  locator_.Locate(index, &shard, &local);
-  const SampleRecord& r = tables_[shard][local];
-  out->key = r.key;
+  uint64_t l = 0;
+  locator_.Locate(index, number, &l);
+  *local = size_t(l);
+  return shards_->Get(*number, shard);
+}
+
+Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
+  std::shared_ptr<const ShardIndex> shard;
+  size_t number = 0, local = 0;
+  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &number, &local));
+  const ShardIndex::Sample& r = shard->samples[local];
+  out->key = shard->key(local);
   out->label = r.label;
   out->format = r.format;
   out->encoded.clear();
   out->pixels.width = r.width;
   out->pixels.height = r.height;
   out->pixels.rgb.resize(r.size);
-  if (chunk_samples_ == 0)
-    return files_[shard]->Read(r.offset, r.size, reinterpret_cast<char*>(out->pixels.rgb.data()));
+  if (chunk_samples_ == 0) return shard->file->Read(r.offset, r.size, reinterpret_cast<char*>(out->pixels.rgb.data()));
 
-  const std::vector<int64_t>& chunks = chunks_[shard];
+  const std::string& file = manifest().shards[number].file;
+  const std::vector<int64_t>& chunks = shard->chunks;
   const uint64_t c = local / chunk_samples_;
   if (c + 1 >= chunks.size() || chunks[c + 1] < chunks[c]) {
-    return Status::DataLoss(manifest().shards[shard].file + ": chunk index does not cover sample " + r.key);
+    return Status::DataLoss(file + ": chunk index does not cover sample " + out->key);
   }
   std::string frame(static_cast<size_t>(chunks[c + 1] - chunks[c]), '\0');
-  SHARDPACK_RETURN_IF_ERROR(files_[shard]->Read(static_cast<uint64_t>(chunks[c]), frame.size(), frame.data()));
-  const std::vector<SampleRecord>& table = tables_[shard];
+  SHARDPACK_RETURN_IF_ERROR(shard->file->Read(static_cast<uint64_t>(chunks[c]), frame.size(), frame.data()));
+  const std::vector<ShardIndex::Sample>& table = shard->samples;
   const uint64_t first = c * chunk_samples_, last = std::min<uint64_t>(table.size(), first + chunk_samples_);
   const uint64_t begin = table[first].offset, end = table[last - 1].offset + table[last - 1].size;
   if (ZSTD_getFrameContentSize(frame.data(), frame.size()) != end - begin) {
-    return Status::DataLoss(manifest().shards[shard].file + ": chunk of sample " + r.key + " has the wrong size");
+    return Status::DataLoss(file + ": chunk of sample " + out->key + " has the wrong size");
   }
   std::string data(end - begin, '\0');
   const size_t n = ZSTD_decompress(data.data(), data.size(), frame.data(), frame.size());
   if (ZSTD_isError(n) || n != data.size()) {
-    return Status::DataLoss(manifest().shards[shard].file + ": chunk of sample " + r.key + " does not decompress");
+    return Status::DataLoss(file + ": chunk of sample " + out->key + " does not decompress");
   }
   std::memcpy(out->pixels.rgb.data(), data.data() + (r.offset - begin), r.size);
   return Status::OK();
@@ -167,16 +226,15 @@ Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
 Status RawDatasetReader::ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const {
   data->clear();
   *present = false;
-  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
-  size_t shard;
-  uint64_t local;
-  locator_.Locate(index, &shard, &local);
-  if (field_files_[shard] == nullptr) return Status::OK();
-  const std::vector<uint64_t>& lines = field_lines_[shard];
+  std::shared_ptr<const ShardIndex> shard;
+  size_t number = 0, local = 0;
+  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &number, &local));
+  if (shard->field_file == nullptr) return Status::OK();
+  const std::vector<uint64_t>& lines = shard->field_lines;
   std::string line(lines[local + 1] - lines[local], '\0');
-  SHARDPACK_RETURN_IF_ERROR(field_files_[shard]->Read(lines[local], line.size(), line.data()));
+  SHARDPACK_RETURN_IF_ERROR(shard->field_file->Read(lines[local], line.size(), line.data()));
   const nlohmann::json fields = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  const std::string file = RawSideFileName(manifest().shards[shard].file, ".fields.jsonl");
+  const std::string file = RawSideFileName(manifest().shards[number].file, ".fields.jsonl");
   if (!fields.is_object()) return Status::DataLoss(file + ": line " + std::to_string(local + 1) + " is damaged");
   const auto it = fields.find(name);
   if (it == fields.end()) return Status::OK();
@@ -191,14 +249,13 @@ Status RawDatasetReader::ReadMaskPixels(uint64_t index, const std::string& name,
                                         bool* present) const {
   pixels->clear();
   *present = false;
-  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
-  size_t shard;
-  uint64_t local;
-  locator_.Locate(index, &shard, &local);
-  const auto it = masks_[shard].find(name);
-  if (it == masks_[shard].end() || it->second.present[local] == '\0') return Status::OK();
+  std::shared_ptr<const ShardIndex> shard;
+  size_t number = 0, local = 0;
+  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &number, &local));
+  const auto it = shard->masks.find(name);
+  if (it == shard->masks.end() || it->second.present[local] == '\0') return Status::OK();
   // A mask slot has a byte per pixel where the image has three: its offset is the image's / 3.
-  const SampleRecord& r = tables_[shard][local];
+  const ShardIndex::Sample& r = shard->samples[local];
   const uint64_t image_offset = r.offset - (chunk_samples_ == 0 ? kNpyHeaderBytes : 0);
   pixels->resize(uint64_t(r.width) * r.height);
   SHARDPACK_RETURN_IF_ERROR(it->second.file->Read(kNpyHeaderBytes + image_offset / 3, pixels->size(), pixels->data()));

@@ -1,7 +1,7 @@
 """Shared fixtures: a generated image tree packed by the real command line, once per session.
 
 The paths of the tools come from ctest (python/CMakeLists.txt): SHARDPACK_CLI, SHARDPACK_MAKE_IMAGE_TREE,
-SHARDPACK_DUMP_BATCHES; PYTHONPATH points at the built package."""
+SHARDPACK_DUMP_BATCHES, SHARDPACK_MAKE_SCALED_DATASET; PYTHONPATH points at the built package."""
 
 import os
 import subprocess

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A billion samples (issue 39): what opening a dataset costs as it grows from 1M to 1B samples.
+# Makes one real WebDataset shard of K tiny JPEGs, then datasets of S shards of it (hard links and
+# a manifest that lists them: tests/support/make_scaled_dataset), and measures, each in a fresh
+# process (scripts/bench_scale_probe.py): the time from shardpack.Loader(...) to the first batch and
+# the resident memory above the interpreter (RssAnon, what one rank holds; RssFile, mapped pages
+# the ranks of a node share), for the global shuffle and the streaming shuffle, and the same for
+# shardpack.open(ds)[i] at 1,000 random i; and `shardpack stat`'s time and peak memory for the
+# smaller datasets (stat reads every sample table: --stat-max S bounds which are measured).
+# Prints a table and the growth from the smallest S to the largest.
+#
+#   scripts/bench-scale.sh [--shards "100 1000 10000 100000"] [--samples K] [--stat-max S] [--work DIR] [--bin DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shards="100 1000 10000 100000" samples=10000 stat_max=1000 work=build/bench-scale bin=
+while (($#)); do
+  case $1 in
+    --shards) shards=$2; shift 2 ;;
+    --samples) samples=$2; shift 2 ;;
+    --stat-max) stat_max=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) echo "usage: $0 [--shards \"S ...\"] [--samples K] [--stat-max S] [--work DIR] [--bin DIR]" >&2; exit 2 ;;
+  esac
+done
+scripts/install-deps.sh
+dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q "install ok installed" ||
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-torch; }
+if [[ -z $bin ]]; then
+  scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
+  bin=build/release
+fi
+mkdir -p "$work"
+one=$work/one-$samples
+if [[ ! -f $one/manifest.json ]]; then
+  rm -rf "$work/tree-$samples" "$one"
+  "$bin/tests/make_image_tree" "$work/tree-$samples" --classes 10 --images "$samples" --small --png-every 0 --jobs 2
+  "$bin/shardpack" pack "$work/tree-$samples" "$one" --samples-per-shard "$samples" --shard-size 100GB -q >/dev/null
+fi
+export PYTHONPATH=$bin/python
+printf '%-9s %-14s %-10s %10s %12s %12s\n' shards samples what seconds "RssAnon MB" "RssFile MB"
+declare -A first_s first_m last_s last_m
+for s in $shards; do
+  ds=$work/ds-$samples-x$s
+  [[ -f $ds/manifest.json ]] || { rm -rf "$ds"; "$bin/tests/make_scaled_dataset" "$one" "$ds" --shards "$s"; }
+  for mode in global streaming random; do
+    line=$(/usr/bin/python3 scripts/bench_scale_probe.py "$ds" "$mode")
+    read -r sec anon file <<<"$(/usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], d["rss_anon"]/1e6, d["rss_file"]/1e6)' "$line")"
+    printf '%-9s %-14s %-10s %10.2f %12.1f %12.1f\n' "$s" "$((s * samples))" "$mode" "$sec" "$anon" "$file"
+    [[ -n ${first_s[$mode]:-} ]] || { first_s[$mode]=$sec; first_m[$mode]=$anon; }
+    last_s[$mode]=$sec last_m[$mode]=$anon
+  done
+  if ((s <= stat_max)); then
+    /usr/bin/time -f '%e %M' -o "$work/stat.time" "$bin/shardpack" stat "$ds" >/dev/null
+    read -r sec kb <"$work/stat.time"
+    printf '%-9s %-14s %-10s %10.2f %12.1f %12s\n' "$s" "$((s * samples))" "stat" "$sec" "$((kb / 1000))" "(peak RSS)"
+  fi
+done
+echo
+echo "growth from the smallest to the largest dataset:"
+for mode in global streaming random; do
+  printf '  %-10s time %+.2f s, RssAnon %+.1f MB\n' "$mode" \
+    "$(/usr/bin/python3 -c "print(${last_s[$mode]} - ${first_s[$mode]})")" \
+    "$(/usr/bin/python3 -c "print(${last_m[$mode]} - ${first_m[$mode]})")"
+done
