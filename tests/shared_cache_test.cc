@@ -18,6 +18,7 @@
 
 #include "ground/checksum.h"
 #include "storage/remote_shard_store.h"
+#include "storage/shared_cache_space.h"
 #include "tests/support/folder_http_client.h"
 #include "tests/support/forwarding_env.h"
 #include "tests/support/temp_dir.h"
@@ -200,6 +201,91 @@ TEST_F(SharedCacheTest, AReaderWaitingForAPrefetchThatFindsNoRoomGetsItsShard) {
   char first = 0;
   ASSERT_TRUE(c->Read(0, 1, &first).ok());
   EXPECT_EQ(first, 'C');
+}
+
+// Counts the looks (stat, lock probe) a decision takes at shards other than the one it decides on.
+class LookCountingEnv final : public testing::ForwardingEnv {
+ public:
+  explicit LookCountingEnv(std::string deciding) : deciding_(std::move(deciding)) {}
+  Status StatPath(const std::string& p, FileStat* s) override {
+    Count(p);
+    return base_->StatPath(p, s);
+  }
+  Status TryLockFile(const std::string& p, bool shared, std::unique_ptr<FileLock>* lock, bool* acquired,
+                     uint32_t mode) override {
+    Count(p);
+    return base_->TryLockFile(p, shared, lock, acquired, mode);
+  }
+  void Deciding(const std::string& path) { deciding_ = path, looks_ = 0; }
+  int looks() const { return looks_; }
+
+ private:
+  void Count(const std::string& p) {
+    if (p.find(".tar") != std::string::npos && p.rfind(deciding_, 0) != 0) ++looks_;
+  }
+  std::string deciding_;
+  int looks_ = 0;
+};
+
+// A decision under the limit looks at no other shard, however many the dataset has (each used to
+// stat every shard of the dataset: quadratic over an epoch); over it, the victims are found among
+// the shards the folder holds, and the limit holds.
+TEST(SharedCacheSpaceLedger, DecisionsLookOnlyAtTheShardsTheFolderHolds) {
+  testing::TempDir dir;
+  const std::string cache = dir.Sub("cache");
+  fs::create_directories(cache);
+  constexpr size_t kMany = 2000;
+  constexpr uint64_t kBytes = 100;
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < kMany; ++i) paths.push_back(cache + "/shard-" + std::to_string(i) + ".tar");
+  LookCountingEnv env("");
+  const auto fill = [&](uint64_t limit, size_t count, int* most_looks, size_t* most_files) {
+    SharedCacheSpace space(&env, cache, paths, std::vector<uint64_t>(kMany, kBytes), limit, CacheModes());
+    *most_looks = 0, *most_files = 0;
+    for (size_t i = 0; i < count; ++i) {
+      env.Deciding(paths[i]);
+      std::unique_ptr<FileLock> fetch;
+      SharedCacheSpace::Room room;
+      uint32_t evicted = 0;
+      uint64_t used = 0;
+      ASSERT_TRUE(space.Reserve(i, false, {}, &fetch, &room, &evicted, &used).ok());
+      ASSERT_EQ(room, SharedCacheSpace::Room::kTaken) << i;
+      *most_looks = std::max(*most_looks, env.looks());
+      testing::WriteFile(paths[i], std::string(kBytes, 'x'));  // the download
+      size_t files = 0;
+      for (const auto& e : fs::directory_iterator(cache)) files += e.path().extension() == ".tar";
+      *most_files = std::max(*most_files, files);
+    }
+  };
+  int most_looks = 0;
+  size_t most_files = 0;
+  fill(uint64_t(1) << 40, 300, &most_looks, &most_files);
+  EXPECT_EQ(most_looks, 0) << "a decision under the limit looked at other shards";
+  EXPECT_EQ(most_files, 300u);
+  // A limit of 50 shards over the 300 there: the first decision checks the 300 the ledger names
+  // and evicts down to the limit; each later one looks at the 50 held (and evicts one), never at
+  // the 2,000. A shard removed behind the ledger's back just leaves it.
+  fs::remove(cache + "/shard-7.tar");
+  {
+    SharedCacheSpace space(&env, cache, paths, std::vector<uint64_t>(kMany, kBytes), 50 * kBytes, CacheModes());
+    int later_looks = 0;
+    for (size_t i = 300; i < 400; ++i) {
+      env.Deciding(paths[i]);
+      std::unique_ptr<FileLock> fetch;
+      SharedCacheSpace::Room room;
+      uint32_t evicted = 0;
+      uint64_t used = 0;
+      ASSERT_TRUE(space.Reserve(i, false, {}, &fetch, &room, &evicted, &used).ok());
+      ASSERT_EQ(room, SharedCacheSpace::Room::kTaken) << i;
+      if (i > 300) later_looks = std::max(later_looks, env.looks());
+      testing::WriteFile(paths[i], std::string(kBytes, 'x'));
+      size_t files = 0;
+      for (const auto& e : fs::directory_iterator(cache)) files += e.path().extension() == ".tar";
+      EXPECT_LE(files, 50u) << "after shard " << i;
+    }
+    EXPECT_GT(later_looks, 0);
+    EXPECT_LE(later_looks, 8 * 51);  // a stat and a few lock probes for each of the 50 held
+  }
 }
 
 }  // namespace
