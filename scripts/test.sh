@@ -38,10 +38,10 @@ scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DSHARDPACK_SANITIZE=ON -DS
 SHARDPACK_TEST_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs" -E '^slurm_pack$'
 
-stage "ThreadSanitizer build: pipeline, loader, verify, reader, sampler, LMDB writer, file writer, remote shard store, streaming memory, cache folder, object-store output, mixture and sample writer tests"
+stage "ThreadSanitizer build: pipeline, loader, verify, reader, sampler, LMDB writer, file writer, remote shard store, streaming memory, cache folder, object-store output, mixture, sample writer and shard index cache tests"
 tsan_tests=(pack_test convert_test loader_test verify_test dataset_reader_test sampler_test lmdb_dataset_writer_test
   env_posix_test remote_shard_store_test object_store_output_env_test streaming_memory_test cache_folder_test
-  mixture_test writer_test)
+  mixture_test writer_test shard_index_cache_test)
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPACK_TSAN=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF \
   -DSHARDPACK_BUILD_PYTHON=OFF -DSHARDPACK_CUDA=OFF >/dev/null
 cmake --build build/tsan -j"$jobs" --target "${tsan_tests[@]}" make_image_tree

@@ -110,6 +110,7 @@ TEST(Environment, FillsWhatTheCallerLeftUnset) {
       {"SHARDPACK_S3_PART_SIZE", "5242880"},
       {"SHARDPACK_S3_UPLOADS", "-1"},
       {"TMPDIR", "/scratch"},
+      {"SHARDPACK_INDEX_MEMORY", "512MB"},
   };
   const GetEnv getenv = [&](const char* name) { return vars.count(name) ? vars[name].c_str() : nullptr; };
   RemoteOptions o;
@@ -130,6 +131,11 @@ TEST(Environment, FillsWhatTheCallerLeftUnset) {
   EXPECT_EQ(o.s3.part_size, 5242880u);
   EXPECT_EQ(o.s3.uploads, 0);
   EXPECT_EQ(o.s3.staging_parent, "/scratch");  // $TMPDIR without $SHARDPACK_STAGING
+  EXPECT_EQ(o.index_memory, 512000000u);
+  RemoteOptions bad;
+  vars["SHARDPACK_INDEX_MEMORY"] = "lots";
+  ApplyEnvironment(&bad, getenv);
+  EXPECT_EQ(bad.index_memory, 0u);  // not a size: the default stays
   EXPECT_EQ(TempParentFromEnvironment(getenv), "/scratch");
 
   vars["SHARDPACK_STAGING"] = "/staging";

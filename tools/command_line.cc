@@ -240,7 +240,10 @@ int RunMerge(const std::string& out, bool json) {
 
 int RunVerify(const std::string& dir, VerifyOptions options, bool json) {
   VerifyReport report;
+  ProgressPrinter progress(!json);
+  options.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards("verify", done, total); };
   Status s = Verify(dir, options, &report);
+  progress.Finish();
   if (!s.ok()) return Fail("verify", s);
   if (json) {
     std::cout << VerifyReportToJson(report).dump(2) << "\n";
@@ -272,7 +275,10 @@ int RunStat(const std::string& dir, bool json, size_t top) {
   DatasetStats st;
   StatOptions options;
   ApplyEnvironment(&options.remote);
+  ProgressPrinter progress(!json);
+  options.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards("stat", done, total); };
   Status s = Stat(dir, options, &st);
+  progress.Finish();
   if (!s.ok()) return Fail("stat", s);
   if (json) {
     std::cout << DatasetStatsToJson(st).dump(2) << "\n";
@@ -281,7 +287,7 @@ int RunStat(const std::string& dir, bool json, size_t top) {
   std::printf("dataset      %s (%s)\n", st.name.c_str(), std::string(DatasetFormatName(st.format)).c_str());
   std::printf("samples      %s in %s, %s; %s skipped at pack time\n", std::to_string(st.samples).c_str(),
               Count(st.shards, "shard").c_str(), FormatBytes(st.bytes).c_str(), Count(st.skipped, "input").c_str());
-  PrintPercentiles("sample size", st.sample_bytes, true);
+  PrintPercentiles(st.sample_bytes_exact ? "sample size" : "sample size~", st.sample_bytes, true);
   PrintPercentiles("width", st.width, false);
   PrintPercentiles("height", st.height, false);
   if (st.reencoded > 0) {  // packed with a resolution bound: the sizes before it

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "ground/units.h"
 #include "storage/cache_folder.h"
 #include "storage/remote_dataset.h"
 
@@ -48,6 +49,12 @@ void ApplyEnvironment(RemoteOptions* o, const GetEnv& getenv) {
   if (Number(getenv, "SHARDPACK_HTTP_MAX_BACKOFF", &d)) o->http.max_backoff_seconds = d;
   if (Number(getenv, "SHARDPACK_HTTP_RETRY_SECONDS", &d)) o->http.retry_seconds = d;
   if (Number(getenv, "SHARDPACK_HTTP_MAX_BYTES", &d)) o->http.max_bytes = uint64_t(d);
+  std::string index_memory;
+  uint64_t bytes = 0;
+  if (o->index_memory == 0 && Text(getenv, "SHARDPACK_INDEX_MEMORY", &index_memory) &&
+      ParseByteSize(index_memory, &bytes).ok()) {
+    o->index_memory = bytes;
+  }
 
   RemoteOptions::S3& s3 = o->s3;
   Text(getenv, "AWS_ACCESS_KEY_ID", &s3.access_key_id);

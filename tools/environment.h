@@ -19,7 +19,8 @@ GetEnv ProcessEnvironment();
 // ignored), and S3's credentials, region, endpoint and upload settings ($AWS_ACCESS_KEY_ID,
 // $AWS_SECRET_ACCESS_KEY, $AWS_SESSION_TOKEN, $AWS_REGION else $AWS_DEFAULT_REGION,
 // $AWS_ENDPOINT_URL, $SHARDPACK_S3_PATH_STYLE=1, $SHARDPACK_S3_PART_SIZE, $SHARDPACK_S3_UPLOADS,
-// $SHARDPACK_STAGING else $TMPDIR).
+// $SHARDPACK_STAGING else $TMPDIR), and the readers' bound of shard indexes ($SHARDPACK_INDEX_MEMORY,
+// a size such as 512MB; one that is not a size is ignored).
 void ApplyEnvironment(RemoteOptions* options, const GetEnv& getenv = ProcessEnvironment());
 
 // $TMPDIR, or empty: where doctor's temporary folder goes.

@@ -21,6 +21,20 @@ void ProgressPrinter::Update(const PackProgress& p) {
   printed_ = true;
 }
 
+void ProgressPrinter::UpdateShards(const char* what, uint64_t done, uint64_t total) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  if (elapsed < 2 || (printed_ && now - last_ < std::chrono::milliseconds(100))) return;
+  last_ = now;
+  const double eta = done > 0 ? elapsed / double(done) * double(total - done) : 0;
+  std::fprintf(stderr, "\r\033[K%s: %llu/%llu shards  ETA %d:%02d", what, static_cast<unsigned long long>(done),
+               static_cast<unsigned long long>(total), static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
+  std::fflush(stderr);
+  printed_ = true;
+}
+
 void ProgressPrinter::Finish() {
   if (printed_) std::fprintf(stderr, "\r\033[K");
   printed_ = false;

@@ -11,7 +11,8 @@ Status Format::OpenForeignInput(Env*, const std::string& path, uint64_t, std::un
   return Status::NotFound(path + " holds no " + std::string(name()) + " files");
 }
 
-Status Format::OpenShardList(Env*, const std::vector<std::string>&, std::unique_ptr<DatasetReader>*) const {
+Status Format::OpenShardList(Env*, const std::vector<std::string>&, const RemoteOptions&,
+                             std::unique_ptr<DatasetReader>*) const {
   return Status::Unsupported("format '" + std::string(name()) + "' cannot read shards without a manifest");
 }
 

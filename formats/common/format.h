@@ -70,12 +70,13 @@ class Format {
 
   // --- reading ---
 
-  // Random access to the dataset in `dir`, described by `manifest`.
-  virtual Status OpenReader(Env* env, const std::string& dir, Manifest manifest,
+  // Random access to the dataset in `dir`, described by `manifest`; `options`: what DatasetReader::Open
+  // was given (its index_memory bounds the shards' indexes kept).
+  virtual Status OpenReader(Env* env, const std::string& dir, Manifest manifest, const RemoteOptions& options,
                             std::unique_ptr<DatasetReader>* reader) const = 0;
   // Random access to a list of shard files without a manifest (shard lists such as
   // "train-{000000..000127}.tar"). Unsupported unless the format has self-describing shards.
-  virtual Status OpenShardList(Env* env, const std::vector<std::string>& paths,
+  virtual Status OpenShardList(Env* env, const std::vector<std::string>& paths, const RemoteOptions& options,
                                std::unique_ptr<DatasetReader>* reader) const;
   virtual bool reads_shard_lists() const { return false; }
   // Whether OpenReader's reader opens every shard through `env` (and reads it only when a sample

@@ -16,18 +16,21 @@
 #include <mutex>
 #include <vector>
 
+#include "shardpack/remote_options.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
 
-// The default bound of a reader's shard indexes (SHARDPACK_INDEX_MEMORY changes it; docs/performance.md).
+// The default bound of a reader's shard indexes (RemoteOptions::index_memory, $SHARDPACK_INDEX_MEMORY
+// changes it; docs/performance.md, "Scale").
 inline constexpr uint64_t kDefaultIndexMemory = uint64_t(256) << 20;
 // At most this many shards' indexes (and open files) kept at once.
 inline constexpr size_t kMaxIndexedShards = 2048;
 
-// The bound for the indexes, from SHARDPACK_INDEX_MEMORY ("512MB", "2GiB", bytes) or the default.
-// InvalidArgument naming the variable for a value that is not a size.
-Status IndexMemoryBound(uint64_t* bytes);
+// The bound the options give: their index_memory, or the default.
+inline uint64_t IndexMemory(const RemoteOptions& options) {
+  return options.index_memory > 0 ? options.index_memory : kDefaultIndexMemory;
+}
 
 template <typename Index>  // Index has `uint64_t memory_bytes() const`
 class ShardIndexCache {

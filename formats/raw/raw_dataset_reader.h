@@ -20,7 +20,8 @@ class RawDatasetReader final : public DatasetReader {
   // Opens from the manifest alone: each shard's sample table, chunk index, fields lines and mask
   // presence are read when one of its samples is first asked for, and kept within
   // ShardIndexCache's bound (formats/common/shard_index_cache.h).
-  static Status Open(Env* env, const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
+  static Status Open(Env* env, const std::string& dir, Manifest manifest, uint64_t index_memory,
+                     std::unique_ptr<DatasetReader>* reader);
   ~RawDatasetReader() override;
   Status Read(uint64_t index, ReadSample* out) const override;
   // Text fields from the shard's "<stem>.fields.jsonl": one pread of the sample's line.

@@ -62,14 +62,14 @@ class WdsFormatImpl final : public Format {
     return Status::OK();
   }
 
-  Status OpenReader(Env* env, const std::string& dir, Manifest manifest,
+  Status OpenReader(Env* env, const std::string& dir, Manifest manifest, const RemoteOptions& options,
                     std::unique_ptr<DatasetReader>* reader) const override {
-    return WdsDatasetReader::Open(env, dir, std::move(manifest), reader);
+    return WdsDatasetReader::Open(env, dir, std::move(manifest), IndexMemory(options), reader);
   }
 
-  Status OpenShardList(Env* env, const std::vector<std::string>& paths,
+  Status OpenShardList(Env* env, const std::vector<std::string>& paths, const RemoteOptions& options,
                        std::unique_ptr<DatasetReader>* reader) const override {
-    return WdsDatasetReader::OpenShards(env, paths, reader);
+    return WdsDatasetReader::OpenShards(env, paths, IndexMemory(options), reader);
   }
   bool reads_shard_lists() const override { return true; }
   bool stores_fields() const override { return true; }

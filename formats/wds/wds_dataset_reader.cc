@@ -122,10 +122,8 @@ Status IndexTarShardAgain(Env* env, const std::string& path, uint64_t expected, 
 
 WdsDatasetReader::~WdsDatasetReader() = default;
 
-Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest,
+Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest, uint64_t budget,
                               std::unique_ptr<DatasetReader>* reader) {
-  uint64_t budget = 0;
-  SHARDPACK_RETURN_IF_ERROR(IndexMemoryBound(&budget));
   std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
   const std::vector<ShardEntry>* shards = &r->manifest().shards;
   r->shards_ = std::make_unique<ShardIndexCache<ShardSamples>>(
@@ -136,10 +134,8 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
   return Status::OK();
 }
 
-Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& paths,
+Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& paths, uint64_t budget,
                                     std::unique_ptr<DatasetReader>* reader) {
-  uint64_t budget = 0;
-  SHARDPACK_RETURN_IF_ERROR(IndexMemoryBound(&budget));
   Manifest manifest;
   manifest.name =
       paths.size() == 1 ? paths.front() : paths.front() + " (+" + std::to_string(paths.size() - 1) + " shards)";

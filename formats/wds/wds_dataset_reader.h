@@ -20,10 +20,13 @@ namespace shardpack {
 
 class WdsDatasetReader final : public DatasetReader {
  public:
-  static Status Open(Env* env, const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
+  // index_memory: the bound of the shards' indexes kept (ShardIndexCache).
+  static Status Open(Env* env, const std::string& dir, Manifest manifest, uint64_t index_memory,
+                     std::unique_ptr<DatasetReader>* reader);
   // Shards by path, in the order given, each indexed now (their sample counts make the manifest it
   // reports, which lists them).
-  static Status OpenShards(Env* env, const std::vector<std::string>& paths, std::unique_ptr<DatasetReader>* reader);
+  static Status OpenShards(Env* env, const std::vector<std::string>& paths, uint64_t index_memory,
+                           std::unique_ptr<DatasetReader>* reader);
   ~WdsDatasetReader() override;
   Status Read(uint64_t index, ReadSample* out) const override;
   Status ReadMetadata(uint64_t index, std::string* json) const override;

@@ -34,8 +34,10 @@ class DatasetReader {
  public:
   // Opens the dataset in `dir` (its manifest names the format), or, when `dir` is a shard list such
   // as "train-{000000..000127}.tar" (see shardpack/shard_spec.h), those WebDataset shards as
-  // OpenShards does. env: nullptr for Env::Default(). Reads the indexes (sample tables, DALI
-  // indexes) into memory: about 100 bytes a sample.
+  // OpenShards does. env: nullptr for Env::Default(). Reads the manifest and nothing per sample: a
+  // shard's indexes (sample table, DALI index) are read when one of its samples is first asked
+  // for, and kept, about 60 bytes a sample, within remote.index_memory (least recently used shards
+  // dropped past it).
   // A URL (http://, https://, s3://; docs/remote.md) is read as `remote` says.
   static Status Open(const std::string& dir, Env* env, std::unique_ptr<DatasetReader>* reader,
                      const RemoteOptions& remote = RemoteOptions());
@@ -43,7 +45,8 @@ class DatasetReader {
   // beside it ("<name>.idx") is located through it; any other is indexed on open by reading its tar
   // headers. Labels come from ".cls" fields (-1 without). Compressed (.tar.gz) shards cannot be read
   // at random: Unsupported, naming the shard.
-  static Status OpenShards(const std::vector<std::string>& paths, Env* env, std::unique_ptr<DatasetReader>* reader);
+  static Status OpenShards(const std::vector<std::string>& paths, Env* env, std::unique_ptr<DatasetReader>* reader,
+                           const RemoteOptions& remote = RemoteOptions());
   virtual ~DatasetReader() = default;
 
   const Manifest& manifest() const { return manifest_; }

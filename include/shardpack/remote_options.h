@@ -29,6 +29,10 @@ struct RemoteOptions {
   // without a cache folder the shards are then streamed into memory and never touch the disk.
   // Random access without a cache folder is refused (InvalidArgument naming both fixes).
   bool sequential = false;
+  // Not about URLs, but how every reader DatasetReader::Open makes keeps the shards' indexes (sample
+  // tables, DALI indexes), read when a shard is first needed: at most this many bytes of them, the
+  // least recently used dropped past it; 0: kDefaultIndexMemory, 256 MiB ($SHARDPACK_INDEX_MEMORY).
+  uint64_t index_memory = 0;
 
   // The HTTP client's limits; 0 keeps the default docs/remote.md gives ($SHARDPACK_HTTP_*).
   struct Http {

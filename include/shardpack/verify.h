@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct VerifyOptions {
   uint64_t max_member_bytes = 1ull << 30;  // larger members are reported, not read into memory
   Env* env = nullptr;                      // nullptr: Env::Default()
   RemoteOptions remote;                    // a dataset at a URL: its cache folder, credentials
+  // Called as shards are done (shards done, shards), from the checking threads one at a time: the
+  // CLI's progress line.
+  std::function<void(uint64_t done, uint64_t total)> on_shard;
 };
 
 struct VerifyProblem {

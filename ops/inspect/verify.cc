@@ -36,6 +36,8 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
   static const char start = 0, finish = 0;
   std::mutex download_mu;
   Status download;  // streamed: the first shard whose download failed (after its retries)
+  std::mutex progress_mu;
+  uint64_t done = 0;  // shards checked (under progress_mu)
   const auto check = [&](size_t i) {
     HappensAfter(&start);
     // Streamed: the shard downloaded once, held while both of verify's passes read it.
@@ -48,6 +50,10 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
     } else {
       std::lock_guard<std::mutex> lock(download_mu);
       if (download.ok()) download = held;
+    }
+    if (options.on_shard) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      options.on_shard(++done, manifest.shards.size());
     }
     HappensBefore(&finish);
   };

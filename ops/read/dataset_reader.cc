@@ -18,7 +18,7 @@ Status DatasetReader::Open(const std::string& text, Env* env, std::unique_ptr<Da
     if (location.remote() && remote.cache_dir.empty()) return OpenStreamedShardList(location, env, remote, reader);
     std::vector<std::string> paths;
     SHARDPACK_RETURN_IF_ERROR(ResolveShardList(location, remote, env, &paths));
-    return OpenShards(paths, env, reader);
+    return OpenShards(paths, env, reader, remote);
   }
   if (location.remote()) return OpenRemoteDatasetReader(location, env, remote, reader);
   OpenedDataset dataset;
@@ -26,14 +26,14 @@ Status DatasetReader::Open(const std::string& text, Env* env, std::unique_ptr<Da
   // Readers trust the manifest's checksums of the side files, which they trust for offsets: the
   // manifest must be the one pack wrote.
   SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(env, dataset.dir));
-  return dataset.format->OpenReader(env, dataset.dir, std::move(dataset.manifest), reader);
+  return dataset.format->OpenReader(env, dataset.dir, std::move(dataset.manifest), remote, reader);
 }
 
 Status DatasetReader::OpenShards(const std::vector<std::string>& paths, Env* env,
-                                 std::unique_ptr<DatasetReader>* reader) {
+                                 std::unique_ptr<DatasetReader>* reader, const RemoteOptions& remote) {
   if (env == nullptr) env = Env::Default();
   if (paths.empty()) return Status::InvalidArgument("no shards to open");
-  return ShardListFormat().OpenShardList(env, paths, reader);
+  return ShardListFormat().OpenShardList(env, paths, remote, reader);
 }
 
 }  // namespace shardpack

@@ -87,7 +87,7 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
     const bool with_shards = !format->reads_shards_through_env();
     SHARDPACK_RETURN_IF_ERROR(
         CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, with_shards, env, http.get(), &dir));
-    if (with_shards) return format->OpenReader(env, dir, std::move(remote.manifest), reader);
+    if (with_shards) return format->OpenReader(env, dir, std::move(remote.manifest), options, reader);
     // From here on the dataset's cache folder is reached through the folder checked and opened
     // now, never through its name again (storage/anchored_env.h).
     const Status anchored = AnchorEnvAt(env, dir, &cache_env);
@@ -120,7 +120,8 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files));
   std::unique_ptr<DatasetReader> format_reader;
-  SHARDPACK_RETURN_IF_ERROR(format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), &format_reader));
+  SHARDPACK_RETURN_IF_ERROR(
+      format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), options, &format_reader));
   *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader),
                                                   std::move(cache_env));
   return Status::OK();
@@ -167,7 +168,7 @@ Status OpenStreamedShardList(const Location& spec, Env* env, const RemoteOptions
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, urls, std::vector<uint64_t>(urls.size(), 0),
                                                        std::map<std::string, std::string>(), fetch_whole);
   std::unique_ptr<DatasetReader> format_reader;
-  SHARDPACK_RETURN_IF_ERROR(DatasetReader::OpenShards(urls, remote_env.get(), &format_reader));
+  SHARDPACK_RETURN_IF_ERROR(DatasetReader::OpenShards(urls, remote_env.get(), &format_reader, options));
   *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader));
   return Status::OK();
 }
