@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The ranks of a node on one cache folder (docs/remote.md, "One cache folder for a node"): 2, 4 and
 # 8 Python loader processes (rank r of N, threads=1, streaming shuffle with a buffer of 500, two
-# epochs) read one dataset from nginx on 127.0.0.1 through one folder whose cache_limit is a
-# quarter of the dataset, the folder's size sampled every 50 ms (scripts/shared_cache_ranks.py);
+# epochs; in lockstep as training steps keep them, and running free) read one dataset from nginx on
+# 127.0.0.1 through one folder whose cache_limit is a quarter of the dataset, the folder's size
+# sampled every 50 ms and the shard downloads counted (scripts/shared_cache_ranks.py);
 # then without a limit under a global shuffle, counting nginx's shard requests; every rank's
 # batches against the same rank's read of the local folder; and the images/s of 4 ranks on one
 # shared cache against 4 ranks on private caches (each its own folder and the same limit), medians
@@ -66,13 +67,16 @@ def requests():
 
 for world in (2, 4, 8):
     expected = run_ranks(local, world, None, 0, buffer, 2, python_dir)["digests"]
-    before = len(requests())
-    r = run_ranks(url, world, fresh("shared") * world, limit, buffer, 2, python_dir)
-    n = len(requests()) - before
-    print(f"{world} ranks, one folder, limit a quarter: peak {r['peak'] / 1e6:.1f} MB = "
-          f"{r['peak'] / limit:.2f}x the limit (bound: limit + {world} shards = "
-          f"{(limit + world * largest) / limit:.2f}x); {n} shard downloads for {len(shards)} shards x 2 epochs; "
-          f"batches equal the local read: {r['digests'] == expected}")
+    # In lockstep (every rank waits for the others after each batch, as a training step's all-reduce
+    # makes it), and running free (ranks drift apart on a busy machine: what no small cache serves).
+    for lockstep in (True, False):
+        before = len(requests())
+        r = run_ranks(url, world, fresh("shared") * world, limit, buffer, 2, python_dir, lockstep=lockstep)
+        n = len(requests()) - before
+        print(f"{world} ranks, one folder, limit a quarter, {'in lockstep' if lockstep else 'running free'}: "
+              f"peak {r['peak'] / 1e6:.1f} MB = {r['peak'] / limit:.2f}x the limit (bound: limit + {world} shards "
+              f"= {(limit + world * largest) / limit:.2f}x); {n} shard downloads for {len(shards)} shards x 2 "
+              f"epochs ({n / (2 * len(shards)):.2f}x); batches equal the local read: {r['digests'] == expected}")
     expected = run_ranks(local, world, None, 0, 0, 2, python_dir)["digests"]
     before = len(requests())
     r = run_ranks(url, world, fresh("shared") * world, 0, 0, 2, python_dir)

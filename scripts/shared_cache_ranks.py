@@ -32,13 +32,18 @@ def folder_bytes(folder):
     return total
 
 
-def run_ranks(dataset, world, cache_dirs, limit, buffer, epochs, python_dir, timeout=600):
+def run_ranks(dataset, world, cache_dirs, limit, buffer, epochs, python_dir, timeout=600, lockstep=False):
     """Runs `world` rank processes at once; cache_dirs: one folder per rank (the same for a shared
-    cache), or None for none."""
+    cache), or None for none. lockstep: every rank waits after each batch until every other has
+    taken as many, as the all-reduce of a training step makes them (else ranks on a busy machine
+    drift apart by many shards, which no cache of a few shards can serve)."""
     script = os.path.abspath(__file__)
     env = dict(os.environ, PYTHONPATH=python_dir)
     env.pop("SHARDPACK_CACHE", None)
     with tempfile.TemporaryDirectory() as tmp:
+        if lockstep:
+            env["SHARDPACK_RANKS_LOCKSTEP"] = os.path.join(tmp, "steps")
+            os.mkdir(env["SHARDPACK_RANKS_LOCKSTEP"])
         outs = [os.path.join(tmp, f"rank-{r}.json") for r in range(world)]
         start = time.time()
         procs = [subprocess.Popen([sys.executable, script, dataset, str(r), str(world),
@@ -66,9 +71,39 @@ def run_ranks(dataset, world, cache_dirs, limit, buffer, epochs, python_dir, tim
                 digests=[r["digest"] for r in results])
 
 
+def step_barrier(folder, rank, world):
+    """A barrier over files: each rank writes how many batches it has taken, then waits (bounded by
+    the caller's timeout) until every rank has taken as many, or has finished."""
+    steps = [0]
+
+    def write(value):
+        tmp = os.path.join(folder, f".rank-{rank}")
+        with open(tmp, "w") as f:
+            f.write(value)
+        os.replace(tmp, os.path.join(folder, f"rank-{rank}"))
+
+    def read(r):
+        try:
+            with open(os.path.join(folder, f"rank-{r}")) as f:
+                text = f.read()
+            return float("inf") if text == "done" else int(text or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def wait():
+        steps[0] += 1
+        write(str(steps[0]))
+        while min(read(r) for r in range(int(world))) < steps[0]:
+            time.sleep(0.001)
+
+    return wait, lambda: write("done")
+
+
 def rank_main(dataset, rank, world, cache_dir, limit, buffer, epochs, out):
     import shardpack
 
+    folder = os.environ.get("SHARDPACK_RANKS_LOCKSTEP")
+    wait, done = step_barrier(folder, rank, world) if folder else (lambda: None, lambda: None)
     start = time.time()
     loader = shardpack.Loader(dataset, batch_size=8, size=32, threads=1, seed=7, rank=int(rank),
                               world_size=int(world), shuffle_buffer=int(buffer),
@@ -80,6 +115,8 @@ def rank_main(dataset, rank, world, cache_dir, limit, buffer, epochs, out):
             digest.update(batch.images().tobytes())
             digest.update(batch.labels().tobytes())
             images += len(batch.labels())
+            wait()
+    done()
     json.dump(dict(digest=digest.hexdigest(), images=images, seconds=time.time() - start), open(out, "w"))
 
 

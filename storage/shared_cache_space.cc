@@ -204,9 +204,16 @@ Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next
     SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(paths_[i] + ".want", false, &want, &unwanted, modes_.file()));
     const bool wanted = !unwanted;
     if (wanted && !wanted_too) continue;
-    const bool better = victim == paths_.size() || (victim_wanted && !wanted) ||
-                        (victim_wanted == wanted &&
-                         (next(i) > next(victim) || (next(i) == next(victim) && st.mtime_ns < victim_mtime)));
+    // Among wanted shards, one this process is done with is one another rank of the node reads now
+    // (the ranks go through the same order of shards, a little apart): it goes last. Else the one
+    // needed latest goes first (Belady's rule, by this process's plan, which the others share).
+    const auto key = [&](size_t k, bool k_wanted) {
+      return k_wanted && next(k) == std::numeric_limits<uint64_t>::max() ? 0 : next(k);
+    };
+    const bool better =
+        victim == paths_.size() || (victim_wanted && !wanted) ||
+        (victim_wanted == wanted && (key(i, wanted) > key(victim, victim_wanted) ||
+                                     (key(i, wanted) == key(victim, victim_wanted) && st.mtime_ns < victim_mtime)));
     if (better) {
       victim = i, victim_wanted = wanted, victim_mtime = st.mtime_ns;
     }

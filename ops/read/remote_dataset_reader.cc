@@ -109,13 +109,27 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   store_options.cache_dir = dir;
   store_options.downloads = std::max<uint32_t>(1, options.downloads);
   store_options.prefetch_shards = options.prefetch_shards > 0 ? options.prefetch_shards : 2 * store_options.downloads;
+  uint64_t largest = 1;
+  for (const ShardEntry& s : remote.manifest.shards) largest = std::max(largest, s.bytes);
   if (streaming && options.prefetch_shards == 0) {
     // Streamed shards are memory: by default the window ahead holds at most kStreamPrefetchBytes of
     // them (at least one shard), so that large shards do not fill the node.
-    uint64_t largest = 1;
-    for (const ShardEntry& s : remote.manifest.shards) largest = std::max(largest, s.bytes);
     const uint64_t fit = std::max<uint64_t>(1, kStreamPrefetchBytes / largest);
     store_options.prefetch_shards = uint32_t(std::min<uint64_t>(store_options.prefetch_shards, fit));
+  }
+  if (!streaming && options.cache_limit > 0 && options.prefetch_shards == 0) {
+    // Under a cache limit, by default the window ahead holds at most a quarter of it (at least one
+    // shard): the rest is for the shards being read, those a slower rank of the node still reads,
+    // and the drains of the streaming shuffle. A deeper window fills the folder with shards needed
+    // later, so that a reader waiting for its shard evicts one that another rank needs now, which
+    // comes again: 8 ranks under a limit of a quarter of the dataset made 262 downloads of 31
+    // shards x 2 epochs with a window of 8 (docs/remote.md).
+    // And no more downloads at once than that window holds: the others would only fetch shards
+    // that readers wait for past the limit, evicting shards other ranks read (262 downloads of 31
+    // shards x 2 epochs by 8 ranks with 8 ahead and 4 at once; 64-67 with one and one).
+    const uint64_t fit = std::max<uint64_t>(1, options.cache_limit / 4 / largest);
+    store_options.prefetch_shards = uint32_t(std::min<uint64_t>(store_options.prefetch_shards, fit));
+    store_options.downloads = std::min(store_options.downloads, store_options.prefetch_shards);
   }
   auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files));
