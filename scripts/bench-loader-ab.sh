@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The loader's speed, one build against another, alternating in one run (these machines are shared
+# and noisy: a ratio of runs taken side by side means more than two figures taken apart):
+# `shardpack bench` (random-resized-crop 224 + flip, batches of 64, 2 threads, 2 epochs) over one
+# WebDataset of the read benchmark's tree (scripts/bench-read.sh) and over a 70/30 mixture of its
+# classes 0-69 and 70-99, A then B each round; prints every run and the ratios of the medians (B / A).
+#
+#   scripts/bench-loader-ab.sh --a DIR --b DIR [--images N] [--runs R] [--work DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+images=4000 runs=5 work=build/bench a= b=
+while (($#)); do
+  case $1 in
+    --a) a=$2; shift 2 ;;
+    --b) b=$2; shift 2 ;;
+    --images) images=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    *) echo "usage: $0 --a DIR --b DIR [--images N] [--runs R] [--work DIR]" >&2; exit 2 ;;
+  esac
+done
+[[ -x $a/shardpack && -x $b/shardpack ]] || { echo "$0: --a and --b name build folders holding shardpack" >&2; exit 2; }
+src=$work/read-tree-$images
+scripts/bench-tree.sh "$b" "$src" --classes 100 --images "$images" --png-every 0 --noise 46
+ab=$work/loader-ab-$images
+if [[ ! -f $ab/.complete ]]; then
+  rm -rf "$ab"
+  mkdir -p "$ab/a-src" "$ab/b-src"
+  n=0
+  for d in $(ls -d "$src"/*/ | sort); do
+    n=$((n + 1))
+    if ((n <= 70)); then cp -al "$d" "$ab/a-src/"; else cp -al "$d" "$ab/b-src/"; fi
+  done
+  # Packed by the older build, so that both read the same files.
+  "$a/shardpack" pack "$src" "$ab/all" --shuffle --quiet --no-sync >/dev/null
+  "$a/shardpack" pack "$ab/a-src" "$ab/a" --shuffle --quiet --no-sync >/dev/null
+  "$a/shardpack" pack "$ab/b-src" "$ab/b" --shuffle --quiet --no-sync >/dev/null
+  touch "$ab/.complete"
+fi
+cat "$ab"/all/*.tar "$ab"/a/*.tar "$ab"/b/*.tar >/dev/null
+options=(--crop 224 --batch 64 --threads 2 --epochs 2 --json)
+rate() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['images_per_s'])"; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+declare -A got
+for ((r = 1; r <= runs; r++)); do
+  for side in a b; do
+    bin=${!side}
+    one=$("$bin/shardpack" bench "$ab/all" "${options[@]}" | rate)
+    mix=$("$bin/shardpack" bench --source "$ab/a" 0.7 --source "$ab/b" 0.3 "${options[@]}" | rate)
+    got[$side-one]+="$one " got[$side-mix]+="$mix "
+    printf 'run %d, %s (%s): one dataset %.0f images/s, 70/30 mixture %.0f images/s\n' "$r" "$side" "$bin" "$one" "$mix"
+  done
+done
+for what in one mix; do
+  # shellcheck disable=SC2086
+  ma=$(median ${got[a-$what]}) mb=$(median ${got[b-$what]})
+  printf '%s: medians of %d, A %.0f images/s, B %.0f images/s: B/A %.3f\n' \
+    "$([[ $what == one ]] && echo "one dataset" || echo "70/30 mixture")" "$runs" "$ma" "$mb" \
+    "$(/usr/bin/python3 -c "print($mb / $ma)")"
+done
