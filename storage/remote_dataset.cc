@@ -89,12 +89,17 @@ Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManif
 std::vector<SideFile> RemoteManifest::shard_files() const { return ShardFiles(manifest); }
 std::vector<SideFile> RemoteManifest::small_files() const { return SmallFiles(manifest); }
 
+Status PrepareRemoteDatasetFolder(const RemoteManifest& remote, const std::string& cache_root, const CacheModes& modes,
+                                  Env* env, std::string* local_dir) {
+  *local_dir = JoinPath(cache_root, BaseName(remote.base) + "-" + ChecksumHex(Xxh64(remote.base)));
+  SHARDPACK_RETURN_IF_ERROR(PrepareCacheFolder(env, cache_root, modes));
+  return PrepareCacheFolder(env, *local_dir, modes);
+}
+
 Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, const CacheModes& modes,
                           bool with_shards, Env* env, HttpClient* http, std::string* local_dir) {
-  const std::string dir = JoinPath(cache_root, BaseName(remote.base) + "-" + ChecksumHex(Xxh64(remote.base)));
-  *local_dir = dir;
-  SHARDPACK_RETURN_IF_ERROR(PrepareCacheFolder(env, cache_root, modes));
-  SHARDPACK_RETURN_IF_ERROR(PrepareCacheFolder(env, dir, modes));
+  SHARDPACK_RETURN_IF_ERROR(PrepareRemoteDatasetFolder(remote, cache_root, modes, env, local_dir));
+  const std::string dir = *local_dir;
   const std::string local_manifest = JoinPath(dir, kManifestFileName);
   // The manifest is written after every small file was checked, and when it is the server's, the
   // files there belong to this version too.

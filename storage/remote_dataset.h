@@ -72,6 +72,11 @@ Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManif
 // record of their check are hashed before they are used (IsCheckedCopy).
 Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, const CacheModes& modes,
                           bool with_shards, Env* env, HttpClient* http, std::string* local_dir);
+// The dataset's folder in the cache, cache_root/<name>-<hash of url>/, made and checked
+// (PrepareCacheFolder) without fetching anything: for a reader that fetches each file when it
+// first reads it, checked against the manifest's checksum (RemoteDatasetEnv's small files).
+Status PrepareRemoteDatasetFolder(const RemoteManifest& remote, const std::string& cache_root, const CacheModes& modes,
+                                  Env* env, std::string* local_dir);
 
 // One shard of a remote shard list: the URL its client fetches, or the command whose output it is
 // (a pipe: entry); `name` says it in messages and names its cached copy (BaseName).

@@ -25,13 +25,22 @@ class StoreShardFile final : public RandomAccessFile {
 
 RemoteDatasetEnv::RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store,
                                    const std::vector<std::string>& shard_paths, std::vector<uint64_t> sizes,
-                                   std::map<std::string, std::string> memory_files, FetchWhole fetch_whole)
+                                   std::map<std::string, std::string> memory_files, FetchWhole fetch_whole,
+                                   std::set<std::string> small_files, FetchSmall fetch_small)
     : base_(base),
       store_(std::move(store)),
       sizes_(std::move(sizes)),
       memory_files_(std::move(memory_files)),
-      fetch_whole_(std::move(fetch_whole)) {
+      fetch_whole_(std::move(fetch_whole)),
+      small_files_(std::move(small_files)),
+      fetch_small_(std::move(fetch_small)) {
   for (size_t i = 0; i < shard_paths.size(); ++i) shards_[shard_paths[i]] = i;
+}
+
+Status RemoteDatasetEnv::SmallFile(const std::string& path, bool* small, std::shared_ptr<const ShardBuffer>* bytes) {
+  bytes->reset();
+  *small = fetch_small_ != nullptr && small_files_.count(path) > 0;
+  return *small ? fetch_small_(path, bytes) : Status::OK();
 }
 
 long RemoteDatasetEnv::ShardAt(const std::string& path) const {
@@ -46,6 +55,13 @@ Status RemoteDatasetEnv::NewRandomAccessFile(const std::string& path, std::uniqu
   }
   if (const auto it = memory_files_.find(path); it != memory_files_.end()) {
     *file = NewMemoryFile(it->second, path);
+    return Status::OK();
+  }
+  bool small = false;
+  std::shared_ptr<const ShardBuffer> bytes;
+  SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &small, &bytes));
+  if (bytes != nullptr) {
+    *file = NewMemoryFile(std::move(bytes), path);
     return Status::OK();
   }
   return base_->NewRandomAccessFile(path, file);
@@ -63,7 +79,16 @@ Status RemoteDatasetEnv::NewSequentialFile(const std::string& path, std::unique_
 
 Status RemoteDatasetEnv::ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) {
   const auto it = memory_files_.find(path);
-  if (it == memory_files_.end()) return base_->ReadFile(path, max_bytes, contents);
+  if (it == memory_files_.end()) {
+    bool small = false;
+    std::shared_ptr<const ShardBuffer> bytes;
+    SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &small, &bytes));
+    if (bytes == nullptr) return base_->ReadFile(path, max_bytes, contents);
+    if (bytes->size() > max_bytes) {
+      return Status::InvalidArgument(path + " holds more than " + std::to_string(max_bytes) + " bytes");
+    }
+    return bytes->ReadAll(contents);
+  }
   if (it->second.size() > max_bytes) {
     return Status::InvalidArgument(path + " holds more than " + std::to_string(max_bytes) + " bytes");
   }
@@ -80,11 +105,19 @@ Status RemoteDatasetEnv::GetFileSize(const std::string& path, uint64_t* size) {
     *size = it->second.size();
     return Status::OK();
   }
+  bool small = false;
+  std::shared_ptr<const ShardBuffer> bytes;
+  SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &small, &bytes));
+  if (bytes != nullptr) {
+    *size = bytes->size();
+    return Status::OK();
+  }
   return base_->GetFileSize(path, size);
 }
 
 bool RemoteDatasetEnv::FileExists(const std::string& path) {
-  return ShardAt(path) >= 0 || memory_files_.count(path) > 0 || base_->FileExists(path);
+  return ShardAt(path) >= 0 || memory_files_.count(path) > 0 || (fetch_small_ != nullptr && small_files_.count(path)) ||
+         base_->FileExists(path);
 }
 
 }  // namespace shardpack

@@ -1,14 +1,16 @@
 // RemoteDatasetEnv: the Env through which a format's reader reads a remote dataset without a full
 // download first. The readers open every shard when they open the dataset, but read it only when a
 // sample of it is wanted; this Env answers the opening from the manifest (size, existence) and
-// fetches the shard at the first read, through a RemoteShardStore. Small files (the manifest,
-// indexes, sample tables) are read from the cache folder, or, in streaming mode, from memory.
-// Everything else goes to the base Env.
+// fetches the shard at the first read, through a RemoteShardStore. Small files (indexes, sample
+// tables, other side files) are fetched when a reader first reads one (FetchSmall): into the cache
+// folder, read from there, or, in streaming mode, into memory for that reader. Everything else
+// goes to the base Env.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,9 +26,14 @@ class RemoteDatasetEnv final : public Env {
   // fetch_whole: downloads shard i into memory for a reader that reads it front to back (indexing
   // a shard list's tar headers), apart from the store; empty: such reads go to the base Env.
   using FetchWhole = std::function<Status(size_t shard, std::shared_ptr<const ShardBuffer>* bytes)>;
+  // small_files: paths fetched on first use by fetch_small, which leaves the file checked in the base
+  // Env (*bytes null) or gives its checked bytes (streaming). Thread-safe: readers load shards
+  // from several threads.
+  using FetchSmall = std::function<Status(const std::string& path, std::shared_ptr<const ShardBuffer>* bytes)>;
   RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store, const std::vector<std::string>& shard_paths,
                    std::vector<uint64_t> sizes, std::map<std::string, std::string> memory_files,
-                   FetchWhole fetch_whole = nullptr);
+                   FetchWhole fetch_whole = nullptr, std::set<std::string> small_files = {},
+                   FetchSmall fetch_small = nullptr);
 
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override;
   Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) override;
@@ -67,6 +74,9 @@ class RemoteDatasetEnv final : public Env {
  private:
   // The shard at `path`, or -1.
   long ShardAt(const std::string& path) const;
+  // A small file: *small false for any other path; else fetched (fetch_small), *bytes its bytes
+  // when they are in memory, null when the base Env has them.
+  Status SmallFile(const std::string& path, bool* small, std::shared_ptr<const ShardBuffer>* bytes);
 
   Env* const base_;
   const std::shared_ptr<RemoteShardStore> store_;
@@ -74,6 +84,8 @@ class RemoteDatasetEnv final : public Env {
   const std::vector<uint64_t> sizes_;
   const std::map<std::string, std::string> memory_files_;
   const FetchWhole fetch_whole_;
+  const std::set<std::string> small_files_;
+  const FetchSmall fetch_small_;
 };
 
 }  // namespace shardpack

@@ -1,5 +1,8 @@
 #include "ops/read/remote_dataset_reader.h"
 
+#include <map>
+#include <set>
+
 #include "formats/registry/registry.h"
 #include "ops/read/forwarding_dataset_reader.h"
 #include "shardpack/shard_spec.h"
@@ -77,23 +80,46 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   std::map<std::string, std::string> memory_files;
   if (streaming) {
     memory_files[JoinPath(dir, kManifestFileName)] = remote.text;
-    for (const SideFile& f : remote.small_files()) {
-      ShardBuffer bytes;
-      SHARDPACK_RETURN_IF_ERROR(
-          DownloadToMemory(http.get(), RemoteFileUrl(remote.base, f.file), f.xxh64, kMaxSmallFileBytes, &bytes));
-      SHARDPACK_RETURN_IF_ERROR(bytes.ReadAll(&memory_files[JoinPath(dir, f.file)]));
-    }
   } else {
-    const bool with_shards = !format->reads_shards_through_env();
-    SHARDPACK_RETURN_IF_ERROR(
-        CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, with_shards, env, http.get(), &dir));
-    if (with_shards) return format->OpenReader(env, dir, std::move(remote.manifest), options, reader);
+    if (!format->reads_shards_through_env()) {  // LMDB: the whole dataset into the cache first
+      SHARDPACK_RETURN_IF_ERROR(
+          CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, true, env, http.get(), &dir));
+      return format->OpenReader(env, dir, std::move(remote.manifest), options, reader);
+    }
+    SHARDPACK_RETURN_IF_ERROR(PrepareRemoteDatasetFolder(remote, access.cache_dir, access.cache_modes, env, &dir));
     // From here on the dataset's cache folder is reached through the folder checked and opened
     // now, never through its name again (storage/anchored_env.h).
     const Status anchored = AnchorEnvAt(env, dir, &cache_env);
     if (!anchored.ok() && anchored.code() != Status::Code::kUnsupported) return anchored;
     if (cache_env != nullptr) env = cache_env.get();
   }
+  // The small files (indexes, sample tables, side files) are fetched when the reader first reads
+  // them, which it does when it first needs their shard: opening costs the manifest's request
+  // alone, not two a shard (200,000 before the first batch of a dataset of 100,000 shards).
+  // Cached: into the folder, once for the node (FetchIntoCache: under the file's lock, a checked
+  // copy used as it is); streaming: into memory, for the read that asked.
+  auto small = std::make_shared<std::map<std::string, SideFile>>();
+  std::set<std::string> small_paths;
+  for (const SideFile& f : remote.small_files()) {
+    const std::string path = JoinPath(dir, f.file);
+    (*small)[path] = f;
+    small_paths.insert(path);
+  }
+  const CacheModes modes = access.cache_modes;
+  RemoteDatasetEnv::FetchSmall fetch_small = [small, streaming, new_client, env, dir, modes, base = remote.base](
+                                                 const std::string& path, std::shared_ptr<const ShardBuffer>* bytes) {
+    const SideFile& f = small->at(path);
+    const std::string url = RemoteFileUrl(base, f.file);
+    std::unique_ptr<HttpClient> client = new_client();
+    if (streaming) {
+      auto buffer = std::make_shared<ShardBuffer>();
+      SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(client.get(), url, f.xxh64, kMaxSmallFileBytes, buffer.get()));
+      *bytes = std::move(buffer);
+      return Status::OK();
+    }
+    SHARDPACK_RETURN_IF_ERROR(PrepareCacheSubfolders(env, dir, path.substr(0, path.find_last_of('/')), modes));
+    return FetchIntoCache(env, client.get(), url, path, f.xxh64, kMaxSmallFileBytes, modes);
+  };
 
   std::vector<RemoteShard> shards;
   std::vector<std::string> paths;
@@ -132,7 +158,8 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
     store_options.downloads = std::min(store_options.downloads, store_options.prefetch_shards);
   }
   auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
-  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files));
+  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files),
+                                                       nullptr, std::move(small_paths), std::move(fetch_small));
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(
       format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), options, &format_reader));

@@ -200,8 +200,16 @@ try:
         streamed.first_batch = first_batch
         return outputs[0] == outputs[1] and len(outputs[0][0]) > 0, shard_requests(since), order
 
+    since = len(open(log_path).read().splitlines())
     equal, requests, order = streamed("streaming", no_cache)
     check(equal, "streaming mode: the loader's batches over HTTP differ from the local ones")
+    # Opening costs the manifest's request; a shard's index and sample table come when it is first
+    # needed: a handful of requests before the first shard's bytes, not two for every shard.
+    asked = [line.split('"GET /many/')[1].split(" ")[0] for line in open(log_path).read().splitlines()[since:]
+             if '"GET /many/' in line]
+    before_shard = next((i for i, name in enumerate(asked) if name.endswith(".tar")), len(asked))
+    check(asked[:1] == ["manifest.json"] and 1 <= before_shard <= 5,
+          f"streaming mode: {before_shard} requests before the first shard's bytes: {asked[:before_shard + 1]}")
     check(sorted(requests) == sorted(shard_bytes) and len(order) == 7,
           f"streaming mode: shard requests {requests} (each of the 7 shards once)")
     # Raw shards streamed (the other format that streams; LMDB needs a cache, checked below).
