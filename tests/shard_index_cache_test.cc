@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <thread>
 #include <vector>
@@ -69,6 +70,29 @@ TEST(ShardIndexCache, ManyThreadsGetTheirShardsWithinTheBound) {
   EXPECT_EQ(wrong, 0);
   EXPECT_LE(cache.kept(), 10u);
   EXPECT_GE(cache.loads(), 98u);
+  EXPECT_EQ(loads.load(), int(cache.loads()));  // every load kept: none made twice at once
+}
+
+// Eight threads asking at once for one shard whose load takes a while: it is loaded once.
+TEST(ShardIndexCache, ThreadsAskingForTheSameShardShareOneLoad) {
+  std::atomic<int> loads{0};
+  ShardIndexCache<FakeIndex> cache(4, 1000, [&](size_t shard, std::unique_ptr<FakeIndex>* index) {
+    ++loads;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    *index = std::make_unique<FakeIndex>(FakeIndex{shard});
+    return Status::OK();
+  });
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      std::shared_ptr<const FakeIndex> got;
+      if (!cache.Get(2, &got).ok() || got->shard != 2) ++wrong;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(loads, 1);
 }
 
 }  // namespace

@@ -2,13 +2,14 @@
 // when the shard is first asked for, not when the dataset opens, and kept within a memory bound,
 // so that opening a dataset of 100,000 shards reads its manifest and nothing per sample (issue 39).
 //
-// A shard's index is loaded outside the lock (two threads that ask for the same missing shard may
-// both load it; the first to finish is kept), handed out as a shared_ptr so that a reader still
-// holding one is safe when another thread evicts it, and the least recently used shards are
-// dropped once the indexes kept exceed `budget_bytes` or `max_shards` (each an open file). The
-// shard just loaded is always kept, whatever the bound.
+// A shard's index is loaded outside the lock, by one thread at a time (others asking for the same
+// shard wait for it), handed out as a shared_ptr so that a reader still holding one is safe when
+// another thread evicts it, and the least recently used shards are dropped once the indexes kept
+// exceed `budget_bytes` or kMaxIndexedShards (each an open file). The shard just loaded is always
+// kept, whatever the bound.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -40,20 +41,26 @@ class ShardIndexCache {
   ShardIndexCache(size_t shards, uint64_t budget_bytes, Load load)
       : budget_(budget_bytes), load_(std::move(load)), slots_(shards) {}
 
-  // Shard `shard`'s index (< the shard count), loaded now if it is not kept.
+  // Shard `shard`'s index (< the shard count), loaded now if it is not kept. One thread loads a
+  // shard at a time: others asking for it meanwhile wait for that load rather than read and
+  // download its files again (and after a failed one, try themselves).
   Status Get(size_t shard, std::shared_ptr<const Index>* index) const {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      Slot& slot = slots_[shard];
-      if (slot.index != nullptr) {
-        recent_.splice(recent_.begin(), recent_, slot.place);
-        *index = slot.index;
-        return Status::OK();
-      }
+    std::unique_lock<std::mutex> lock(mutex_);
+    Slot& slot = slots_[shard];
+    while (slot.index == nullptr && slot.loading) loaded_.wait(lock);
+    if (slot.index != nullptr) {
+      recent_.splice(recent_.begin(), recent_, slot.place);
+      *index = slot.index;
+      return Status::OK();
     }
+    slot.loading = true;
+    lock.unlock();
     std::unique_ptr<Index> loaded;
-    SHARDPACK_RETURN_IF_ERROR(load_(shard, &loaded));
-    std::lock_guard<std::mutex> lock(mutex_);
+    Status s = load_(shard, &loaded);
+    lock.lock();
+    slot.loading = false;
+    loaded_.notify_all();
+    if (!s.ok()) return s;
     *index = Keep(shard, std::move(loaded));
     return Status::OK();
   }
@@ -77,6 +84,7 @@ class ShardIndexCache {
  private:
   struct Slot {
     std::shared_ptr<const Index> index;
+    bool loading = false;  // a thread is loading it (Get)
     uint64_t bytes = 0;
     std::list<size_t>::iterator place;  // in recent_
   };
@@ -111,6 +119,7 @@ class ShardIndexCache {
   const uint64_t budget_;
   const Load load_;
   mutable std::mutex mutex_;
+  mutable std::condition_variable loaded_;  // a load ended
   mutable std::vector<Slot> slots_;
   mutable std::list<size_t> recent_;  // kept shards, most recently used first
   mutable uint64_t used_ = 0;
