@@ -17,7 +17,7 @@ std::string ChecksumHex(uint64_t value) {
   return buf;
 }
 
-bool ParseChecksumHex(const std::string& text, uint64_t* value) {
+bool ParseChecksumHex(std::string_view text, uint64_t* value) {
   if (text.size() != 16) return false;
   uint64_t v = 0;
   for (char c : text) {

@@ -13,7 +13,7 @@ namespace shardpack {
 uint64_t Xxh64(std::string_view data);
 std::string ChecksumHex(uint64_t value);
 // Parses what ChecksumHex wrote; false on anything else.
-bool ParseChecksumHex(const std::string& text, uint64_t* value);
+bool ParseChecksumHex(std::string_view text, uint64_t* value);
 
 class Env;
 // XXH64 and size of a whole file, read in 1 MiB pieces through `env`.

@@ -62,8 +62,8 @@ Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* record
     pos = end + 1;
     SampleRecord r;
     bool ok = f.size() == columns && !f[0].empty() && ParseNumber(f[1], &r.offset) && ParseNumber(f[2], &r.size) &&
-              ParseChecksumHex(std::string(f[3]), &r.xxh64) && ParseNumber(f[4], &r.label) &&
-              ParseNumber(f[6], &r.width) && ParseNumber(f[7], &r.height) &&
+              ParseChecksumHex(f[3], &r.xxh64) && ParseNumber(f[4], &r.label) && ParseNumber(f[6], &r.width) &&
+              ParseNumber(f[7], &r.height) &&
               (!v2 || (ParseNumber(f[8], &r.original_width) && ParseNumber(f[9], &r.original_height)));
     if (ok) {
       r.key = std::string(f[0]);

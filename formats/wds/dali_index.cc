@@ -1,7 +1,6 @@
 #include "formats/wds/dali_index.h"
 
 #include <charconv>
-#include <sstream>
 
 namespace shardpack {
 
@@ -19,29 +18,67 @@ std::string DaliIndexBuilder::Contents() const {
   return std::string(kDaliIndexVersion) + " " + std::to_string(samples_) + "\n" + lines_;
 }
 
+namespace {
+
+// Whitespace as `>>` skips it in the C locale.
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// The next whitespace-separated token of `line` from *at on; empty at the line's end.
+std::string_view NextToken(std::string_view line, size_t* at) {
+  while (*at < line.size() && IsSpace(line[*at])) ++*at;
+  const size_t begin = *at;
+  while (*at < line.size() && !IsSpace(line[*at])) ++*at;
+  return line.substr(begin, *at - begin);
+}
+
+bool ParseUnsigned(std::string_view token, uint64_t* value) {
+  const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), *value);
+  return error == std::errc() && end == token.data() + token.size() && !token.empty();
+}
+
+}  // namespace
+
+// Line by line over string_views (no stream: an index of 10,000 samples is parsed each time a
+// reader first needs its shard, and istringstream made that most of the cost).
 Status ParseDaliIndex(std::string_view text, std::vector<DaliIndexSample>* samples) {
   samples->clear();
-  std::istringstream in{std::string(text)};
-  std::string line;
   auto bad = [](size_t n, const std::string& why) {
     return Status::DataLoss("DALI index line " + std::to_string(n) + ": " + why);
   };
-  if (!std::getline(in, line)) return bad(1, "empty file");
-  std::istringstream head(line);
-  std::string version;
+  size_t pos = 0;
+  // The next line without its newline; false past the end (a last line without a newline counts).
+  const auto next_line = [&](std::string_view* line) {
+    if (pos >= text.size()) return false;
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    *line = text.substr(pos, end - pos);
+    pos = end + 1;
+    return true;
+  };
+  std::string_view line;
+  if (!next_line(&line)) return bad(1, "empty file");
+  size_t at = 0;
+  const std::string_view version = NextToken(line, &at);
   uint64_t count = 0;
-  if (!(head >> version >> count) || version != kDaliIndexVersion) {
+  if (version != kDaliIndexVersion || !ParseUnsigned(NextToken(line, &at), &count)) {
     return bad(1, "expected '" + std::string(kDaliIndexVersion) + " <samples>'");
   }
   size_t line_no = 1;
-  while (std::getline(in, line)) {
+  while (next_line(&line)) {
     ++line_no;
-    std::istringstream fields(line);
     DaliIndexSample sample;
-    DaliIndexMember m;
-    while (fields >> m.ext) {
-      if (!(fields >> m.offset >> m.size >> m.name)) return bad(line_no, "incomplete member entry");
-      sample.push_back(m);
+    sample.reserve(3);  // an image, its class, its metadata: most samples
+    at = 0;
+    for (std::string_view ext = NextToken(line, &at); !ext.empty(); ext = NextToken(line, &at)) {
+      DaliIndexMember m;
+      m.ext = std::string(ext);
+      const std::string_view name =
+          (ParseUnsigned(NextToken(line, &at), &m.offset) && ParseUnsigned(NextToken(line, &at), &m.size))
+              ? NextToken(line, &at)
+              : std::string_view();
+      if (name.empty()) return bad(line_no, "incomplete member entry");
+      m.name = std::string(name);
+      sample.push_back(std::move(m));
     }
     if (sample.empty()) return bad(line_no, "no members");
     samples->push_back(std::move(sample));
