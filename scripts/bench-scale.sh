@@ -5,22 +5,28 @@
 # process (scripts/bench_scale_probe.py): the time from shardpack.Loader(...) to the first batch and
 # the resident memory above the interpreter (RssAnon, what one rank holds; RssFile, mapped pages
 # the ranks of a node share), for the global shuffle and the streaming shuffle, and the same for
-# shardpack.open(ds)[i] at 1,000 random i; and `shardpack stat`'s time and peak memory for the
-# smaller datasets (stat reads every sample table: --stat-max S bounds which are measured).
-# Prints a table and the growth from the smallest S to the largest.
+# shardpack.open(ds)[i] at 1,000 random i; `shardpack stat`'s time and peak memory for the
+# smaller datasets (stat reads every sample table: --stat-max S bounds which are measured); and,
+# unless --no-http, the two shuffles over HTTP from nginx on 127.0.0.1 (scripts/nginx-serve.sh; the
+# streaming shuffle without a cache folder, the global shuffle into a fresh one), with the requests
+# nginx saw before the first shard's bytes and in all. Prints a table and the growth from the
+# smallest S to the largest.
 #
-#   scripts/bench-scale.sh [--shards "100 1000 10000 100000"] [--samples K] [--stat-max S] [--work DIR] [--bin DIR]
+#   scripts/bench-scale.sh [--shards "100 1000 10000 100000"] [--samples K] [--stat-max S] [--no-http]
+#                          [--work DIR] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shards="100 1000 10000 100000" samples=10000 stat_max=1000 work=build/bench-scale bin=
+shards="100 1000 10000 100000" samples=10000 stat_max=1000 work=build/bench-scale bin= http=1
 while (($#)); do
   case $1 in
     --shards) shards=$2; shift 2 ;;
     --samples) samples=$2; shift 2 ;;
     --stat-max) stat_max=$2; shift 2 ;;
+    --no-http) http=0; shift ;;
     --work) work=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
-    *) echo "usage: $0 [--shards \"S ...\"] [--samples K] [--stat-max S] [--work DIR] [--bin DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--shards \"S ...\"] [--samples K] [--stat-max S] [--no-http] [--work DIR] [--bin DIR]" >&2
+       exit 2 ;;
   esac
 done
 scripts/install-deps.sh
@@ -31,6 +37,7 @@ if [[ -z $bin ]]; then
   bin=build/release
 fi
 mkdir -p "$work"
+work=$(realpath "$work")
 one=$work/one-$samples
 if [[ ! -f $one/manifest.json ]]; then
   rm -rf "$work/tree-$samples" "$one"
@@ -56,8 +63,34 @@ for s in $shards; do
     printf '%-9s %-14s %-10s %10.2f %12.1f %12s\n' "$s" "$((s * samples))" "stat" "$sec" "$((kb / 1000))" "(peak RSS)"
   fi
 done
+if ((http)); then
+  # shellcheck source=scripts/nginx-serve.sh
+  source scripts/nginx-serve.sh
+  NGINX_ACCESS_LOG=$work/access.log
+  export NGINX_ACCESS_LOG
+  : >"$NGINX_ACCESS_LOG"
+  trap 'stop_nginx; rm -rf "$work/http-cache"' EXIT
+  start_nginx "$work"
+  echo
+  printf '%-9s %-14s %-22s %10s %12s %16s\n' shards samples "over HTTP" seconds "RssAnon MB" "requests before"
+  for s in $shards; do
+    for mode in streaming global; do
+      : >"$NGINX_ACCESS_LOG"
+      rm -rf "$work/http-cache"
+      cache=()
+      [[ $mode == global ]] && cache=(SHARDPACK_CACHE="$work/http-cache")
+      line=$(env -u SHARDPACK_CACHE "${cache[@]}" /usr/bin/python3 scripts/bench_scale_probe.py \
+        "$url/ds-$samples-x$s" "$mode")
+      read -r sec anon <<<"$(/usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], d["rss_anon"]/1e6)' "$line")"
+      before=$(grep -c 'GET ' "$NGINX_ACCESS_LOG" || true)
+      first=$(grep -n '\.tar ' "$NGINX_ACCESS_LOG" | head -1 | cut -d: -f1)
+      printf '%-9s %-14s %-22s %10.2f %12.1f %16s\n' "$s" "$((s * samples))" \
+        "$mode$([[ $mode == global ]] && echo ", cached")" "$sec" "$anon" "$((${first:-1} - 1)) (of $before)"
+    done
+  done
+fi
 echo
-echo "growth from the smallest to the largest dataset:"
+echo "growth from the smallest to the largest dataset (local):"
 for mode in global streaming random; do
   printf '  %-10s time %+.2f s, RssAnon %+.1f MB\n' "$mode" \
     "$(/usr/bin/python3 -c "print(${last_s[$mode]} - ${first_s[$mode]})")" \
