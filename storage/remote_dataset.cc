@@ -97,7 +97,7 @@ Status PrepareRemoteDatasetFolder(const RemoteManifest& remote, const std::strin
 }
 
 Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, const CacheModes& modes,
-                          bool with_shards, Env* env, HttpClient* http, std::string* local_dir) {
+                          Env* env, HttpClient* http, std::string* local_dir) {
   SHARDPACK_RETURN_IF_ERROR(PrepareRemoteDatasetFolder(remote, cache_root, modes, env, local_dir));
   const std::string dir = *local_dir;
   const std::string local_manifest = JoinPath(dir, kManifestFileName);
@@ -147,7 +147,6 @@ Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache
       SHARDPACK_RETURN_IF_ERROR(WriteCacheFile(env, local_manifest, remote.text, modes, /*sync=*/true));
     }
   }
-  if (!with_shards) return Status::OK();
   for (const ShardEntry& shard : remote.manifest.shards) {
     const std::string path = JoinPath(dir, shard.file);
     SHARDPACK_RETURN_IF_ERROR(PrepareCacheSubfolders(env, dir, path.substr(0, path.find_last_of('/')), modes));
@@ -296,8 +295,8 @@ Status ResolveDatasetLocation(const Location& location, const RemoteOptions& opt
   SHARDPACK_RETURN_IF_ERROR(RemoteSetup(location, options, &access, &http));
   RemoteManifest remote;
   SHARDPACK_RETURN_IF_ERROR(FetchRemoteManifest(access.url, http.get(), &remote));
-  return CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, /*with_shards=*/true,
-                            env ? env : Env::Default(), http.get(), local_dir);
+  return CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, env ? env : Env::Default(), http.get(),
+                            local_dir);
 }
 
 Status ResolveShardList(const Location& spec, const RemoteOptions& options, Env* env,

@@ -65,13 +65,13 @@ struct RemoteManifest {
 };
 Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManifest* remote);
 
-// Downloads what the cache lacks of the dataset's small files (and, with_shards, of its shards)
-// into cache_root/<name>-<hash of url>/ (both folders checked: PrepareCacheFolder), sets
-// *local_dir to that folder, and writes the manifest there. A copy of another version of the
+// Downloads what the cache lacks of the dataset's small files and shards into
+// cache_root/<name>-<hash of url>/ (both folders checked: PrepareCacheFolder), sets *local_dir to
+// that folder, and writes the manifest there. A copy of another version of the
 // dataset is brought up to date: its files that differ are removed. Files found without a valid
 // record of their check are hashed before they are used (IsCheckedCopy).
 Status CacheRemoteDataset(const RemoteManifest& remote, const std::string& cache_root, const CacheModes& modes,
-                          bool with_shards, Env* env, HttpClient* http, std::string* local_dir);
+                          Env* env, HttpClient* http, std::string* local_dir);
 // The dataset's folder in the cache, cache_root/<name>-<hash of url>/, made and checked
 // (PrepareCacheFolder) without fetching anything: for a reader that fetches each file when it
 // first reads it, checked against the manifest's checksum (RemoteDatasetEnv's small files).

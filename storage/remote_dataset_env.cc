@@ -26,7 +26,7 @@ class StoreShardFile final : public RandomAccessFile {
 RemoteDatasetEnv::RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store,
                                    const std::vector<std::string>& shard_paths, std::vector<uint64_t> sizes,
                                    std::map<std::string, std::string> memory_files, FetchWhole fetch_whole,
-                                   std::set<std::string> small_files, FetchSmall fetch_small)
+                                   std::map<std::string, SideFile> small_files, FetchSmall fetch_small)
     : base_(base),
       store_(std::move(store)),
       sizes_(std::move(sizes)),
@@ -37,10 +37,10 @@ RemoteDatasetEnv::RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> 
   for (size_t i = 0; i < shard_paths.size(); ++i) shards_[shard_paths[i]] = i;
 }
 
-Status RemoteDatasetEnv::SmallFile(const std::string& path, bool* small, std::shared_ptr<const ShardBuffer>* bytes) {
+Status RemoteDatasetEnv::SmallFile(const std::string& path, std::shared_ptr<const ShardBuffer>* bytes) {
   bytes->reset();
-  *small = fetch_small_ != nullptr && small_files_.count(path) > 0;
-  return *small ? fetch_small_(path, bytes) : Status::OK();
+  const auto it = small_files_.find(path);
+  return fetch_small_ != nullptr && it != small_files_.end() ? fetch_small_(path, it->second, bytes) : Status::OK();
 }
 
 long RemoteDatasetEnv::ShardAt(const std::string& path) const {
@@ -57,9 +57,8 @@ Status RemoteDatasetEnv::NewRandomAccessFile(const std::string& path, std::uniqu
     *file = NewMemoryFile(it->second, path);
     return Status::OK();
   }
-  bool small = false;
   std::shared_ptr<const ShardBuffer> bytes;
-  SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &small, &bytes));
+  SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &bytes));
   if (bytes != nullptr) {
     *file = NewMemoryFile(std::move(bytes), path);
     return Status::OK();
@@ -80,9 +79,8 @@ Status RemoteDatasetEnv::NewSequentialFile(const std::string& path, std::unique_
 Status RemoteDatasetEnv::ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) {
   const auto it = memory_files_.find(path);
   if (it == memory_files_.end()) {
-    bool small = false;
     std::shared_ptr<const ShardBuffer> bytes;
-    SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &small, &bytes));
+    SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &bytes));
     if (bytes == nullptr) return base_->ReadFile(path, max_bytes, contents);
     if (bytes->size() > max_bytes) {
       return Status::InvalidArgument(path + " holds more than " + std::to_string(max_bytes) + " bytes");
@@ -105,9 +103,8 @@ Status RemoteDatasetEnv::GetFileSize(const std::string& path, uint64_t* size) {
     *size = it->second.size();
     return Status::OK();
   }
-  bool small = false;
   std::shared_ptr<const ShardBuffer> bytes;
-  SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &small, &bytes));
+  SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &bytes));
   if (bytes != nullptr) {
     *size = bytes->size();
     return Status::OK();

@@ -10,11 +10,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "shardpack/env.h"
+#include "shardpack/manifest.h"
 #include "storage/remote_shard_store.h"
 
 namespace shardpack {
@@ -26,13 +26,14 @@ class RemoteDatasetEnv final : public Env {
   // fetch_whole: downloads shard i into memory for a reader that reads it front to back (indexing
   // a shard list's tar headers), apart from the store; empty: such reads go to the base Env.
   using FetchWhole = std::function<Status(size_t shard, std::shared_ptr<const ShardBuffer>* bytes)>;
-  // small_files: paths fetched on first use by fetch_small, which leaves the file checked in the base
-  // Env (*bytes null) or gives its checked bytes (streaming). Thread-safe: readers load shards
-  // from several threads.
-  using FetchSmall = std::function<Status(const std::string& path, std::shared_ptr<const ShardBuffer>* bytes)>;
+  // small_files: path -> the manifest's entry, fetched on first use by fetch_small, which leaves the
+  // file checked in the base Env (*bytes null) or gives its checked bytes (streaming).
+  // Thread-safe: readers load shards from several threads.
+  using FetchSmall =
+      std::function<Status(const std::string& path, const SideFile& file, std::shared_ptr<const ShardBuffer>* bytes)>;
   RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store, const std::vector<std::string>& shard_paths,
                    std::vector<uint64_t> sizes, std::map<std::string, std::string> memory_files,
-                   FetchWhole fetch_whole = nullptr, std::set<std::string> small_files = {},
+                   FetchWhole fetch_whole = nullptr, std::map<std::string, SideFile> small_files = {},
                    FetchSmall fetch_small = nullptr);
 
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override;
@@ -74,9 +75,9 @@ class RemoteDatasetEnv final : public Env {
  private:
   // The shard at `path`, or -1.
   long ShardAt(const std::string& path) const;
-  // A small file: *small false for any other path; else fetched (fetch_small), *bytes its bytes
-  // when they are in memory, null when the base Env has them.
-  Status SmallFile(const std::string& path, bool* small, std::shared_ptr<const ShardBuffer>* bytes);
+  // When `path` is a small file: fetched (fetch_small), *bytes its bytes when they are in memory.
+  // *bytes null for any other path, or when the base Env has the file.
+  Status SmallFile(const std::string& path, std::shared_ptr<const ShardBuffer>* bytes);
 
   Env* const base_;
   const std::shared_ptr<RemoteShardStore> store_;
@@ -84,7 +85,7 @@ class RemoteDatasetEnv final : public Env {
   const std::vector<uint64_t> sizes_;
   const std::map<std::string, std::string> memory_files_;
   const FetchWhole fetch_whole_;
-  const std::set<std::string> small_files_;
+  const std::map<std::string, SideFile> small_files_;
   const FetchSmall fetch_small_;
 };
 

@@ -93,14 +93,14 @@ uint64_t SharedCacheSpace::Counted(const std::vector<size_t>& shards) const {
   return bytes;
 }
 
-Status SharedCacheSpace::Used(const std::vector<size_t>& shards, uint64_t* bytes) {
-  *bytes = 0;
+uint64_t SharedCacheSpace::Used(const std::vector<size_t>& shards) {
+  uint64_t bytes = 0;
   for (const size_t i : shards) {
     FileStat st;
     // A partial or planted file takes what it takes; a download under way, the shard's size.
-    *bytes += env_->StatPath(paths_[i], &st).ok() ? st.size : sizes_[i];
+    bytes += env_->StatPath(paths_[i], &st).ok() ? st.size : sizes_[i];
   }
-  return Status::OK();
+  return bytes;
 }
 
 void SharedCacheSpace::WriteLedger(const std::vector<size_t>& shards) {
@@ -134,17 +134,18 @@ Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uin
   uint64_t used = Counted(ledger);
   if (used + sizes_[shard] > limit_) {
     SHARDPACK_RETURN_IF_ERROR(Verify(&ledger, &changed));
-    SHARDPACK_RETURN_IF_ERROR(Used(ledger, &used));
+    used = Used(ledger);
   }
   while (used + sizes_[shard] > limit_) {
     bool evicted = false;
+    uint64_t freed = 0;
     // A prefetch takes room only from shards nobody wants soon; a shard a reader waits for may take
     // it from wanted ones too (else a limit below the prefetch windows would thrash).
-    SHARDPACK_RETURN_IF_ERROR(EvictOne(shard, next_use, /*wanted_too=*/force, &ledger, &evicted));
+    SHARDPACK_RETURN_IF_ERROR(EvictOne(shard, next_use, /*wanted_too=*/force, &ledger, &evicted, &freed));
     if (!evicted) break;
     ++*evicted_count;
     changed = true;
-    SHARDPACK_RETURN_IF_ERROR(Used(ledger, &used));
+    used = freed > 0 ? used - std::min(used, freed) : Used(ledger);  // 0: something changed, count again
   }
   *used_bytes = used;
   if (used + sizes_[shard] > limit_ && !force) {
@@ -185,14 +186,21 @@ Status SharedCacheSpace::TakeForEviction(size_t shard, std::vector<std::unique_p
 }
 
 Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next_use, bool wanted_too,
-                                  std::vector<size_t>* shards, bool* evicted) {
+                                  std::vector<size_t>* shards, bool* evicted, uint64_t* freed) {
   *evicted = false;
+  *freed = 0;
   // The candidate: not pinned; not wanted before wanted; then the one this process needs latest;
   // then the oldest (modified longest ago).
-  const auto next = [&](size_t i) { return i < next_use.size() ? next_use[i] : std::numeric_limits<uint64_t>::max(); };
+  constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  const auto next = [&](size_t i) { return i < next_use.size() ? next_use[i] : kNever; };
+  // Among wanted shards, one this process is done with is one another rank of the node reads now
+  // (the ranks go through the same order of shards, a little apart): it goes last. Else the one
+  // needed latest goes first (Belady's rule, by this process's plan, which the others share).
+  const auto key = [&](size_t i, bool wanted) { return wanted && next(i) == kNever ? 0 : next(i); };
   size_t victim = paths_.size();
   bool victim_wanted = true;
   int64_t victim_mtime = std::numeric_limits<int64_t>::max();
+  uint64_t victim_size = 0;
   for (const size_t i : *shards) {
     FileStat st;
     if (i == keep || !env_->StatPath(paths_[i], &st).ok()) continue;
@@ -204,18 +212,12 @@ Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next
     SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(paths_[i] + ".want", false, &want, &unwanted, modes_.file()));
     const bool wanted = !unwanted;
     if (wanted && !wanted_too) continue;
-    // Among wanted shards, one this process is done with is one another rank of the node reads now
-    // (the ranks go through the same order of shards, a little apart): it goes last. Else the one
-    // needed latest goes first (Belady's rule, by this process's plan, which the others share).
-    const auto key = [&](size_t k, bool k_wanted) {
-      return k_wanted && next(k) == std::numeric_limits<uint64_t>::max() ? 0 : next(k);
-    };
     const bool better =
         victim == paths_.size() || (victim_wanted && !wanted) ||
         (victim_wanted == wanted && (key(i, wanted) > key(victim, victim_wanted) ||
                                      (key(i, wanted) == key(victim, victim_wanted) && st.mtime_ns < victim_mtime)));
     if (better) {
-      victim = i, victim_wanted = wanted, victim_mtime = st.mtime_ns;
+      victim = i, victim_wanted = wanted, victim_mtime = st.mtime_ns, victim_size = st.size;
     }
   }
   if (victim == paths_.size()) return Status::OK();
@@ -230,6 +232,7 @@ Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next
   RemoveCachedCopy(env_, paths_[victim]);
   shards->erase(std::find(shards->begin(), shards->end(), victim));
   *evicted = true;
+  *freed = victim_size;
   return Status::OK();
 }
 

@@ -73,7 +73,7 @@ class SharedCacheSpace {
   // The bytes the shards take by the manifest's sizes (no look at the folder), and as the folder
   // has them (a stat each; a download under way: its size).
   uint64_t Counted(const std::vector<size_t>& shards) const;
-  Status Used(const std::vector<size_t>& shards, uint64_t* bytes);
+  uint64_t Used(const std::vector<size_t>& shards);
   // The shard's file name relative to dir_ (its path when it lies elsewhere).
   std::string NameInFolder(size_t shard) const;
   // Writes the ledger; on failure removes it, so that the next decision rebuilds it by a scan.
@@ -81,9 +81,10 @@ class SharedCacheSpace {
   // Locks the shard's pin and fetch lock exclusively if nobody holds them: *taken false otherwise.
   Status TakeForEviction(size_t shard, std::vector<std::unique_ptr<FileLock>>* locks, bool* taken);
   // Evicts one of `shards` (the ledger's) that nobody pins, and drops it from `shards`: *evicted
-  // false when there is none. wanted_too: wanted shards may go too (after every unwanted one).
+  // false when there is none; *freed the bytes it held (0 when it was pinned meanwhile and nothing
+  // went: count again). wanted_too: wanted shards may go too (after every unwanted one).
   Status EvictOne(size_t keep, const std::vector<uint64_t>& next_use, bool wanted_too, std::vector<size_t>* shards,
-                  bool* evicted);
+                  bool* evicted, uint64_t* freed);
 
   Env* const env_;
   const std::string dir_;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "formats/common/packed_keys.h"
 #include "formats/common/shard_file.h"
 #include "formats/raw/raw_format.h"
 #include "ground/manifest_json.h"
@@ -78,11 +79,10 @@ struct RawDatasetReader::ShardIndex {
     uint32_t width = 0, height = 0;
     int32_t label = -1;
     ImageFormat format = ImageFormat::kUnknown;
-    uint32_t key_end = 0;  // in keys: this sample's key is [previous key_end, key_end)
   };
   std::unique_ptr<RandomAccessFile> file;
   std::vector<Sample> samples;
-  std::string keys;
+  PackedKeys keys;
   std::vector<int64_t> chunks;                   // zstd: frame offsets
   std::unique_ptr<RandomAccessFile> field_file;  // null without a fields side file
   std::vector<uint64_t> field_lines;             // N+1 line starts
@@ -93,14 +93,10 @@ struct RawDatasetReader::ShardIndex {
   std::map<std::string, MaskArray> masks;
 
   uint64_t memory_bytes() const {
-    uint64_t bytes = sizeof(*this) + samples.capacity() * sizeof(Sample) + keys.capacity() +
+    uint64_t bytes = sizeof(*this) + samples.capacity() * sizeof(Sample) + keys.memory_bytes() +
                      chunks.capacity() * sizeof(int64_t) + field_lines.capacity() * sizeof(uint64_t);
     for (const auto& [name, mask] : masks) bytes += name.capacity() + mask.present.capacity() + sizeof(mask);
     return bytes;
-  }
-  std::string key(size_t i) const {
-    const uint32_t begin = i == 0 ? 0 : samples[i - 1].key_end;
-    return keys.substr(begin, samples[i].key_end - begin);
   }
 };
 
@@ -132,6 +128,7 @@ Status LoadRawShard(Env* env, const std::string& dir, const ShardEntry& shard, u
   uint64_t expected_offset = chunk_samples == 0 ? kNpyHeaderBytes : 0;
   uint64_t pixels = 0;
   index->samples.reserve(opened.table.size());
+  index->keys.Reserve(opened.table.size());
   for (const SampleRecord& rec : opened.table) {
     pixels += uint64_t(rec.width) * rec.height;
     if (rec.size != uint64_t(rec.width) * rec.height * 3 || rec.offset != expected_offset) {
@@ -144,9 +141,8 @@ Status LoadRawShard(Env* env, const std::string& dir, const ShardEntry& shard, u
     if (chunk_samples == 0)
       SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, rec.key, rec.offset, rec.size, shard_bytes));
     expected_offset += rec.size;
-    index->keys += rec.key;
-    index->samples.push_back(
-        {rec.offset, rec.size, rec.width, rec.height, rec.label, rec.format, uint32_t(index->keys.size())});
+    index->keys.Add(rec.key);
+    index->samples.push_back({rec.offset, rec.size, rec.width, rec.height, rec.label, rec.format});
   }
   SHARDPACK_RETURN_IF_ERROR(OpenFieldsFile(env, dir, shard, &index->field_file, &index->field_lines));
   SHARDPACK_RETURN_IF_ERROR(OpenMaskArrays(env, dir, shard, pixels, &index->masks));
@@ -189,7 +185,7 @@ Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
   size_t number = 0, local = 0;
   SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &number, &local));
   const ShardIndex::Sample& r = shard->samples[local];
-  out->key = shard->key(local);
+  out->key = shard->keys[local];
   out->label = r.label;
   out->format = r.format;
   out->encoded.clear();

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "formats/common/packed_keys.h"
 #include "formats/common/shard_file.h"
 #include "formats/wds/dali_index.h"
 #include "formats/wds/wds_naming.h"
@@ -10,37 +11,35 @@
 
 namespace shardpack {
 
-// Fixed-width records and the keys back to back: about 50 bytes a sample besides its key, instead
-// of a string and a vector each.
+// Fixed-width records and the keys back to back (PackedKeys): about 60 bytes a sample besides its
+// key, instead of a string and a vector each.
 struct WdsDatasetReader::ShardSamples {
   struct Sample {
     uint64_t offset = 0, size = 0;            // the image member's data
     uint64_t json_offset = 0, json_size = 0;  // the metadata member's; size 0 without one
     int32_t label = -1;
     ImageFormat format = ImageFormat::kUnknown;
-    uint32_t key_end = 0;     // in keys: this sample's key is [previous key_end, key_end)
     uint32_t fields_end = 0;  // in fields: this sample's are [previous fields_end, fields_end)
   };
   std::unique_ptr<RandomAccessFile> file;
   std::vector<Sample> samples;
-  std::string keys;
+  PackedKeys keys;
   std::vector<WdsSampleLocation::Field> fields;  // the rare other members (captions, masks)
 
   uint64_t memory_bytes() const {
-    uint64_t bytes = sizeof(*this) + samples.capacity() * sizeof(Sample) + keys.capacity();
+    uint64_t bytes = sizeof(*this) + samples.capacity() * sizeof(Sample) + keys.memory_bytes();
     for (const WdsSampleLocation::Field& f : fields) bytes += sizeof(f) + f.name.capacity();
     return bytes;
   }
-  std::string_view key(size_t i) const {
-    const uint32_t begin = i == 0 ? 0 : samples[i - 1].key_end;
-    return std::string_view(keys).substr(begin, samples[i].key_end - begin);
+  void Reserve(size_t n) {
+    samples.reserve(n);
+    keys.Reserve(n);
   }
   void Add(const WdsSampleLocation& e) {
     Sample s;
     s.offset = e.offset, s.size = e.size, s.json_offset = e.json_offset, s.json_size = e.json_size;
     s.label = e.label, s.format = e.format;
-    keys += e.key;
-    s.key_end = uint32_t(keys.size());
+    keys.Add(e.key);
     fields.insert(fields.end(), e.fields.begin(), e.fields.end());
     s.fields_end = uint32_t(fields.size());
     samples.push_back(s);
@@ -68,7 +67,7 @@ Status LoadDatasetShard(Env* env, const std::string& dir, const ShardEntry& shar
                             ": index disagrees with the manifest (run shardpack verify)");
   }
   auto samples = std::make_unique<ShardSamples>();
-  samples->samples.reserve(table.size());
+  samples->Reserve(table.size());
   for (size_t i = 0; i < table.size(); ++i) {
     const std::string ext = ImageExtension(table[i].format);
     const DaliIndexMember* image = nullptr;
@@ -103,7 +102,7 @@ Status IndexTarShard(Env* env, const std::string& path, std::unique_ptr<ShardSam
   std::vector<WdsSampleLocation> entries;
   SHARDPACK_RETURN_IF_ERROR(IndexWdsShard(env, path, &entries));
   auto samples = std::make_unique<ShardSamples>();
-  samples->samples.reserve(entries.size());
+  samples->Reserve(entries.size());
   for (const WdsSampleLocation& e : entries) samples->Add(e);
   SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(path, &samples->file));
   *loaded = std::move(samples);
@@ -178,7 +177,7 @@ Status WdsDatasetReader::Read(uint64_t index, ReadSample* out) const {
   size_t local = 0;
   SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &local));
   const ShardSamples::Sample& e = shard->samples[local];
-  out->key = shard->key(local);
+  out->key = shard->keys[local];
   out->label = e.label;
   out->format = e.format;
   out->encoded.resize(e.size);

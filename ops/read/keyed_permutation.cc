@@ -15,6 +15,13 @@ uint64_t Mix(uint64_t z) {
 
 }  // namespace
 
+uint64_t EpochKey(uint64_t seed, uint64_t epoch) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (epoch + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 KeyedPermutation::KeyedPermutation(uint64_t n, uint64_t key) : n_(n) {
   // The fewest bits b with 2^b >= n, rounded up to an even number (at least 2).
   int bits = 0;
@@ -22,14 +29,7 @@ KeyedPermutation::KeyedPermutation(uint64_t n, uint64_t key) : n_(n) {
   half_bits_ = (bits + 1) / 2 < 1 ? 1 : (bits + 1) / 2;
   half_mask_ = half_bits_ >= 32 ? 0xFFFFFFFFull : (uint64_t(1) << half_bits_) - 1;
   // Round keys from the key through splitmix64's sequence, so that neighbouring keys are unrelated.
-  uint64_t state = key;
-  for (uint64_t& k : keys_) {
-    state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    k = z ^ (z >> 31);
-  }
+  for (int r = 0; r < kRounds; ++r) keys_[r] = EpochKey(key, uint64_t(r));
 }
 
 uint64_t KeyedPermutation::Round(int round, uint64_t half) const { return Mix(half ^ keys_[round]) & half_mask_; }

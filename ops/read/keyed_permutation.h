@@ -16,6 +16,11 @@
 
 namespace shardpack {
 
+// The key of draw `epoch` of the stream `seed`: splitmix64's output for (seed, epoch), so that
+// neighbouring seeds and epochs give unrelated keys. Every seeded order derives its key here (the
+// epoch's shuffle, a mixture's batch layout, a permutation's round keys).
+uint64_t EpochKey(uint64_t seed, uint64_t epoch);
+
 class KeyedPermutation {
  public:
   static constexpr int kRounds = 8;

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <memory>
 #include <numeric>
-#include <random>
 
 #include "ops/read/keyed_permutation.h"
 #include "shardpack/mixture.h"
@@ -93,10 +92,7 @@ class PerSourcePattern final : public PatternStream {
   PerSourcePattern(const std::vector<uint64_t>& quotas, uint64_t batch, uint64_t seed, uint64_t epoch) : batch_(batch) {
     uint64_t total = 0;
     for (const uint64_t q : quotas) ends_.push_back(total += q / batch);
-    uint64_t z = (seed ^ 0x4D49585455524Eull) + 0x9E3779B97F4A7C15ull * (epoch + 1);  // "MIXTURN"
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    slots_ = KeyedPermutation(total, z ^ (z >> 31));
+    slots_ = KeyedPermutation(total, EpochKey(seed ^ 0x4D49585455524Eull, epoch));  // "MIXTURN"
   }
   uint32_t Next() override {
     const uint64_t label = slots_(position_++ / batch_);

@@ -1,7 +1,6 @@
 #include "ops/read/remote_dataset_reader.h"
 
 #include <map>
-#include <set>
 
 #include "formats/registry/registry.h"
 #include "ops/read/forwarding_dataset_reader.h"
@@ -83,7 +82,7 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   } else {
     if (!format->reads_shards_through_env()) {  // LMDB: the whole dataset into the cache first
       SHARDPACK_RETURN_IF_ERROR(
-          CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, true, env, http.get(), &dir));
+          CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, env, http.get(), &dir));
       return format->OpenReader(env, dir, std::move(remote.manifest), options, reader);
     }
     SHARDPACK_RETURN_IF_ERROR(PrepareRemoteDatasetFolder(remote, access.cache_dir, access.cache_modes, env, &dir));
@@ -98,17 +97,12 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   // alone, not two a shard (200,000 before the first batch of a dataset of 100,000 shards).
   // Cached: into the folder, once for the node (FetchIntoCache: under the file's lock, a checked
   // copy used as it is); streaming: into memory, for the read that asked.
-  auto small = std::make_shared<std::map<std::string, SideFile>>();
-  std::set<std::string> small_paths;
-  for (const SideFile& f : remote.small_files()) {
-    const std::string path = JoinPath(dir, f.file);
-    (*small)[path] = f;
-    small_paths.insert(path);
-  }
+  std::map<std::string, SideFile> small;
+  for (const SideFile& f : remote.small_files()) small[JoinPath(dir, f.file)] = f;
   const CacheModes modes = access.cache_modes;
-  RemoteDatasetEnv::FetchSmall fetch_small = [small, streaming, new_client, env, dir, modes, base = remote.base](
-                                                 const std::string& path, std::shared_ptr<const ShardBuffer>* bytes) {
-    const SideFile& f = small->at(path);
+  RemoteDatasetEnv::FetchSmall fetch_small = [streaming, new_client, env, dir, modes, base = remote.base](
+                                                 const std::string& path, const SideFile& f,
+                                                 std::shared_ptr<const ShardBuffer>* bytes) {
     const std::string url = RemoteFileUrl(base, f.file);
     std::unique_ptr<HttpClient> client = new_client();
     if (streaming) {
@@ -145,21 +139,19 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   }
   if (!streaming && options.cache_limit > 0 && options.prefetch_shards == 0) {
     // Under a cache limit, by default the window ahead holds at most a quarter of it (at least one
-    // shard): the rest is for the shards being read, those a slower rank of the node still reads,
-    // and the drains of the streaming shuffle. A deeper window fills the folder with shards needed
-    // later, so that a reader waiting for its shard evicts one that another rank needs now, which
-    // comes again: 8 ranks under a limit of a quarter of the dataset made 262 downloads of 31
-    // shards x 2 epochs with a window of 8 (docs/remote.md).
-    // And no more downloads at once than that window holds: the others would only fetch shards
-    // that readers wait for past the limit, evicting shards other ranks read (262 downloads of 31
-    // shards x 2 epochs by 8 ranks with 8 ahead and 4 at once; 64-67 with one and one).
+    // shard), and no more downloads run at once than it holds: the rest of the limit is for the
+    // shards being read, those a slower rank of the node still reads, and the streaming shuffle's
+    // drains. A deeper window fills the folder with shards needed later, and a reader waiting for
+    // its shard then evicts one another rank reads now, which comes again: 8 ranks under a limit
+    // of a quarter made 262 downloads of 31 shards x 2 epochs with 8 ahead and 4 at once, 64-67
+    // with one and one (docs/remote.md).
     const uint64_t fit = std::max<uint64_t>(1, options.cache_limit / 4 / largest);
     store_options.prefetch_shards = uint32_t(std::min<uint64_t>(store_options.prefetch_shards, fit));
     store_options.downloads = std::min(store_options.downloads, store_options.prefetch_shards);
   }
   auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files),
-                                                       nullptr, std::move(small_paths), std::move(fetch_small));
+                                                       nullptr, std::move(small), std::move(fetch_small));
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(
       format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), options, &format_reader));

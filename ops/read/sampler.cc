@@ -11,14 +11,6 @@ namespace shardpack {
 
 namespace {
 
-// The epoch's key: (seed, epoch) through splitmix64, so neighbouring seeds and epochs are unrelated.
-uint64_t EpochKey(uint64_t seed, uint64_t epoch) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (epoch + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // The epoch's generator, for the orders drawn as a stream (the streaming shuffle, the shard order).
 std::mt19937_64 EpochRng(uint64_t seed, uint64_t epoch) { return std::mt19937_64(EpochKey(seed, epoch)); }
 
