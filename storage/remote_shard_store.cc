@@ -92,7 +92,7 @@ Status RemoteShardStore::Pin(size_t shard, std::shared_ptr<const RandomAccessFil
   }
 }
 
-void RemoteShardStore::Plan(const std::vector<ShardUse>& uses) {
+void RemoteShardStore::Plan(const std::vector<ShardUse>& uses, uint64_t position) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (Slot& s : slots_) {
@@ -110,7 +110,8 @@ void RemoteShardStore::Plan(const std::vector<ShardUse>& uses) {
     }
     std::stable_sort(plan_.begin(), plan_.end(),
                      [&](uint32_t a, uint32_t b) { return slots_[a].first < slots_[b].first; });
-    position_ = plan_.empty() ? 0 : slots_[plan_.front()].first;
+    position_ = position;
+    DropDone(/*unplanned_too=*/true);
   }
   work_cv_.notify_all();
 }
@@ -119,12 +120,7 @@ void RemoteShardStore::Reached(uint64_t position) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     position_ = std::max(position_, position);
-    // Streaming: a shard the epoch is done with leaves memory at once.
-    for (size_t i = 0; i < slots_.size() && in_memory_; ++i) {
-      const Slot& s = slots_[i];
-      if (s.state == State::kOpen && s.planned && s.last < position_ && !Held(s)) Evict(i);
-    }
-    if (space_ != nullptr) ReleaseDone();
+    DropDone(/*unplanned_too=*/false);
   }
   work_cv_.notify_all();
 }
@@ -134,10 +130,17 @@ ShardStoreCounts RemoteShardStore::counts() const {
   return counts_;
 }
 
-void RemoteShardStore::ReleaseDone() {
+void RemoteShardStore::DropDone(bool unplanned_too) {
+  const auto done = [&](const Slot& s) { return s.planned ? s.last < position_ : unplanned_too; };
+  // Streaming: a shard the reads are done with leaves memory at once.
+  for (size_t i = 0; i < slots_.size() && in_memory_; ++i) {
+    const Slot& s = slots_[i];
+    if (s.state == State::kOpen && done(s) && !Held(s)) Evict(i);
+  }
+  // Shared cache: other processes may evict it.
   for (Slot& s : slots_) {
-    if ((s.state != State::kOpen && s.state != State::kOnDisk) || !s.planned || s.last >= position_ || Held(s))
-      continue;
+    if (space_ == nullptr) break;
+    if ((s.state != State::kOpen && s.state != State::kOnDisk) || !done(s) || Held(s)) continue;
     s.file.reset();
     s.pin.reset();
     s.want.reset();

@@ -71,9 +71,10 @@ class RemoteShardStore {
   // Shard `shard`'s bytes, held until *file is released. A failed download fails every Pin of
   // that shard with its error until the next Plan (no retry storm).
   Status Pin(size_t shard, std::shared_ptr<const RandomAccessFile>* file);
-  // The shards the reader will read, in the order of their first use; a new plan (a new epoch)
-  // replaces the old one and clears failures.
-  void Plan(const std::vector<ShardUse>& uses);
+  // The shards the reader will read, in the order of their first use, and where its reads are
+  // (`position`); a new plan (a new epoch, or the next window of one) replaces the old one and
+  // clears failures. A shard it does not list is not needed for now: it goes when nobody holds it.
+  void Plan(const std::vector<ShardUse>& uses, uint64_t position = 0);
   // The reader has got to `position`: shards whose last use lies before it are done.
   void Reached(uint64_t position);
   ShardStoreCounts counts() const;
@@ -98,8 +99,11 @@ class RemoteShardStore {
   // is none for now. Called without mu_.
   Status FetchShared(size_t shard, bool waited_for, const std::vector<uint64_t>& next_use, HttpClient* http, bool* full,
                      std::unique_ptr<FileLock>* want);
-  // Shared cache: lets other processes evict the shards this one is done with. Called under mu_.
-  void ReleaseDone();
+  // Drops (streaming) or lets other processes evict (shared cache) the shards whose planned reads
+  // lie before position_, and with unplanned_too (a new plan) those no plan lists: read outside
+  // any plan (a Pin waited for them), they go when the plan moves on, not at the next Reached,
+  // which could come between their download and the Pin that asked. Called under mu_.
+  void DropDone(bool unplanned_too);
   // Downloads the shard; streaming: into *buffer (reused when it has room).
   Status Fetch(size_t shard, HttpClient* http, std::shared_ptr<ShardBuffer>* buffer,
                std::shared_ptr<const RandomAccessFile>* file);

@@ -62,7 +62,7 @@ class ReaderDecoratorTest : public testing::DatasetTest, public ::testing::WithP
     EXPECT_EQ(remote->wants_read_plan(), plans);
     std::vector<ShardUse> plan;
     for (uint32_t s = 0; s < remote->manifest().shards.size(); ++s) plan.push_back({s, 4 * s, 4 * s + 3});
-    remote->PlanReads(plan);
+    remote->PlanReads(plan, 0);
     for (uint64_t i = 0; i < local.size(); ++i) {
       remote->ReachedPosition(i);
       ReadSample a, b;

@@ -61,8 +61,9 @@ class StreamingMemoryTest : public testing::DatasetTest {
     return out_dir;
   }
 
-  static LoaderOptions Options() {
+  LoaderOptions Options() const {
     LoaderOptions o;
+    o.read_plan_batches = plan_batches_;
     o.sampler.batch_size = 4;
     o.sampler.shuffle_buffer = kBuffer;
     o.sampler.seed = 5;
@@ -123,6 +124,7 @@ class StreamingMemoryTest : public testing::DatasetTest {
   }
 
   uint64_t largest_shard_ = 0;
+  uint64_t plan_batches_ = 0;  // LoaderOptions::read_plan_batches
   std::mutex mu_;
   std::vector<std::string> log_;
 };
@@ -143,6 +145,30 @@ TEST_F(StreamingMemoryTest, MemoryFollowsTheSettingsNotTheDatasetAndBatchesAreTh
   std::lock_guard<std::mutex> lock(mu_);
   EXPECT_EQ(std::count_if(log_.begin(), log_.end(), [](const std::string& n) { return n.find(".tar") != n.npos; }),
             12 + 48);
+}
+
+// The loader tells the reader its plan a window of batches at a time (ops/read/read_planner.h): with
+// windows of 1, 2 and 5 batches (an epoch of 72), the batches, the one download per shard and the
+// memory bound are those of the plan above (one window for the whole epoch at this size).
+TEST_F(StreamingMemoryTest, PlansMadeAWindowAtATimeReadTheSameAndDownloadEachShardOnce) {
+  const std::string large = PackDataset("large", 48);
+  const uint64_t bound = (3 + 1 + 1) * largest_shard_;
+  const std::string local = Local(large);
+  for (const uint64_t window : {1, 2, 5}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    plan_batches_ = window;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      log_.clear();
+    }
+    uint64_t peak = 0;
+    EXPECT_EQ(Streamed("large", &peak), local);
+    EXPECT_GT(peak, 0u);
+    EXPECT_LE(peak, bound) << "largest shard " << largest_shard_;
+    std::lock_guard<std::mutex> lock(mu_);
+    EXPECT_EQ(std::count_if(log_.begin(), log_.end(), [](const std::string& n) { return n.find(".tar") != n.npos; }),
+              48);
+  }
 }
 
 }  // namespace

@@ -80,10 +80,16 @@ class DatasetReader {
 
   // Hints for readers whose shards arrive over a network (a URL opened without a full download).
   // PlanReads: the shards in the order of their first use (`first` ascending), which they download
-  // ahead in and evict by; ReachedPosition: how far the reads have got. Readers of local files
+  // ahead in and evict by, and where the reads are (`position`: every use before it is done). A
+  // plan may cover part of an epoch (the loader plans a window of batches at a time): a new one
+  // replaces the last, and shards it does not list are not needed for now. ReachedPosition: how
+  // far the reads have got. Readers of local files
   // ignore both, and say so with wants_read_plan(), so that nobody computes a plan for nothing.
   virtual bool wants_read_plan() const { return false; }
-  virtual void PlanReads(std::vector<ShardUse> uses) { (void)uses; }
+  virtual void PlanReads(std::vector<ShardUse> uses, uint64_t position) {
+    (void)uses;
+    (void)position;
+  }
   virtual void ReachedPosition(uint64_t position) { (void)position; }
 
  protected:

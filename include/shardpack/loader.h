@@ -75,6 +75,9 @@ struct LoaderOptions {
   // sets remote.sequential itself (streaming shuffle or no shuffle), and tells the reader its
   // epoch's order of shards, so that downloads run ahead of the decoders.
   RemoteOptions remote;
+  // That order is told a window of this many batches at a time (ops/read/read_planner.h); 0: a
+  // window spans at least 64 shards of the stream (and 2 x prefetch_shards). For tests.
+  uint64_t read_plan_batches = 0;
 };
 
 struct Batch {

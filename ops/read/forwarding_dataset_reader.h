@@ -30,7 +30,9 @@ class ForwardingDatasetReader : public DatasetReader {
     return reader_->ReadMaskPixels(index, name, pixels, present);
   }
   bool wants_read_plan() const override { return reader_->wants_read_plan(); }
-  void PlanReads(std::vector<ShardUse> uses) override { reader_->PlanReads(std::move(uses)); }
+  void PlanReads(std::vector<ShardUse> uses, uint64_t position) override {
+    reader_->PlanReads(std::move(uses), position);
+  }
   void ReachedPosition(uint64_t position) override { reader_->ReachedPosition(position); }
 
  protected:

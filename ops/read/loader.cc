@@ -33,6 +33,7 @@
 #include "ops/read/loader_crop.h"
 #include "ops/read/loader_fields.h"
 #include "ops/read/mixture_reader.h"
+#include "ops/read/read_planner.h"
 #include "shardpack/dataset_reader.h"
 
 namespace shardpack {
@@ -86,20 +87,15 @@ struct Loader::Impl {
   LoaderOptions options;
   std::unique_ptr<DatasetReader> reader;
   // The streaming shuffle over shards that arrive over a network: `reader` itself, which keeps the
-  // samples that wait in the shuffle buffer once the stream has left their shard (drains: those to
-  // keep when batch first_batch + i starts), so that the shard can go. Null otherwise.
+  // samples that wait in the shuffle buffer once the stream has left their shard (the planner's
+  // drains), so that the shard can go. Null otherwise.
   BufferedSampleReader* buffered = nullptr;
-  struct Drain {
-    size_t shard = 0;
-    uint64_t position = 0;  // of its first read in the plan
-    std::vector<uint64_t> indices;
-  };
-  std::vector<std::vector<Drain>> drains;
+  // A reader that wants a plan (a remote dataset): the producer's, for the epoch it makes.
+  std::unique_ptr<ReadPlanner> planner;
   std::vector<std::string> warnings;
   EpochSampler sampler;                        // used by the producer thread only
   std::shared_ptr<const MixturePlan> mixture;  // a mixture's plan, or null for one dataset
   std::vector<std::vector<uint64_t>> source_shard_sizes;
-  std::vector<uint64_t> batch_positions;  // the producer's: PlanShardReads' position of each batch
   std::unique_ptr<tbb::task_arena> arena;
   size_t batch_bytes = 0;
   std::vector<Slot> slots;
@@ -349,106 +345,40 @@ struct Loader::Impl {
     batch->mask_bytes = per_mask * kept;
   }
 
-  // Tells a reader that wants it (a remote dataset) which shards this epoch reads from first_batch
-  // on, each with the first and last sample position (counted from there) that reads it: it
-  // downloads ahead in that order. Keeps where each batch starts, for ReachedPosition.
-  void PlanShardReads(uint64_t epoch, uint64_t first_batch) {
-    batch_positions.clear();
-    drains.clear();
+  // A reader that wants it (a remote dataset) is told which shards the epoch reads from first_batch
+  // on, a window of batches at a time (ops/read/read_planner.h): it downloads ahead in that order.
+  void StartReadPlan(uint64_t epoch, uint64_t first_batch) {
+    planner.reset();
     if (buffered != nullptr) buffered->Clear();
     if (!reader->wants_read_plan()) return;
-    const std::vector<ShardEntry>& shards = reader->manifest().shards;
-    std::vector<uint64_t> ends;  // the end of each shard in dataset order
-    for (const ShardEntry& shard : shards) ends.push_back((ends.empty() ? 0 : ends.back()) + shard.samples);
-    const auto shard_of = [&](uint64_t index) {
-      return size_t(std::upper_bound(ends.begin(), ends.end(), index) - ends.begin());
-    };
-    const uint64_t batches = sampler.worker_batches() > first_batch ? sampler.worker_batches() - first_batch : 0;
-    // Which samples are read from their shard, and which kept when the stream leaves their shard:
-    // each shard's kept samples are read together, just before the batch that first finds the
-    // stream past it, shards in the stream's order, each at positions of its own, so that a shard
-    // can go as soon as its samples are kept.
-    const std::vector<uint64_t> drain_at = DrainBatches(epoch, first_batch);
-    std::vector<std::vector<uint64_t>> kept(shards.size());
-    std::vector<uint64_t> indices;
-    for (uint64_t b = first_batch; b < sampler.worker_batches() && !drain_at.empty(); ++b) {
-      sampler.Batch(epoch, b, &indices);
-      for (const uint64_t index : indices) {
-        const size_t shard = shard_of(index);
-        if (shard < shards.size() && b >= drain_at[shard]) kept[shard].push_back(index);
-      }
-    }
-    drains.assign(batches, {});
-    for (const size_t shard : DrainOrder(epoch, drain_at)) {
-      if (!kept[shard].empty()) drains[drain_at[shard] - first_batch].push_back({shard, 0, std::move(kept[shard])});
-    }
-    std::vector<ShardUse> uses(shards.size());
-    std::vector<bool> used(shards.size(), false);
-    const auto use = [&](size_t shard, uint64_t position) {
-      if (!used[shard]) used[shard] = true, uses[shard].first = position;
-      uses[shard].last = position;
-    };
+    std::vector<uint64_t> shard_sizes;
+    for (const ShardEntry& shard : reader->manifest().shards) shard_sizes.push_back(shard.samples);
+    // A window spans many more shards than are downloaded ahead, so that the plan is always ahead.
+    const uint64_t ahead = std::max<uint64_t>(64, 2 * uint64_t(options.remote.prefetch_shards));
+    const uint64_t window = options.read_plan_batches > 0
+                                ? options.read_plan_batches
+                                : ReadPlanner::Window(reader->size(), shard_sizes.size(), options.sampler, ahead);
+    planner = std::make_unique<ReadPlanner>(sampler, shard_sizes, options.sampler, buffered != nullptr, epoch,
+                                            first_batch, window);
+  }
+
+  // Before batch b: a new plan for the reader when b starts a window.
+  void PlanReads(uint64_t b) {
+    if (planner == nullptr) return;
+    std::vector<ShardUse> uses;
     uint64_t position = 0;
-    for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
-      for (Drain& d : drains[b - first_batch]) {
-        d.position = position;
-        for (size_t i = 0; i < d.indices.size(); ++i) use(d.shard, position++);
-      }
-      batch_positions.push_back(position);
-      sampler.Batch(epoch, b, &indices);
-      for (const uint64_t index : indices) {
-        const size_t shard = shard_of(index);
-        if (shard < shards.size() && (drain_at.empty() || b < drain_at[shard])) use(shard, position);
-        ++position;
-      }
-    }
-    std::vector<ShardUse> plan;
-    for (size_t i = 0; i < shards.size(); ++i) {
-      if (used[i]) plan.push_back({uint32_t(i), uses[i].first, uses[i].last});
-    }
-    std::sort(plan.begin(), plan.end(), [](const ShardUse& a, const ShardUse& b) { return a.first < b.first; });
-    reader->PlanReads(std::move(plan));
-  }
-
-  // The shards in the order the epoch's stream reads them, those with a drain batch only.
-  std::vector<size_t> DrainOrder(uint64_t epoch, const std::vector<uint64_t>& drain_at) const {
-    std::vector<size_t> order;
-    if (drain_at.empty()) return order;
-    for (const uint64_t s : sampler.ShardOrder(epoch)) {
-      if (s < drain_at.size() && drain_at[s] != std::numeric_limits<uint64_t>::max()) order.push_back(size_t(s));
-    }
-    return order;
-  }
-
-  // With `buffered`: for each shard, the first of this worker's batches from first_batch on that
-  // starts where the stream has left the shard (EpochSampler::ShardsPassed), or a batch past the
-  // last when none does. Empty without `buffered`.
-  std::vector<uint64_t> DrainBatches(uint64_t epoch, uint64_t first_batch) const {
-    if (buffered == nullptr) return {};
-    const std::vector<uint64_t> passed = sampler.ShardsPassed(epoch);
-    if (passed.empty()) return {};
-    std::vector<size_t> by_passed(passed.size());
-    for (size_t i = 0; i < by_passed.size(); ++i) by_passed[i] = i;
-    std::sort(by_passed.begin(), by_passed.end(), [&](size_t a, size_t b) { return passed[a] < passed[b]; });
-    std::vector<uint64_t> drain_at(passed.size(), std::numeric_limits<uint64_t>::max());
-    size_t next = 0;
-    for (uint64_t b = first_batch; b < sampler.worker_batches() && next < by_passed.size(); ++b) {
-      uint64_t begin = 0, end = 0;
-      sampler.BatchRange(b, &begin, &end);
-      for (; next < by_passed.size() && passed[by_passed[next]] <= begin; ++next) drain_at[by_passed[next]] = b;
-    }
-    return drain_at;
+    if (planner->Advance(b, &uses, &position)) reader->PlanReads(std::move(uses), position);
   }
 
   // Keeps the samples batch b is the first to find waiting in the buffer for a shard the stream has
-  // left (PlanShardReads): shard by shard, each read in parallel, each telling the reader where the
-  // reads have got, so that the shard before can go.
-  void KeepWaitingSamples(uint64_t b, uint64_t first_batch) {
-    if (buffered == nullptr || b - first_batch >= drains.size()) return;
+  // left (the planner's drains): shard by shard, each read in parallel, each telling the reader
+  // where the reads have got, so that the shard before can go.
+  void KeepWaitingSamples(uint64_t b) {
+    if (buffered == nullptr || planner == nullptr) return;
     // ThreadSanitizer tokens, as in FillBatch: the tasks read what this thread set up.
     static const char start = 0, finish = 0;
     BufferedSampleReader* const keeper = buffered;
-    for (const Drain& d : drains[b - first_batch]) {
+    for (const ReadPlanner::Drain& d : planner->TakeDrains(b)) {
       reader->ReachedPosition(d.position);
       const auto keep = [&](size_t i) {
         HappensAfter(&start);
@@ -476,8 +406,9 @@ struct Loader::Impl {
   }
 
   void ProduceBatches(uint64_t epoch, uint64_t first_batch) {
-    PlanShardReads(epoch, first_batch);
+    StartReadPlan(epoch, first_batch);
     for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
+      PlanReads(b);  // (before waiting for a slot: the downloads start while the consumer works)
       size_t slot;
       {
         std::unique_lock<std::mutex> lock(mu);
@@ -490,8 +421,8 @@ struct Loader::Impl {
         free.pop_front();
       }
       const auto t0 = Clock::now();
-      KeepWaitingSamples(b, first_batch);
-      if (!batch_positions.empty()) reader->ReachedPosition(batch_positions[b - first_batch]);
+      KeepWaitingSamples(b);
+      if (planner != nullptr) reader->ReachedPosition(planner->BatchPosition(b));
       Status s = FillBatch(epoch, b, &slots[slot]);
       if (buffered != nullptr) {
         for (const uint64_t index : slots[slot].batch.indices) buffered->Forget(index);

@@ -151,7 +151,7 @@ bool MixtureReader::wants_read_plan() const {
   return std::any_of(sources_.begin(), sources_.end(), [](const Source& s) { return s.reader->wants_read_plan(); });
 }
 
-void MixtureReader::PlanReads(std::vector<ShardUse> uses) {
+void MixtureReader::PlanReads(std::vector<ShardUse> uses, uint64_t position) {
   for (size_t i = 0; i < sources_.size(); ++i) {
     Source& source = sources_[i];
     if (!source.reader->wants_read_plan()) continue;
@@ -161,7 +161,7 @@ void MixtureReader::PlanReads(std::vector<ShardUse> uses) {
       if (use.shard >= source.first_shard && use.shard < end)
         own.push_back({use.shard - source.first_shard, use.first, use.last});
     }
-    source.reader->PlanReads(std::move(own));
+    source.reader->PlanReads(std::move(own), position);
   }
 }
 

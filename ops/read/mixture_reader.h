@@ -32,7 +32,7 @@ class MixtureReader : public DatasetReader {
   bool wants_read_plan() const override;
   // Each source gets the uses of its own shards, in the loader's positions (which every source's
   // ReachedPosition then follows).
-  void PlanReads(std::vector<ShardUse> uses) override;
+  void PlanReads(std::vector<ShardUse> uses, uint64_t position) override;
   void ReachedPosition(uint64_t position) override;
 
  private:

@@ -29,7 +29,7 @@ class RemoteDatasetReader final : public ForwardingDatasetReader {
         store_(std::move(store)) {}
 
   bool wants_read_plan() const override { return true; }
-  void PlanReads(std::vector<ShardUse> uses) override { store_->Plan(uses); }
+  void PlanReads(std::vector<ShardUse> uses, uint64_t position) override { store_->Plan(uses, position); }
   void ReachedPosition(uint64_t position) override { store_->Reached(position); }
 
  private:
