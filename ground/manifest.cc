@@ -162,11 +162,19 @@ namespace {
 // A manifest of 100,000 shards parses into a few KB of small JSON nodes a shard, all freed once it
 // is read; glibc keeps freed pieces that small for reuse instead of returning them, so every rank
 // would go on holding a few hundred MB it never uses again (issue 39: RssAnon grew by 4.6 KB a
-// shard, against 0.7 KB once returned). malloc_trim hands every free page back. Small manifests
-// are not worth the call.
+// shard, against 0.7 KB once returned). malloc_trim hands every free page back. But a page is free
+// only when nothing on it is kept, and the shard entries' strings were allocated between the
+// nodes: with `manifest`, its shard list is copied first, into memory allocated after the nodes
+// were freed (and a vector of the exact size), so that the pages of the parse come free whole.
+// Small manifests are not worth it.
 constexpr size_t kTrimAfterBytes = size_t(1) << 20;
-void ReturnFreedMemory(size_t parsed_bytes) {
-  if (parsed_bytes >= kTrimAfterBytes) malloc_trim(0);
+void ReturnFreedMemory(size_t parsed_bytes, Manifest* manifest = nullptr) {
+  if (parsed_bytes < kTrimAfterBytes) return;
+  if (manifest != nullptr) {
+    std::vector<ShardEntry> packed(manifest->shards.begin(), manifest->shards.end());
+    manifest->shards.swap(packed);
+  }
+  malloc_trim(0);
 }
 
 // The manifest's checksum of itself: xxh64 of its JSON (2-space dump, keys sorted) without the
@@ -238,13 +246,17 @@ Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest) {
   }
   std::string text;
   SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 30, &text));
+  return ParseManifestText(text, path, manifest);
+}
+
+Status ParseManifestText(const std::string& text, const std::string& path, Manifest* manifest) {
   Status s;
   {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return Status::DataLoss(path + " is not valid JSON");
     s = ManifestFromJson(j, manifest);
   }
-  ReturnFreedMemory(text.size());
+  ReturnFreedMemory(text.size(), s.ok() ? manifest : nullptr);
   if (s.code() == Status::Code::kUnsupported) return Status::Unsupported(path + ": " + s.message());
   if (!s.ok()) return Status::DataLoss(path + ": " + s.message());
   return Status::OK();

@@ -15,6 +15,11 @@ nlohmann::json ManifestToJson(const Manifest& manifest);
 // this shardpack does not know.
 Status ManifestFromJson(const nlohmann::json& json, Manifest* manifest);
 
+// The manifest in `text` (read from `path`, which messages name): ManifestFromJson's checks, and
+// the errors DataLoss (Unsupported as it is) prefixed with the path. A large one leaves the process
+// holding what the manifest keeps, not what parsing it took (ReturnFreedMemory in manifest.cc).
+Status ParseManifestText(const std::string& text, const std::string& path, Manifest* manifest);
+
 // CheckManifestChecksum on the manifest's text (read from `path`, which messages name): DataLoss
 // when it is not JSON, lacks its checksum or no longer matches it.
 Status CheckManifestText(const std::string& text, const std::string& path);

@@ -76,10 +76,7 @@ Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManif
   const std::string manifest_url = remote->base + "/" + kManifestFileName;
   SHARDPACK_RETURN_IF_ERROR(HttpGetToString(http, manifest_url, kMaxSmallFileBytes, &remote->text));
   SHARDPACK_RETURN_IF_ERROR(CheckManifestText(remote->text, manifest_url));
-  const nlohmann::json j = nlohmann::json::parse(remote->text, nullptr, /*allow_exceptions=*/false);
-  Status s = ManifestFromJson(j, &remote->manifest);
-  if (s.code() == Status::Code::kUnsupported) return Status::Unsupported(manifest_url + ": " + s.message());
-  if (!s.ok()) return Status::DataLoss(manifest_url + ": " + s.message());
+  SHARDPACK_RETURN_IF_ERROR(ParseManifestText(remote->text, manifest_url, &remote->manifest));
   for (const std::vector<SideFile>& files : {ShardFiles(remote->manifest), SmallFiles(remote->manifest)}) {
     for (const SideFile& f : files) SHARDPACK_RETURN_IF_ERROR(CheckDatasetFileName(f.file));
   }

@@ -19,7 +19,7 @@ class ForwardingDatasetReader : public DatasetReader {
   // `owner` is kept until after `reader` is destroyed: what the reader reads through (an Env, a
   // shard store) must outlive it.
   ForwardingDatasetReader(std::unique_ptr<DatasetReader> reader, std::shared_ptr<void> owner)
-      : DatasetReader(reader->manifest()), owner_(std::move(owner)), reader_(std::move(reader)) {}
+      : DatasetReader(reader->shared_manifest()), owner_(std::move(owner)), reader_(std::move(reader)) {}
 
   Status Read(uint64_t index, ReadSample* out) const override { return reader_->Read(index, out); }
   Status ReadMetadata(uint64_t index, std::string* json) const override { return reader_->ReadMetadata(index, json); }

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "formats/registry/registry.h"
+#include "ground/checksum.h"
 #include "ops/read/forwarding_dataset_reader.h"
 #include "shardpack/shard_spec.h"
 #include "storage/anchored_env.h"
@@ -77,9 +78,7 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   std::string dir = remote.base;  // streaming: errors name the URLs of the files
   std::unique_ptr<Env> cache_env;
   std::map<std::string, std::string> memory_files;
-  if (streaming) {
-    memory_files[JoinPath(dir, kManifestFileName)] = remote.text;
-  } else {
+  if (!streaming) {
     if (!format->reads_shards_through_env()) {  // LMDB: the whole dataset into the cache first
       SHARDPACK_RETURN_IF_ERROR(
           CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, env, http.get(), &dir));
@@ -99,6 +98,9 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   // copy used as it is); streaming: into memory, for the read that asked.
   std::map<std::string, SideFile> small;
   for (const SideFile& f : remote.small_files()) small[JoinPath(dir, f.file)] = f;
+  // Streaming: the manifest too, fetched again should anything read it (the readers were handed it
+  // parsed) and held to the bytes read now, instead of its text kept (34 MB at 100,000 shards).
+  if (streaming) small[JoinPath(dir, kManifestFileName)] = {kManifestFileName, ChecksumHex(Xxh64(remote.text))};
   const CacheModes modes = access.cache_modes;
   RemoteDatasetEnv::FetchSmall fetch_small = [streaming, new_client, env, dir, modes, base = remote.base](
                                                  const std::string& path, const SideFile& f,
