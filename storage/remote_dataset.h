@@ -64,6 +64,8 @@ struct RemoteManifest {
   std::vector<SideFile> small_files() const;  // indexes, sample tables, other side files
 };
 Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManifest* remote);
+// Calls `visit` with each small file of the manifest (RemoteManifest::small_files), without a copy.
+void ForEachSmallFile(const Manifest& manifest, const std::function<void(const SideFile&)>& visit);
 
 // Downloads what the cache lacks of the dataset's small files and shards into
 // cache_root/<name>-<hash of url>/ (both folders checked: PrepareCacheFolder), sets *local_dir to

@@ -23,38 +23,49 @@ class StoreShardFile final : public RandomAccessFile {
 
 }  // namespace
 
-RemoteDatasetEnv::RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store,
-                                   const std::vector<std::string>& shard_paths, std::vector<uint64_t> sizes,
-                                   std::map<std::string, std::string> memory_files, FetchWhole fetch_whole,
-                                   std::map<std::string, SideFile> small_files, FetchSmall fetch_small)
+RemoteDatasetEnv::RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store, RemoteFiles files,
+                                   FetchWhole fetch_whole, FetchSmall fetch_small)
     : base_(base),
       store_(std::move(store)),
-      sizes_(std::move(sizes)),
-      memory_files_(std::move(memory_files)),
+      files_(std::move(files)),
       fetch_whole_(std::move(fetch_whole)),
-      small_files_(std::move(small_files)),
-      fetch_small_(std::move(fetch_small)) {
-  for (size_t i = 0; i < shard_paths.size(); ++i) shards_[shard_paths[i]] = i;
+      fetch_small_(std::move(fetch_small)) {}
+
+bool RemoteDatasetEnv::NameOf(const std::string& path, std::string_view* name) const {
+  *name = path;
+  if (files_.dir.empty()) return true;
+  if (path.size() <= files_.dir.size() || path.compare(0, files_.dir.size(), files_.dir) != 0 ||
+      path[files_.dir.size()] != '/') {
+    return false;
+  }
+  name->remove_prefix(files_.dir.size() + 1);
+  return true;
+}
+
+bool RemoteDatasetEnv::FindSmall(const std::string& path, SideFile* file) const {
+  std::string_view name;
+  uint64_t i = 0;
+  if (fetch_small_ == nullptr || !NameOf(path, &name) || !files_.small.Find(name, &i)) return false;
+  file->file = std::string(name);
+  file->xxh64 = std::string(files_.small_checksums[size_t(i)]);
+  return true;
 }
 
 Status RemoteDatasetEnv::SmallFile(const std::string& path, std::shared_ptr<const ShardBuffer>* bytes) {
   bytes->reset();
-  const auto it = small_files_.find(path);
-  return fetch_small_ != nullptr && it != small_files_.end() ? fetch_small_(path, it->second, bytes) : Status::OK();
+  SideFile file;
+  return FindSmall(path, &file) ? fetch_small_(path, file, bytes) : Status::OK();
 }
 
 long RemoteDatasetEnv::ShardAt(const std::string& path) const {
-  const auto it = shards_.find(path);
-  return it == shards_.end() ? -1 : long(it->second);
+  std::string_view name;
+  uint64_t shard = 0;
+  return NameOf(path, &name) && files_.shards.Find(name, &shard) ? long(shard) : -1;
 }
 
 Status RemoteDatasetEnv::NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) {
   if (const long shard = ShardAt(path); shard >= 0) {
     *file = std::make_unique<StoreShardFile>(store_, size_t(shard));
-    return Status::OK();
-  }
-  if (const auto it = memory_files_.find(path); it != memory_files_.end()) {
-    *file = NewMemoryFile(it->second, path);
     return Status::OK();
   }
   std::shared_ptr<const ShardBuffer> bytes;
@@ -77,30 +88,18 @@ Status RemoteDatasetEnv::NewSequentialFile(const std::string& path, std::unique_
 }
 
 Status RemoteDatasetEnv::ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) {
-  const auto it = memory_files_.find(path);
-  if (it == memory_files_.end()) {
-    std::shared_ptr<const ShardBuffer> bytes;
-    SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &bytes));
-    if (bytes == nullptr) return base_->ReadFile(path, max_bytes, contents);
-    if (bytes->size() > max_bytes) {
-      return Status::InvalidArgument(path + " holds more than " + std::to_string(max_bytes) + " bytes");
-    }
-    return bytes->ReadAll(contents);
-  }
-  if (it->second.size() > max_bytes) {
+  std::shared_ptr<const ShardBuffer> bytes;
+  SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &bytes));
+  if (bytes == nullptr) return base_->ReadFile(path, max_bytes, contents);
+  if (bytes->size() > max_bytes) {
     return Status::InvalidArgument(path + " holds more than " + std::to_string(max_bytes) + " bytes");
   }
-  *contents = it->second;
-  return Status::OK();
+  return bytes->ReadAll(contents);
 }
 
 Status RemoteDatasetEnv::GetFileSize(const std::string& path, uint64_t* size) {
   if (const long shard = ShardAt(path); shard >= 0) {
-    *size = sizes_[size_t(shard)];
-    return Status::OK();
-  }
-  if (const auto it = memory_files_.find(path); it != memory_files_.end()) {
-    *size = it->second.size();
+    *size = files_.shard_sizes[size_t(shard)];
     return Status::OK();
   }
   std::shared_ptr<const ShardBuffer> bytes;
@@ -113,8 +112,8 @@ Status RemoteDatasetEnv::GetFileSize(const std::string& path, uint64_t* size) {
 }
 
 bool RemoteDatasetEnv::FileExists(const std::string& path) {
-  return ShardAt(path) >= 0 || memory_files_.count(path) > 0 || (fetch_small_ != nullptr && small_files_.count(path)) ||
-         base_->FileExists(path);
+  SideFile file;
+  return ShardAt(path) >= 0 || FindSmall(path, &file) || base_->FileExists(path);
 }
 
 }  // namespace shardpack

@@ -8,33 +8,43 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "ground/file_name_table.h"
+#include "ground/packed_keys.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "storage/remote_shard_store.h"
 
 namespace shardpack {
 
+// The files a RemoteDatasetEnv answers for, by name within `dir` (a path is dir + "/" + name; with
+// `dir` empty, the name is the whole path): compact, for datasets of 100,000 shards
+// (ground/file_name_table.h).
+struct RemoteFiles {
+  std::string dir;
+  FileNameTable shards;               // -> the shard's number in the store
+  std::vector<uint64_t> shard_sizes;  // by that number
+  FileNameTable small;                // indexes, sample tables, side files -> i
+  PackedKeys small_checksums;         // by i: the manifest's xxh64 of it
+};
+
 class RemoteDatasetEnv final : public Env {
  public:
-  // shard_paths: the path a reader opens for each shard of `store`, in its order; sizes: theirs.
-  // memory_files: files served from memory (path -> contents).
   // fetch_whole: downloads shard i into memory for a reader that reads it front to back (indexing
   // a shard list's tar headers), apart from the store; empty: such reads go to the base Env.
   using FetchWhole = std::function<Status(size_t shard, std::shared_ptr<const ShardBuffer>* bytes)>;
-  // small_files: path -> the manifest's entry, fetched on first use by fetch_small, which leaves the
-  // file checked in the base Env (*bytes null) or gives its checked bytes (streaming).
+  // files.small: fetched on first use by fetch_small (with the path and the manifest's entry),
+  // which leaves the file checked in the base Env (*bytes null) or gives its checked bytes
+  // (streaming).
   // Thread-safe: readers load shards from several threads.
   using FetchSmall =
       std::function<Status(const std::string& path, const SideFile& file, std::shared_ptr<const ShardBuffer>* bytes)>;
-  RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store, const std::vector<std::string>& shard_paths,
-                   std::vector<uint64_t> sizes, std::map<std::string, std::string> memory_files,
-                   FetchWhole fetch_whole = nullptr, std::map<std::string, SideFile> small_files = {},
-                   FetchSmall fetch_small = nullptr);
+  RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store, RemoteFiles files,
+                   FetchWhole fetch_whole = nullptr, FetchSmall fetch_small = nullptr);
 
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override;
   Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) override;
@@ -75,17 +85,18 @@ class RemoteDatasetEnv final : public Env {
  private:
   // The shard at `path`, or -1.
   long ShardAt(const std::string& path) const;
+  // The name of `path` in files_, false when it is not in files_.dir.
+  bool NameOf(const std::string& path, std::string_view* name) const;
+  // The small file at `path`: true and *file (its manifest entry).
+  bool FindSmall(const std::string& path, SideFile* file) const;
   // When `path` is a small file: fetched (fetch_small), *bytes its bytes when they are in memory.
   // *bytes null for any other path, or when the base Env has the file.
   Status SmallFile(const std::string& path, std::shared_ptr<const ShardBuffer>* bytes);
 
   Env* const base_;
   const std::shared_ptr<RemoteShardStore> store_;
-  std::map<std::string, size_t> shards_;
-  const std::vector<uint64_t> sizes_;
-  const std::map<std::string, std::string> memory_files_;
+  const RemoteFiles files_;
   const FetchWhole fetch_whole_;
-  const std::map<std::string, SideFile> small_files_;
   const FetchSmall fetch_small_;
 };
 

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "formats/common/packed_keys.h"
 #include "formats/common/shard_file.h"
 #include "formats/raw/raw_format.h"
 #include "ground/manifest_json.h"
+#include "ground/packed_keys.h"
 #include "ground/side_file.h"
 
 namespace shardpack {

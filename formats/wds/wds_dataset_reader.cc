@@ -2,10 +2,10 @@
 
 #include <string_view>
 
-#include "formats/common/packed_keys.h"
 #include "formats/common/shard_file.h"
 #include "formats/wds/dali_index.h"
 #include "formats/wds/wds_naming.h"
+#include "ground/packed_keys.h"
 #include "ground/sample_table.h"
 #include "ground/side_file.h"
 

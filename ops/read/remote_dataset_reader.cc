@@ -1,7 +1,5 @@
 #include "ops/read/remote_dataset_reader.h"
 
-#include <map>
-
 #include "formats/registry/registry.h"
 #include "ground/checksum.h"
 #include "ops/read/forwarding_dataset_reader.h"
@@ -77,7 +75,6 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
 
   std::string dir = remote.base;  // streaming: errors name the URLs of the files
   std::unique_ptr<Env> cache_env;
-  std::map<std::string, std::string> memory_files;
   if (!streaming) {
     if (!format->reads_shards_through_env()) {  // LMDB: the whole dataset into the cache first
       SHARDPACK_RETURN_IF_ERROR(
@@ -96,11 +93,17 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   // alone, not two a shard (200,000 before the first batch of a dataset of 100,000 shards).
   // Cached: into the folder, once for the node (FetchIntoCache: under the file's lock, a checked
   // copy used as it is); streaming: into memory, for the read that asked.
-  std::map<std::string, SideFile> small;
-  for (const SideFile& f : remote.small_files()) small[JoinPath(dir, f.file)] = f;
+  RemoteFiles files;
+  files.dir = dir;
+  const auto add_small = [&files](const SideFile& f) {
+    files.small.Add(f.file, files.small.size());
+    files.small_checksums.Add(f.xxh64);
+  };
+  ForEachSmallFile(remote.manifest, add_small);
   // Streaming: the manifest too, fetched again should anything read it (the readers were handed it
   // parsed) and held to the bytes read now, instead of its text kept (34 MB at 100,000 shards).
-  if (streaming) small[JoinPath(dir, kManifestFileName)] = {kManifestFileName, ChecksumHex(Xxh64(remote.text))};
+  if (streaming) add_small({kManifestFileName, ChecksumHex(Xxh64(remote.text))});
+  files.small.Seal();
   const CacheModes modes = access.cache_modes;
   RemoteDatasetEnv::FetchSmall fetch_small = [streaming, new_client, env, dir, modes, base = remote.base](
                                                  const std::string& path, const SideFile& f,
@@ -118,13 +121,13 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   };
 
   std::vector<RemoteShard> shards;
-  std::vector<std::string> paths;
-  std::vector<uint64_t> sizes;
+  files.shards.Reserve(remote.manifest.shards.size());
   for (const ShardEntry& s : remote.manifest.shards) {
-    paths.push_back(JoinPath(dir, s.file));
-    sizes.push_back(s.bytes);
-    shards.push_back({RemoteFileUrl(remote.base, s.file), streaming ? "" : paths.back(), s.bytes, s.xxh64});
+    files.shards.Add(s.file, shards.size());
+    files.shard_sizes.push_back(s.bytes);
+    shards.push_back({RemoteFileUrl(remote.base, s.file), streaming ? "" : JoinPath(dir, s.file), s.bytes, s.xxh64});
   }
+  files.shards.Seal();
   ShardStoreOptions store_options;
   store_options.cache_limit = options.cache_limit;
   store_options.modes = access.cache_modes;
@@ -152,8 +155,7 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
     store_options.downloads = std::min(store_options.downloads, store_options.prefetch_shards);
   }
   auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
-  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, paths, std::move(sizes), std::move(memory_files),
-                                                       nullptr, std::move(small), std::move(fetch_small));
+  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, std::move(files), nullptr, std::move(fetch_small));
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(
       format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), options, &format_reader));
@@ -200,8 +202,11 @@ Status OpenStreamedShardList(const Location& spec, Env* env, const RemoteOptions
     *bytes = std::move(buffer);
     return Status::OK();
   };
-  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, urls, std::vector<uint64_t>(urls.size(), 0),
-                                                       std::map<std::string, std::string>(), fetch_whole);
+  RemoteFiles files;  // (named by their URLs: no folder)
+  for (size_t i = 0; i < urls.size(); ++i) files.shards.Add(urls[i], i);
+  files.shards.Seal();
+  files.shard_sizes.assign(urls.size(), 0);
+  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, std::move(files), fetch_whole);
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(DatasetReader::OpenShards(urls, remote_env.get(), &format_reader, options));
   *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader));

@@ -1,5 +1,6 @@
-// PackedKeys: a shard's sample keys in one buffer with where each ends, instead of a std::string
-// each (a heap block and 32 bytes per sample): what a reader keeps of a shard's keys (issue 39).
+// PackedKeys: strings in one buffer with where each ends, instead of a std::string each (a heap
+// block and 32 bytes): what a reader keeps of a shard's sample keys, and of a remote dataset's file
+// names (FileNameTable), issue 39.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@ namespace shardpack {
 class PackedKeys {
  public:
   void Reserve(size_t keys) { ends_.reserve(keys); }
+  size_t size() const { return ends_.size(); }
   void Add(std::string_view key) {
     bytes_ += key;
     ends_.push_back(uint32_t(bytes_.size()));
