@@ -17,19 +17,32 @@ std::string ChecksumHex(uint64_t value) {
   return buf;
 }
 
+namespace {
+
+// Each byte's value as a lower-case hex digit, or -1: one lookup a digit (a shard's sample table
+// holds one checksum a sample, parsed whenever the shard is first read).
+struct HexDigits {
+  int8_t value[256];
+  constexpr HexDigits() : value() {
+    for (int c = 0; c < 256; ++c) value[c] = -1;
+    for (int c = '0'; c <= '9'; ++c) value[c] = int8_t(c - '0');
+    for (int c = 'a'; c <= 'f'; ++c) value[c] = int8_t(c - 'a' + 10);
+  }
+};
+constexpr HexDigits kHexDigits;
+
+}  // namespace
+
 bool ParseChecksumHex(std::string_view text, uint64_t* value) {
   if (text.size() != 16) return false;
   uint64_t v = 0;
-  for (char c : text) {
-    int d;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      d = c - 'a' + 10;
-    else
-      return false;
-    v = (v << 4) | static_cast<uint64_t>(d);
+  int bad = 0;
+  for (const char c : text) {
+    const int d = kHexDigits.value[static_cast<unsigned char>(c)];
+    bad |= d;  // -1 sets the sign bit
+    v = (v << 4) | static_cast<uint64_t>(d & 15);
   }
+  if (bad < 0) return false;
   *value = v;
   return true;
 }

@@ -1,5 +1,6 @@
 #include "ground/sample_table.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "ground/checksum.h"
@@ -8,13 +9,15 @@
 namespace shardpack {
 namespace {
 
-std::vector<std::string_view> SplitTabs(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t start = 0;
+// Splits `line` at tabs into fields[0, max): the number of fields, or max + 1 when there are more.
+// (Into the caller's array: a table of 10,000 lines is parsed whenever its shard is first read.)
+size_t SplitTabs(std::string_view line, std::string_view* fields, size_t max) {
+  size_t n = 0, start = 0;
   for (;;) {
-    size_t tab = line.find('\t', start);
-    fields.push_back(line.substr(start, tab == std::string_view::npos ? tab : tab - start));
-    if (tab == std::string_view::npos) return fields;
+    const size_t tab = line.find('\t', start);
+    if (n == max) return max + 1;
+    fields[n++] = line.substr(start, tab == std::string_view::npos ? tab : tab - start);
+    if (tab == std::string_view::npos) return n;
     start = tab + 1;
   }
 }
@@ -52,16 +55,18 @@ Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* record
   const size_t columns = v2 ? 10 : 8;
   size_t pos = header.size();
   size_t line_no = 1;
+  records->reserve(size_t(std::count(text.begin() + long(pos), text.end(), '\n')));
   while (pos < text.size()) {
     ++line_no;
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) {
       return Status::DataLoss("sample table line " + std::to_string(line_no) + " is cut short");
     }
-    std::vector<std::string_view> f = SplitTabs(text.substr(pos, end - pos));
+    std::string_view f[10];
+    const size_t n = SplitTabs(text.substr(pos, end - pos), f, 10);
     pos = end + 1;
     SampleRecord r;
-    bool ok = f.size() == columns && !f[0].empty() && ParseNumber(f[1], &r.offset) && ParseNumber(f[2], &r.size) &&
+    bool ok = n == columns && !f[0].empty() && ParseNumber(f[1], &r.offset) && ParseNumber(f[2], &r.size) &&
               ParseChecksumHex(f[3], &r.xxh64) && ParseNumber(f[4], &r.label) && ParseNumber(f[6], &r.width) &&
               ParseNumber(f[7], &r.height) &&
               (!v2 || (ParseNumber(f[8], &r.original_width) && ParseNumber(f[9], &r.original_height)));

@@ -1,5 +1,6 @@
 #include "formats/wds/dali_index.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace shardpack {
@@ -40,8 +41,9 @@ bool ParseUnsigned(std::string_view token, uint64_t* value) {
 
 // Line by line over string_views (no stream: an index of 10,000 samples is parsed each time a
 // reader first needs its shard, and istringstream made that most of the cost).
-Status ParseDaliIndex(std::string_view text, std::vector<DaliIndexSample>* samples) {
-  samples->clear();
+Status ParseDaliIndex(std::string_view text, DaliIndexView* index) {
+  index->members.clear();
+  index->ends.clear();
   auto bad = [](size_t n, const std::string& why) {
     return Status::DataLoss("DALI index line " + std::to_string(n) + ": " + why);
   };
@@ -63,28 +65,44 @@ Status ParseDaliIndex(std::string_view text, std::vector<DaliIndexSample>* sampl
   if (version != kDaliIndexVersion || !ParseUnsigned(NextToken(line, &at), &count)) {
     return bad(1, "expected '" + std::string(kDaliIndexVersion) + " <samples>'");
   }
+  // (Reserved for the count the header claims, within what the text could hold.)
+  index->ends.reserve(size_t(std::min<uint64_t>(count, text.size() / 8)));
+  index->members.reserve(index->ends.capacity() * 3);  // an image, its class, its metadata: most samples
   size_t line_no = 1;
   while (next_line(&line)) {
     ++line_no;
-    DaliIndexSample sample;
-    sample.reserve(3);  // an image, its class, its metadata: most samples
+    const size_t first = index->members.size();
     at = 0;
     for (std::string_view ext = NextToken(line, &at); !ext.empty(); ext = NextToken(line, &at)) {
-      DaliIndexMember m;
-      m.ext = std::string(ext);
-      const std::string_view name =
-          (ParseUnsigned(NextToken(line, &at), &m.offset) && ParseUnsigned(NextToken(line, &at), &m.size))
-              ? NextToken(line, &at)
-              : std::string_view();
-      if (name.empty()) return bad(line_no, "incomplete member entry");
-      m.name = std::string(name);
-      sample.push_back(std::move(m));
+      DaliIndexMemberView m;
+      m.ext = ext;
+      m.name = (ParseUnsigned(NextToken(line, &at), &m.offset) && ParseUnsigned(NextToken(line, &at), &m.size))
+                   ? NextToken(line, &at)
+                   : std::string_view();
+      if (m.name.empty()) return bad(line_no, "incomplete member entry");
+      index->members.push_back(m);
     }
-    if (sample.empty()) return bad(line_no, "no members");
-    samples->push_back(std::move(sample));
+    if (index->members.size() == first) return bad(line_no, "no members");
+    index->ends.push_back(uint32_t(index->members.size()));
   }
-  if (samples->size() != count) {
-    return bad(1, "header says " + std::to_string(count) + " samples, file lists " + std::to_string(samples->size()));
+  if (index->ends.size() != count) {
+    return bad(1,
+               "header says " + std::to_string(count) + " samples, file lists " + std::to_string(index->ends.size()));
+  }
+  return Status::OK();
+}
+
+Status ParseDaliIndex(std::string_view text, std::vector<DaliIndexSample>* samples) {
+  samples->clear();
+  DaliIndexView view;
+  SHARDPACK_RETURN_IF_ERROR(ParseDaliIndex(text, &view));
+  samples->reserve(view.samples());
+  for (size_t i = 0; i < view.samples(); ++i) {
+    DaliIndexSample sample;
+    for (const DaliIndexMemberView* m = view.begin(i); m != view.end(i); ++m) {
+      sample.push_back({std::string(m->ext), m->offset, m->size, std::string(m->name)});
+    }
+    samples->push_back(std::move(sample));
   }
   return Status::OK();
 }

@@ -40,4 +40,22 @@ class DaliIndexBuilder {
 // Parses an index; DataLoss naming the line on malformed content.
 Status ParseDaliIndex(std::string_view text, std::vector<DaliIndexSample>* samples);
 
+// The same parse into one array of members that point into `text` (which must outlive it): sample
+// i's members are members[ends[i - 1], ends[i]). No allocation a sample, for the reader that parses
+// a shard's index whenever it first reads the shard (issue 39).
+struct DaliIndexMemberView {
+  std::string_view ext;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::string_view name;
+};
+struct DaliIndexView {
+  std::vector<DaliIndexMemberView> members;
+  std::vector<uint32_t> ends;
+  size_t samples() const { return ends.size(); }
+  const DaliIndexMemberView* begin(size_t i) const { return members.data() + (i == 0 ? 0 : ends[i - 1]); }
+  const DaliIndexMemberView* end(size_t i) const { return members.data() + ends[i]; }
+};
+Status ParseDaliIndex(std::string_view text, DaliIndexView* index);
+
 }  // namespace shardpack

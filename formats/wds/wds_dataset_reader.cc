@@ -59,34 +59,37 @@ Status LoadDatasetShard(Env* env, const std::string& dir, const ShardEntry& shar
   const std::vector<SampleRecord>& table = opened.table;
   const uint64_t shard_bytes = opened.bytes;
   std::string text;
-  std::vector<DaliIndexSample> index;
+  DaliIndexView index;
   SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, shard.index, &text));
   SHARDPACK_RETURN_IF_ERROR(ParseDaliIndex(text, &index));
-  if (index.size() != shard.samples) {
+  if (index.samples() != shard.samples) {
     return Status::DataLoss(dir + "/" + shard.index.file +
                             ": index disagrees with the manifest (run shardpack verify)");
   }
   auto samples = std::make_unique<ShardSamples>();
   samples->Reserve(table.size());
+  WdsSampleLocation e;
   for (size_t i = 0; i < table.size(); ++i) {
-    const std::string ext = ImageExtension(table[i].format);
-    const DaliIndexMember* image = nullptr;
-    for (const DaliIndexMember& m : index[i]) {
-      if (m.ext == ext) image = &m;
+    const std::string_view ext = ImageExtension(table[i].format);
+    const DaliIndexMemberView* image = nullptr;
+    for (const DaliIndexMemberView* m = index.begin(i); m != index.end(i); ++m) {
+      if (m->ext == ext) image = m;
     }
     if (image == nullptr) return Status::DataLoss(shard.file + ": sample " + table[i].key + " has no image member");
-    WdsSampleLocation e{table[i].key, table[i].label, table[i].format, image->offset, image->size, 0, 0, {}};
+    e.key = table[i].key, e.label = table[i].label, e.format = table[i].format;
+    e.offset = image->offset, e.size = image->size, e.json_offset = 0, e.json_size = 0;
+    e.fields.clear();
     // The metadata: "meta.json" where the sample's own files include a "json", else "json".
     // Every other member besides the image and the class is one of the sample's fields.
-    const DaliIndexMember* metadata = nullptr;
-    for (const DaliIndexMember& m : index[i]) {
-      if (m.ext == kWdsMetaJsonField || (m.ext == "json" && metadata == nullptr)) metadata = &m;
+    const DaliIndexMemberView* metadata = nullptr;
+    for (const DaliIndexMemberView* m = index.begin(i); m != index.end(i); ++m) {
+      if (m->ext == kWdsMetaJsonField || (m->ext == "json" && metadata == nullptr)) metadata = m;
     }
     if (metadata != nullptr) e.json_offset = metadata->offset, e.json_size = metadata->size;
-    for (const DaliIndexMember& m : index[i]) {
-      if (&m == image || &m == metadata || m.ext == "cls") continue;
-      SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, m.offset, m.size, shard_bytes));
-      e.fields.push_back({m.ext, m.offset, m.size});
+    for (const DaliIndexMemberView* m = index.begin(i); m != index.end(i); ++m) {
+      if (m == image || m == metadata || m->ext == "cls") continue;
+      SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, m->offset, m->size, shard_bytes));
+      e.fields.push_back({std::string(m->ext), m->offset, m->size});
     }
     SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.offset, e.size, shard_bytes));
     SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.json_offset, e.json_size, shard_bytes));

@@ -1,0 +1,62 @@
+// The sample table's parser (ground/sample_table.h) and the checksum digits it reads
+// (ParseChecksumHex), on lines written by hand: the fields a line gives, and the lines refused.
+#include "ground/sample_table.h"
+
+#include <gtest/gtest.h>
+
+#include "ground/checksum.h"
+
+namespace shardpack {
+namespace {
+
+TEST(ParseChecksumHex, ReadsSixteenLowerCaseDigitsOnly) {
+  uint64_t v = 0;
+  ASSERT_TRUE(ParseChecksumHex("0123456789abcdef", &v));
+  EXPECT_EQ(v, 0x0123456789abcdefULL);
+  ASSERT_TRUE(ParseChecksumHex("ffffffffffffffff", &v));
+  EXPECT_EQ(v, ~uint64_t(0));
+  for (const char* bad : {"0123456789ABCDEF", "0123456789abcdeg", "0123456789abcde", "0123456789abcdef0",
+                          "0123456789abcde/", "0123456789abcde:", "0123456789abcde`", " 123456789abcdef"}) {
+    v = 7;
+    EXPECT_FALSE(ParseChecksumHex(bad, &v)) << bad;
+    EXPECT_EQ(v, 7u) << bad;
+  }
+  EXPECT_FALSE(ParseChecksumHex(std::string_view("0123456789abcd\0f", 16), &v));
+  EXPECT_FALSE(
+      ParseChecksumHex("0123456789abcd\xe5"
+                       "f",
+                       &v));
+}
+
+TEST(ParseSampleTable, ReadsEachFieldAndRefusesLinesOfOtherWidths) {
+  const std::string header = kSampleTableHeader;
+  std::vector<SampleRecord> records;
+  ASSERT_TRUE(ParseSampleTable(header + "k1\t512\t1000\t00000000000000ff\t3\tjpg\t640\t480\n" +
+                                   "k2\t2048\t7\tffffffffffffffff\t-1\tjpeg\t1\t2\n",
+                               &records)
+                  .ok());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].key, "k1");
+  EXPECT_EQ(records[0].offset, 512u);
+  EXPECT_EQ(records[0].size, 1000u);
+  EXPECT_EQ(records[0].xxh64, 255u);
+  EXPECT_EQ(records[0].label, 3);
+  EXPECT_EQ(records[0].format, ImageFormat::kJpeg);
+  EXPECT_EQ(records[0].width, 640u);
+  EXPECT_EQ(records[0].height, 480u);
+  EXPECT_EQ(records[1].label, -1);
+  EXPECT_EQ(records[1].format, ImageFormat::kJpeg);
+  const std::string line = "k1\t512\t1000\t00000000000000ff\t3\tjpg\t640\t480";
+  const std::vector<std::string> bad_lines = {line + "\t1\t2\t3", line + "\t1", "k1\t512\t1000",
+                                              "k1\t512\t1000\t00000000000000fg\t3\tjpg\t640\t480",
+                                              "\t512\t1000\t00000000000000ff\t3\tjpg\t640\t480"};
+  for (const std::string& bad : bad_lines) {
+    EXPECT_EQ(ParseSampleTable(header + line + "\n" + bad + "\n", &records).message(),
+              "sample table line 3 is malformed")
+        << bad;
+  }
+  EXPECT_EQ(ParseSampleTable(header + line, &records).message(), "sample table line 2 is cut short");
+}
+
+}  // namespace
+}  // namespace shardpack
