@@ -223,8 +223,16 @@ class PosixFileLock final : public FileLock {
  public:
   explicit PosixFileLock(int fd) : fd_(fd) {}
   ~PosixFileLock() override { ::close(fd_); }  // closing the file releases its flock
+  Status Unlock() override { return Flock(LOCK_UN); }
+  Status Relock() override { return Flock(LOCK_EX); }
 
  private:
+  Status Flock(int operation) {
+    while (::flock(fd_, operation) != 0) {
+      if (errno != EINTR) return Status::FromErrno("cannot change a file lock", errno);
+    }
+    return Status::OK();
+  }
   int fd_;
 };
 
@@ -234,6 +242,13 @@ class PosixEnv final : public Env {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return Status::FromErrno("cannot create " + path, errno);
     *file = std::make_unique<PosixWritableFile>(path, fd);
+    return Status::OK();
+  }
+
+  Status NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno("cannot open " + path + " to append", errno);
+    *file = std::make_unique<PosixWritableFile>(path, fd, /*unbuffered=*/true);
     return Status::OK();
   }
 

@@ -56,6 +56,9 @@ class AnchoredEnv final : public Env {
   Status FileSystemType(const std::string& p, std::string* type, bool* network) override {
     return Named(base_->FileSystemType(Via(p), type, network));
   }
+  Status NewAppendableFile(const std::string& p, std::unique_ptr<WritableFile>* file) override {
+    return Named(base_->NewAppendableFile(Via(p), file));
+  }
   Status LockFile(const std::string& p, std::unique_ptr<FileLock>* lock, uint32_t mode) override {
     return Named(base_->LockFile(Via(p), lock, mode));
   }

@@ -30,31 +30,92 @@ namespace {
 
 constexpr char kLedgerName[] = "space.ledger";
 constexpr uint64_t kMaxLedgerBytes = uint64_t(64) << 20;
+// Version 2: this line, then a line a change, "+name" (the shard takes room) or "-name" (no longer).
+// Version 1 (no such line, written before 2026-12-03): a name a line, each taking room; rewritten
+// as version 2 by the first decision that changes it.
+constexpr std::string_view kLedgerHeader = "#shardpack-space-ledger-v2\n";
 
 }  // namespace
+
+std::vector<size_t> SharedCacheSpace::LedgerView::Live() {
+  std::vector<size_t> live;
+  for (const size_t i : order) {
+    if (named[i]) live.push_back(i);
+  }
+  order = live;  // (drops the removed ones, which stay in `order` until now)
+  return live;
+}
+
+void SharedCacheSpace::LedgerView::Apply(std::string_view line, const SharedCacheSpace& space) {
+  ++lines;
+  if (!v2 && line.empty() && offset == 0) return;
+  const bool add = !v2 || (!line.empty() && line[0] == '+');
+  if (v2) {
+    if (line.empty() || (line[0] != '+' && line[0] != '-')) return;
+    line.remove_prefix(1);
+  }
+  const auto it = space.by_name_.find(std::string(line));
+  if (it == space.by_name_.end()) return;  // a name this dataset does not have: ignored
+  if (add && !named[it->second]) order.push_back(it->second);
+  named[it->second] = add;
+}
+
+Status SharedCacheSpace::OpenLedger(const std::string& path) {
+  view_ = LedgerView();
+  SHARDPACK_RETURN_IF_ERROR(env_->NewRandomAccessFile(path, &view_.reader));
+  FileStat st;
+  SHARDPACK_RETURN_IF_ERROR(view_.reader->Stat(&st));
+  view_.device = st.device, view_.inode = st.inode;
+  view_.named.assign(paths_.size(), false);
+  // (No appender is not an error: each change then rewrites the ledger whole.)
+  if (!env_->NewAppendableFile(path, &view_.appender).ok()) view_.appender.reset();
+  return Status::OK();
+}
+
+Status SharedCacheSpace::ReadLedgerTail() {
+  FileStat st;
+  SHARDPACK_RETURN_IF_ERROR(view_.reader->Stat(&st));
+  if (st.size > kMaxLedgerBytes || st.size < view_.offset) return Status::DataLoss("ledger");
+  std::string tail(st.size - view_.offset, '\0');
+  SHARDPACK_RETURN_IF_ERROR(view_.reader->Read(view_.offset, tail.size(), tail.data()));
+  size_t begin = 0;
+  if (view_.offset == 0 && std::string_view(tail).substr(0, kLedgerHeader.size()) == kLedgerHeader) {
+    view_.v2 = true, begin = kLedgerHeader.size();
+  }
+  // Whole lines only (every writer ends each line before letting space.lock go).
+  for (size_t end; (end = tail.find('\n', begin)) != std::string::npos; begin = end + 1) {
+    view_.Apply(std::string_view(tail).substr(begin, end - begin), *this);
+  }
+  view_.offset += begin;
+  return Status::OK();
+}
 
 Status SharedCacheSpace::ReadLedger(std::vector<size_t>* shards, bool* changed) {
   shards->clear();
   *changed = false;
+  const std::string path = JoinPath(dir_, kLedgerName);
+  FileStat st;
+  if (env_->StatPath(path, &st).ok() && st.type == FileStat::Type::kFile) {
+    // The file this process read last, appended to since: only the new lines are read. Another one
+    // (rewritten, or rebuilt): read whole. (While the reader holds the old file open its inode
+    // cannot be reused, so the same inode is the same file.)
+    Status s = view_.reader != nullptr && st.device == view_.device && st.inode == view_.inode ? Status::OK()
+                                                                                               : OpenLedger(path);
+    if (s.ok()) s = ReadLedgerTail();
+    if (s.ok()) {
+      *shards = view_.Live();
+      return Status::OK();
+    }
+    view_ = LedgerView();  // unreadable: rebuilt as below
+  }
+  // No ledger (a folder from before it) or none readable: rebuilt from one read of the folder (a
+  // shard's file, or its fetch lock for a download under way), or, when shards lie in sub-folders,
+  // from every shard; checked at once.
   std::vector<bool> seen(paths_.size(), false);
   const auto add = [&](const std::string& name) {
     const auto it = by_name_.find(name);
     if (it != by_name_.end() && !seen[it->second]) seen[it->second] = true, shards->push_back(it->second);
   };
-  std::string text;
-  if (env_->ReadFile(JoinPath(dir_, kLedgerName), kMaxLedgerBytes, &text).ok()) {
-    // Names this dataset does not have are ignored: a ledger is a hint about this folder's files,
-    // each checked (Verify) before it counts for an eviction, never a path to follow.
-    for (size_t begin = 0, end; begin < text.size(); begin = end + 1) {
-      end = text.find('\n', begin);
-      if (end == std::string::npos) end = text.size();
-      add(text.substr(begin, end - begin));
-    }
-    return Status::OK();
-  }
-  // No ledger (a folder from before it) or none readable: rebuilt from one read of the folder (a
-  // shard's file, or its fetch lock for a download under way), or, when shards lie in sub-folders,
-  // from every shard; checked at once.
   std::vector<DirEntry> entries;
   if (flat_ && env_->ListDir(dir_, &entries).ok()) {
     for (const DirEntry& e : entries) {
@@ -104,12 +165,47 @@ uint64_t SharedCacheSpace::Used(const std::vector<size_t>& shards) {
 }
 
 void SharedCacheSpace::WriteLedger(const std::vector<size_t>& shards) {
-  std::string text;
-  for (const size_t i : shards) text += NameInFolder(i) + "\n";
   const std::string path = JoinPath(dir_, kLedgerName);
+  // The changes since the ledger was read, appended (constant work a decision), while the file
+  // holds no more than twice the lines it names (and a little): else it is written again whole.
+  if (view_.reader != nullptr && view_.v2 && view_.appender != nullptr) {
+    std::vector<bool> now(paths_.size(), false);
+    std::string lines;
+    uint64_t count = 0;
+    for (const size_t i : shards) {
+      now[i] = true;
+      if (!view_.named[i]) lines += "+" + NameInFolder(i) + "\n", ++count;
+    }
+    for (const size_t i : view_.order) {
+      if (view_.named[i] && !now[i]) lines += "-" + NameInFolder(i) + "\n", ++count;
+    }
+    if (view_.lines + count <= 2 * shards.size() + 256) {
+      if (lines.empty() || view_.appender->Append(lines).ok()) {
+        // What was appended is this process's view already: the next read starts after it.
+        for (size_t begin = 0, end; (end = lines.find('\n', begin)) != std::string::npos; begin = end + 1) {
+          view_.Apply(std::string_view(lines).substr(begin, end - begin), *this);
+        }
+        view_.offset += lines.size();
+        return;
+      }
+    }
+  }
+  std::string text(kLedgerHeader);
+  for (const size_t i : shards) text += "+" + NameInFolder(i) + "\n";
+  view_ = LedgerView();  // the next decision reads the new file
   // Not synced: a machine crash that loses it loses the cache's downloads too, or leaves a ledger
   // that the next decision rebuilds.
   if (!WriteFileAtomically(env_, path, text, /*sync=*/false).ok()) (void)env_->RemoveFile(path);
+}
+
+Status SharedCacheSpace::LockSpace() {
+  if (space_lock_ != nullptr && space_lock_->Relock().ok()) return Status::OK();
+  space_lock_.reset();
+  return env_->LockFile(JoinPath(dir_, "space.lock"), &space_lock_, modes_.file());
+}
+
+void SharedCacheSpace::UnlockSpace() {
+  if (space_lock_ != nullptr && !space_lock_->Unlock().ok()) space_lock_.reset();  // closed: let go
 }
 
 Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uint64_t>& next_use,
@@ -117,8 +213,14 @@ Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uin
                                  uint64_t* used_bytes) {
   *evicted_count = 0;
   *used_bytes = 0;
-  std::unique_ptr<FileLock> space;
-  SHARDPACK_RETURN_IF_ERROR(env_->LockFile(JoinPath(dir_, "space.lock"), &space, modes_.file()));
+  // One decision at a time in this process (its threads share one open lock file, whose flock
+  // does not stand between them), and in the folder (the flock).
+  std::lock_guard<std::mutex> decide(decide_mu_);
+  SHARDPACK_RETURN_IF_ERROR(LockSpace());
+  struct LetGo {
+    SharedCacheSpace* space;
+    ~LetGo() { space->UnlockSpace(); }
+  } let_go{this};
   std::vector<size_t> ledger;
   bool changed = false;
   SHARDPACK_RETURN_IF_ERROR(ReadLedger(&ledger, &changed));

@@ -20,10 +20,12 @@
 //
 // The ledger, space.ledger, keeps a decision's work off the dataset's shard count (a stat of every
 // shard per download made an epoch quadratic in it: 4.3x the time of no limit at 1,500 shards).
-// It names every shard whose room was taken (a line each, its file name), written under
-// space.lock before the download starts, so no shard file appears that it does not name. A
-// decision under the limit by its count (the manifest's sizes) reads it and adds a line: no look
-// at the folder. Over the limit, its entries are checked (a stat each; a missing file whose fetch
+// It names every shard whose room was taken, written under space.lock before the download starts,
+// so no shard file appears that it does not name: a header line, then a line a change, "+name" or
+// "-name". Each process keeps the file open and what it says, so a decision reads only the lines
+// others appended since and appends its own (no file opened: space.lock is kept open too, let go
+// and taken again); the file is written again whole once it holds more than twice the lines it
+// names. A decision under the limit by its count (the manifest's sizes) looks at no other shard. Over the limit, its entries are checked (a stat each; a missing file whose fetch
 // lock is free, a dead download, leaves it) and the victims are chosen among them: work in the
 // shards the folder holds. A missing or unreadable ledger (a folder from before it) is rebuilt
 // from one read of the folder.
@@ -31,7 +33,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -76,8 +80,16 @@ class SharedCacheSpace {
   uint64_t Used(const std::vector<size_t>& shards);
   // The shard's file name relative to dir_ (its path when it lies elsewhere).
   std::string NameInFolder(size_t shard) const;
-  // Writes the ledger; on failure removes it, so that the next decision rebuilds it by a scan.
+  // Writes the ledger as `shards`: the changes appended, or the file written again whole (a
+  // version 1 ledger, one grown to twice its names, an Env that cannot append); on failure removes
+  // it, so that the next decision rebuilds it by a scan.
   void WriteLedger(const std::vector<size_t>& shards);
+  // The ledger file opened (view_ reset to it), and its lines from view_.offset on applied.
+  Status OpenLedger(const std::string& path);
+  Status ReadLedgerTail();
+  // space.lock taken (the file kept open between decisions), and let go.
+  Status LockSpace();
+  void UnlockSpace();
   // Locks the shard's pin and fetch lock exclusively if nobody holds them: *taken false otherwise.
   Status TakeForEviction(size_t shard, std::vector<std::unique_ptr<FileLock>>* locks, bool* taken);
   // Evicts one of `shards` (the ledger's) that nobody pins, and drops it from `shards`: *evicted
@@ -94,6 +106,26 @@ class SharedCacheSpace {
   const CacheModes modes_;
   std::unordered_map<std::string, size_t> by_name_;  // NameInFolder(shard) -> shard
   bool flat_ = true;                                 // every shard's file directly in dir_
+
+  // What this process knows of the ledger, kept between decisions so that each reads only what
+  // others appended since (under space.lock, and decide_mu_ in this process).
+  struct LedgerView {
+    std::unique_ptr<RandomAccessFile> reader;  // the file read, held open
+    std::unique_ptr<WritableFile> appender;    // the same file, to append to; null: rewrite
+    uint64_t device = 0, inode = 0;            // its identity
+    uint64_t offset = 0;                       // bytes applied
+    uint64_t lines = 0;                        // lines applied (changes the file holds)
+    bool v2 = false;
+    std::vector<bool> named;    // per shard: takes room by the ledger
+    std::vector<size_t> order;  // the named shards, first named first (and some no longer named)
+    // The named shards in order.
+    std::vector<size_t> Live();
+    // One line of the file (or of what this process appends).
+    void Apply(std::string_view line, const SharedCacheSpace& space);
+  };
+  std::mutex decide_mu_;
+  std::unique_ptr<FileLock> space_lock_;  // space.lock, open between decisions
+  LedgerView view_;
 };
 
 }  // namespace shardpack

@@ -14,7 +14,9 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <utility>
 
 #include "ground/checksum.h"
 #include "storage/remote_shard_store.h"
@@ -274,6 +276,124 @@ TEST(SharedCacheSpaceLedger, DecisionsLookOnlyAtTheShardsTheFolderHolds) {
   EXPECT_LE(most_files, 50u);
   EXPECT_GT(later_looks, 0);
   EXPECT_LE(later_looks, 8 * 51);  // a stat and a few lock probes for each of the 50 held
+}
+
+// Counts the files a decision opens (the ledger read, written or appended to, space.lock taken).
+class OpenCountingEnv final : public testing::ForwardingEnv {
+ public:
+  Status NewRandomAccessFile(const std::string& p, std::unique_ptr<RandomAccessFile>* f) override {
+    ++opens_;
+    return base_->NewRandomAccessFile(p, f);
+  }
+  Status ReadFile(const std::string& p, uint64_t max, std::string* c) override {
+    ++opens_;
+    return base_->ReadFile(p, max, c);
+  }
+  Status NewWritableFile(const std::string& p, std::unique_ptr<WritableFile>* f) override {
+    ++opens_;
+    return base_->NewWritableFile(p, f);
+  }
+  Status NewAppendableFile(const std::string& p, std::unique_ptr<WritableFile>* f) override {
+    ++opens_;
+    return base_->NewAppendableFile(p, f);
+  }
+  Status LockFile(const std::string& p, std::unique_ptr<FileLock>* lock, uint32_t mode) override {
+    ++opens_;
+    return base_->LockFile(p, lock, mode);
+  }
+  int TakeOpens() { return std::exchange(opens_, 0); }
+
+ private:
+  int opens_ = 0;
+};
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Two processes' decisions (two spaces over one folder, each with its own files and locks, as two
+// processes have) open nothing once each has read the ledger: each appends its change and reads
+// the other's; a third reads what both wrote. Under evictions the file is written again whole
+// before it holds more than twice the lines it names; a ledger of version 1 is read and rewritten.
+TEST(SharedCacheSpaceLedger, DecisionsAppendTheirChangeAndOpenNothing) {
+  testing::TempDir dir;
+  const std::string cache = dir.Sub("cache");
+  fs::create_directories(cache);
+  constexpr size_t kShards = 1000;
+  constexpr uint64_t kBytes = 100;
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < kShards; ++i) paths.push_back(cache + "/shard-" + std::to_string(i) + ".tar");
+  const std::vector<uint64_t> sizes(kShards, kBytes);
+  OpenCountingEnv env;
+  const auto reserve = [&](SharedCacheSpace* space, size_t i, uint64_t* used) {
+    std::unique_ptr<FileLock> fetch;
+    SharedCacheSpace::Room room;
+    uint32_t evicted = 0;
+    ASSERT_TRUE(space->Reserve(i, false, {}, &fetch, &room, &evicted, used).ok());
+    ASSERT_EQ(room, SharedCacheSpace::Room::kTaken) << i;
+    testing::WriteFile(paths[i], std::string(kBytes, 'x'));  // the download
+  };
+  {
+    SharedCacheSpace a(&env, cache, paths, sizes, uint64_t(1) << 40, CacheModes());
+    SharedCacheSpace b(&env, cache, paths, sizes, uint64_t(1) << 40, CacheModes());
+    int later_opens = 0;
+    uint64_t used = 0;
+    for (size_t i = 0; i < 200; ++i) {
+      reserve(i % 2 == 0 ? &a : &b, i, &used);
+      if (i >= 4) later_opens += env.TakeOpens();
+      env.TakeOpens();
+    }
+    EXPECT_EQ(later_opens, 0) << "decisions after each space's first opened files";
+    EXPECT_EQ(used, 200 * kBytes);
+    std::vector<std::string> want = {"#shardpack-space-ledger-v2"};
+    for (size_t i = 0; i < 200; ++i) want.push_back("+shard-" + std::to_string(i) + ".tar");
+    EXPECT_EQ(Lines(cache + "/space.ledger"), want);
+    SharedCacheSpace c(&env, cache, paths, sizes, uint64_t(1) << 40, CacheModes());
+    reserve(&c, 200, &used);
+    EXPECT_EQ(used, 201 * kBytes) << "a third space counts what the two named";
+  }
+  {
+    // Under a limit of 10 shards every decision evicts one: a "-" line and a "+" line each.
+    SharedCacheSpace a(&env, cache, paths, sizes, 10 * kBytes, CacheModes());
+    SharedCacheSpace b(&env, cache, paths, sizes, 10 * kBytes, CacheModes());
+    size_t most_lines = 0;
+    uint64_t used = 0;
+    for (size_t i = 201; i < 801; ++i) {
+      reserve(i % 2 == 0 ? &a : &b, i, &used);
+      most_lines = std::max(most_lines, Lines(cache + "/space.ledger").size());
+    }
+    EXPECT_EQ(used, 10 * kBytes);
+    EXPECT_LE(most_lines, 1 + 2 * 10 + 256 + 2u);
+    // What the ledger names in the end is what the folder holds.
+    std::set<std::string> named, held;
+    for (const std::string& line : Lines(cache + "/space.ledger")) {
+      if (line[0] == '+') named.insert(line.substr(1));
+      if (line[0] == '-') named.erase(line.substr(1));
+    }
+    for (const auto& e : fs::directory_iterator(cache)) {
+      if (e.path().extension() == ".tar") held.insert(e.path().filename().string());
+    }
+    EXPECT_EQ(named, held);
+    EXPECT_EQ(held.size(), 10u);
+  }
+  {
+    // A ledger of version 1 (a name a line) from an earlier shardpack.
+    for (const auto& e : fs::directory_iterator(cache)) {
+      if (e.path().extension() == ".tar") fs::remove(e.path());
+    }
+    testing::WriteFile(paths[0], std::string(kBytes, 'x'));
+    testing::WriteFile(paths[1], std::string(kBytes, 'x'));
+    testing::WriteFile(cache + "/space.ledger", "shard-0.tar\nshard-1.tar\n");
+    SharedCacheSpace a(&env, cache, paths, sizes, uint64_t(1) << 40, CacheModes());
+    uint64_t used = 0;
+    reserve(&a, 2, &used);
+    EXPECT_EQ(used, 3 * kBytes);
+    EXPECT_EQ(Lines(cache + "/space.ledger"),
+              (std::vector<std::string>{"#shardpack-space-ledger-v2", "+shard-0.tar", "+shard-1.tar", "+shard-2.tar"}));
+  }
 }
 
 }  // namespace

@@ -83,6 +83,11 @@ struct FileStat {
 class FileLock {
  public:
   virtual ~FileLock() = default;
+  // Lets the lock go and takes it again (waiting), the file kept open meanwhile: for a lock taken
+  // over and over, as the shared cache's decisions take theirs for every download, without an
+  // open each time. Unsupported where the lock cannot (then destroy it and take a new one).
+  virtual Status Unlock() { return Status::Unsupported("this lock cannot be let go and kept"); }
+  virtual Status Relock() { return Status::Unsupported("this lock cannot be taken again"); }
 };
 
 class Env {
@@ -98,6 +103,13 @@ class Env {
     return NewWritableFile(path, file);
   }
   virtual Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) = 0;
+  // An existing file (never through a symbolic link) to which every Append adds at its end, written
+  // before Append returns, whatever other writers appended meanwhile (O_APPEND). An error when it
+  // is missing; Unsupported where the Env cannot (callers then rewrite the file whole).
+  virtual Status NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>* file) {
+    (void)file;
+    return Status::Unsupported("this Env cannot append to " + path);
+  }
   virtual Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) = 0;
   // Reads a whole file; fails with InvalidArgument when it holds more than max_bytes.
   virtual Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) = 0;

@@ -21,6 +21,9 @@ class ForwardingEnv : public Env {
   Status NewSequentialFile(const std::string& p, std::unique_ptr<SequentialFile>* f) override {
     return base_->NewSequentialFile(p, f);
   }
+  Status NewAppendableFile(const std::string& p, std::unique_ptr<WritableFile>* f) override {
+    return base_->NewAppendableFile(p, f);
+  }
   Status NewRandomAccessFile(const std::string& p, std::unique_ptr<RandomAccessFile>* f) override {
     return base_->NewRandomAccessFile(p, f);
   }
