@@ -25,10 +25,10 @@
 // "-name". Each process keeps the file open and what it says, so a decision reads only the lines
 // others appended since and appends its own (no file opened: space.lock is kept open too, let go
 // and taken again); the file is written again whole once it holds more than twice the lines it
-// names. A decision under the limit by its count (the manifest's sizes) looks at no other shard. Over the limit, its entries are checked (a stat each; a missing file whose fetch
-// lock is free, a dead download, leaves it) and the victims are chosen among them: work in the
-// shards the folder holds. A missing or unreadable ledger (a folder from before it) is rebuilt
-// from one read of the folder.
+// names. A decision under the limit by its count (the manifest's sizes) looks at no other shard. Over the limit, its
+// entries are checked (a stat each; a missing file whose fetch lock is free, a dead download, leaves it) and the
+// victims are chosen among them: work in the shards the folder holds. A missing or unreadable ledger (a folder from
+// before it) is rebuilt from one read of the folder.
 #pragma once
 
 #include <cstdint>
