@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "shardpack/manifest.h"
 #include "shardpack/shard_spec.h"
 #include "storage/storage_backend.h"
 #include "storage/url.h"
@@ -46,6 +47,15 @@ Status ParseLocation(const std::string& text, Location* location) {
   location->shown = RedactUrl(text);
   if (text.empty()) return Status::InvalidArgument("an empty location: give a folder, a shard list or a URL");
   location->shard_list = LooksLikeShardSpec(text);
+  // A dataset's manifest stands for the dataset: "out/manifest.json" is "out" (a user who looked
+  // inside the folder gives what they saw).
+  const std::string manifest = std::string("/") + kManifestFileName;
+  if (!location->shard_list &&
+      (text == kManifestFileName || (text.size() > manifest.size() &&
+                                     text.compare(text.size() - manifest.size(), manifest.size(), manifest) == 0))) {
+    const std::string folder = text == kManifestFileName ? "." : text.substr(0, text.size() - manifest.size());
+    return ParseLocation(folder.empty() ? "/" : folder, location);
+  }
   if (text.rfind(kPipePrefix, 0) == 0) {
     location->kind = Location::Kind::kPipe;
     location->command = text.substr(sizeof(kPipePrefix) - 1);

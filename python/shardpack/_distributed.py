@@ -2,6 +2,9 @@
 
 
 def default_rank_world(rank, world_size):
+    from . import _options
+
+    rank, world_size = _options.optional_integer("rank", rank), _options.optional_integer("world_size", world_size, 1)
     if rank is not None and world_size is not None:
         return int(rank), int(world_size)
     try:

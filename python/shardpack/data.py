@@ -3,6 +3,7 @@
 import torch
 import torch.utils.data
 
+from . import _paths
 from . import _shardpack
 from ._distributed import default_rank_world
 
@@ -19,7 +20,7 @@ class IterableDataset(torch.utils.data.IterableDataset):
     def __init__(self, path, size=224, transform="train", shuffle=True, seed=0, threads=1, chunk=32,
                  rank=None, world_size=None, return_keys=False, **loader_options):
         super().__init__()
-        self.path, self.size, self.transform = str(path), size, transform
+        self.path, self.size, self.transform = _paths.location(path), size, transform
         self.shuffle, self.seed, self.threads, self.chunk = shuffle, seed, threads, chunk
         self.rank, self.world_size, self.return_keys = rank, world_size, return_keys
         self.loader_options = loader_options

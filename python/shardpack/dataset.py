@@ -1,5 +1,8 @@
 """shardpack.open: random access to the samples of a packed dataset."""
 
+import numbers as _numbers
+
+from . import _paths
 from . import _shardpack
 
 
@@ -12,13 +15,20 @@ class Dataset:
     when the sample has a "json" field of its own)."""
 
     def __init__(self, path):
-        self._impl = _shardpack.Dataset(str(path))
+        self._impl = _shardpack.Dataset(_paths.location(path))
 
     def __len__(self):
         return len(self._impl)
 
     def __getitem__(self, index):
+        """Sample `index` (negative counts from the end); a slice gives a list of samples, as a
+        list's slice would."""
         n = len(self._impl)
+        if isinstance(index, slice):
+            return [self._impl.read(i) for i in range(*index.indices(n))]
+        if isinstance(index, bool) or not isinstance(index, _numbers.Integral):
+            raise TypeError(f"dataset indices must be integers or slices, not {type(index).__name__}")
+        index = int(index)
         if index < 0:
             index += n
         if not 0 <= index < n:
@@ -39,5 +49,6 @@ class Dataset:
 
 
 def open(path):  # noqa: A001
-    """Opens a dataset folder (any format) or WebDataset shards ("train-{000000..000127}.tar")."""
+    """Opens a dataset folder (any format; or its manifest.json) or WebDataset shards: a spec
+    ("train-{000000..000127}.tar"), a list of shard files, or a glob ("out/*.tar")."""
     return Dataset(path)

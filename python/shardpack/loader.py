@@ -5,6 +5,8 @@ import math
 import numbers
 import warnings
 
+from . import _options as _opt
+from . import _paths
 from . import _shardpack
 from ._distributed import default_rank_world
 
@@ -180,7 +182,11 @@ class Loader:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
         if layout not in ("NHWC", "NCHW"):
             raise ValueError(f"layout must be 'NHWC' or 'NCHW', not {layout!r}")
-        height, width = (size, size) if isinstance(size, int) else (int(size[0]), int(size[1]))
+        if isinstance(size, (str, bytes)) or not (isinstance(size, numbers.Integral) or hasattr(size, "__len__")):
+            raise TypeError(f"size={size!r}: size takes an int or a (height, width) pair of ints, "
+                            f"not {type(size).__name__}")
+        height, width = ((_opt.integer("size", size, 1),) * 2 if isinstance(size, numbers.Integral)
+                         else _opt.pair("size", size, lambda n, v: _opt.integer(n, v, 1)))
         rank, world_size = default_rank_world(rank, world_size)
         worker, num_workers = _worker_share(worker, num_workers)
         allocate = None
@@ -202,19 +208,29 @@ class Loader:
             path = ""
         elif path is None:
             raise ValueError("give a dataset path, or sources=[...] to mix several")
+        else:
+            path = _paths.location(path)
         self._mixture = mixture
-        self._config = dict(path=str(path), batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
-                            world_size=world_size, rank=rank, drop_last=bool(drop_last),
-                            shuffle_buffer=int(shuffle_buffer), worker=worker, num_workers=num_workers)
+        batch_size, shuffle = _opt.integer("batch_size", batch_size, 1), _opt.boolean("shuffle", shuffle)
+        seed, drop_last = _opt.integer("seed", seed), _opt.boolean("drop_last", drop_last)
+        shuffle_buffer = _opt.integer("shuffle_buffer", shuffle_buffer)
+        self._config = dict(path=str(path), batch_size=batch_size, shuffle=shuffle, seed=seed,
+                            world_size=world_size, rank=rank, drop_last=drop_last,
+                            shuffle_buffer=shuffle_buffer, worker=worker, num_workers=num_workers)
+        resize = _opt.optional_integer("resize", resize, 1) if resize else None
         common = dict(
-            batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
-            shuffle_buffer=int(shuffle_buffer), drop_last=bool(drop_last), rank=rank, world_size=world_size,
+            batch_size=batch_size, shuffle=shuffle, seed=seed,
+            shuffle_buffer=shuffle_buffer, drop_last=drop_last, rank=rank, world_size=world_size,
             worker=worker, num_workers=num_workers, height=height, width=width,
-            eval=transform == "eval", eval_resize=int(resize) if resize else max(height, width) * 256 // 224,
-            scale=tuple(scale), ratio=tuple(ratio), flip=float(flip), nchw=layout == "NCHW", threads=int(threads),
-            prefetch=int(prefetch), skip_corrupt=bool(skip_corrupt), fast_decode=bool(fast_decode),
-            remote=dict(cache_dir=None if cache_dir is None else str(cache_dir), cache_limit=int(cache_limit),
-                        prefetch_shards=int(prefetch_shards), downloads=int(downloads)))
+            eval=transform == "eval", eval_resize=resize if resize else max(height, width) * 256 // 224,
+            scale=_opt.pair("scale", scale, _opt.number), ratio=_opt.pair("ratio", ratio, _opt.number),
+            flip=_opt.number("flip", flip), nchw=layout == "NCHW", threads=_opt.integer("threads", threads),
+            prefetch=_opt.integer("prefetch", prefetch), skip_corrupt=_opt.boolean("skip_corrupt", skip_corrupt),
+            fast_decode=_opt.boolean("fast_decode", fast_decode),
+            remote=dict(cache_dir=None if cache_dir is None else str(cache_dir),
+                        cache_limit=_opt.size("cache_limit", cache_limit),
+                        prefetch_shards=_opt.integer("prefetch_shards", prefetch_shards),
+                        downloads=_opt.integer("downloads", downloads, 1)))
         device = str(device)
         self._cuda = device.startswith("cuda")
         if isinstance(fields, str):

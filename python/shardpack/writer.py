@@ -32,6 +32,54 @@ def _field_bytes(name, value):
                     f"not {type(value).__name__}")
 
 
+_IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "bmp")
+_WEBDATASET_NAMES = {"maxcount": "samples_per_shard", "maxsize": "shard_size"}
+
+
+def _from_torch(value, what):
+    """A torch tensor as a numpy array in the layout write() takes: an image (C, H, W) as torchvision
+    reads it becomes (H, W, C); a float image is refused (its scale is a guess)."""
+    if type(value).__module__.split(".")[0] != "torch":
+        return value
+    import torch
+
+    if value.dtype != torch.uint8:
+        raise ValueError(f"{what}: give a uint8 tensor, not {value.dtype} (a float image in [0, 1] as ToTensor "
+                         "makes: (t * 255).round().to(torch.uint8))")
+    array = value.detach().cpu().numpy()
+    if array.ndim == 3 and array.shape[0] in (1, 3) and array.shape[2] not in (1, 3):
+        array = array.transpose(1, 2, 0)
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    return array
+
+
+def _label_value(label):
+    """A torch or numpy scalar as the Python number it holds."""
+    if type(label).__module__.split(".")[0] == "torch" and getattr(label, "ndim", None) == 0:
+        return label.item()
+    return label
+
+
+def _from_webdataset_dict(sample):
+    """(image, key, label, fields) from a sample as webdataset's writers take it: {"__key__": ...,
+    "jpg": ..., "cls": ..., "txt": ...}."""
+    images = [name for name in sample if name in _IMAGE_EXTENSIONS]
+    if len(images) != 1:
+        raise ValueError(f"a sample dict needs one image under one of {', '.join(_IMAGE_EXTENSIONS)}; this one has "
+                         f"{images or 'none'} (keys: {', '.join(map(str, sample))})")
+    label = sample.get("cls")
+    if isinstance(label, (bytes, str)):  # webdataset stores "cls" as its text
+        text = label.decode("ascii", "replace") if isinstance(label, bytes) else label
+        if not text.strip().lstrip("-").isdigit():
+            raise ValueError(f"cls={label!r}: a sample's class is its integer label (or a name from classes, "
+                             "given as label=)")
+        label = int(text)
+    fields = {name: value for name, value in sample.items()
+              if name not in ("__key__", "__url__", "__local_path__", "cls") and name != images[0]}
+    return sample[images[0]], sample.get("__key__"), label, fields
+
+
 def _uint8_array(value, what, dims):
     import numpy as np
 
@@ -70,6 +118,12 @@ class Writer:
     """
 
     def __init__(self, out, format="wds", **options):
+        # webdataset's ShardWriter names: maxcount= (samples a shard), maxsize= (bytes a shard).
+        for theirs, ours in _WEBDATASET_NAMES.items():
+            if theirs in options:
+                if ours in options:
+                    raise TypeError(f"give {ours}= or webdataset's {theirs}=, not both")
+                options[ours] = options.pop(theirs)
         self.out = str(out)
         self._writer = _shardpack._Writer(self.out, dict(options, format=format))
         self.summary = None
@@ -93,6 +147,13 @@ class Writer:
         another size) is skipped and listed in the summary, or with strict=True raised by a later
         write() or by close(), naming the sample.
         """
+        if isinstance(image, dict):  # webdataset's form: write({"__key__": ..., "jpg": ..., "cls": ...})
+            if key is not None or label is not None or fields is not None:
+                raise TypeError("give a sample dict alone (its __key__, cls and fields inside it), or image= with "
+                                "key=, label= and fields=")
+            image, key, label, fields = _from_webdataset_dict(image)
+        image = _from_torch(image, "image")
+        label = _label_value(label)
         class_name = ""
         if isinstance(label, str):
             class_name, label = label, -1
@@ -105,7 +166,7 @@ class Writer:
             if not -2**31 <= label < 2**31:
                 raise ValueError(f"label {label} does not fit the 32-bit labels a dataset stores (-1 for none, "
                                  "else 0 up to the number of classes - 1)")
-        items = [(str(n), _field_bytes(n, v)) for n, v in (fields or {}).items()]
+        items = [(str(n), _field_bytes(n, _from_torch(v, f"field {n!r}"))) for n, v in (fields or {}).items()]
         key = "" if key is None else str(key)
         path = "" if path is None else str(path)
         if isinstance(image, (bytes, bytearray, memoryview)):

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "option_values.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/loader.h"
 #include "shardpack/sampler.h"
@@ -34,6 +35,16 @@ namespace py = pybind11;
 
 namespace shardpack {
 namespace {
+
+// What each kind of option takes, as a TypeError says it (python/src/option_values.h).
+constexpr char kCount[] = "a non-negative int";
+constexpr char kInt[] = "an int";
+constexpr char kBool[] = "True or False";
+constexpr char kNumber[] = "a number";
+constexpr char kPair[] = "a (low, high) pair of numbers";
+constexpr char kNames[] = "a list of str";
+constexpr char kText[] = "a str";
+constexpr char kSides[] = "an int or a (height, width) pair of ints";
 
 // A non-OK Status as the Python exception a user expects.
 void Raise(const Status& s) {
@@ -437,11 +448,11 @@ RemoteOptions RemoteOptionsFrom(const py::dict& remote) {
     if (key == "cache_dir")
       o.cache_dir = item.second.is_none() ? "" : py::str(item.second).cast<std::string>();
     else if (key == "cache_limit")
-      o.cache_limit = item.second.cast<uint64_t>();
+      o.cache_limit = SizeOptionValue("cache_limit", item.second);
     else if (key == "prefetch_shards")
-      o.prefetch_shards = item.second.cast<uint32_t>();
+      o.prefetch_shards = OptionValue<uint32_t>("prefetch_shards", item.second, kCount);
     else if (key == "downloads")
-      o.downloads = item.second.cast<uint32_t>();
+      o.downloads = OptionValue<uint32_t>("downloads", item.second, kCount);
     else
       throw py::value_error("unknown remote option '" + key + "'");
   }
@@ -455,32 +466,48 @@ RemoteOptions RemoteOptionsFrom(const py::dict& remote) {
 LoaderOptions LoaderOptionsFrom(const py::kwargs& kwargs) {
   using Set = void (*)(LoaderOptions&, py::handle);
   static const std::map<std::string, Set> kSetters = {
-      {"batch_size", [](LoaderOptions& o, py::handle v) { o.sampler.batch_size = v.cast<uint64_t>(); }},
-      {"shuffle", [](LoaderOptions& o, py::handle v) { o.sampler.shuffle = v.cast<bool>(); }},
-      {"seed", [](LoaderOptions& o, py::handle v) { o.sampler.seed = v.cast<uint64_t>(); }},
-      {"shuffle_buffer", [](LoaderOptions& o, py::handle v) { o.sampler.shuffle_buffer = v.cast<uint64_t>(); }},
-      {"drop_last", [](LoaderOptions& o, py::handle v) { o.sampler.drop_last = v.cast<bool>(); }},
-      {"rank", [](LoaderOptions& o, py::handle v) { o.sampler.rank = v.cast<uint32_t>(); }},
-      {"world_size", [](LoaderOptions& o, py::handle v) { o.sampler.world_size = v.cast<uint32_t>(); }},
-      {"worker", [](LoaderOptions& o, py::handle v) { o.sampler.worker = v.cast<uint32_t>(); }},
-      {"num_workers", [](LoaderOptions& o, py::handle v) { o.sampler.num_workers = v.cast<uint32_t>(); }},
-      {"height", [](LoaderOptions& o, py::handle v) { o.height = v.cast<uint32_t>(); }},
-      {"width", [](LoaderOptions& o, py::handle v) { o.width = v.cast<uint32_t>(); }},
-      {"eval", [](LoaderOptions& o, py::handle v) { o.eval = v.cast<bool>(); }},
-      {"eval_resize", [](LoaderOptions& o, py::handle v) { o.eval_resize = v.cast<uint32_t>(); }},
-      {"scale", [](LoaderOptions& o,
-                   py::handle v) { std::tie(o.scale_min, o.scale_max) = v.cast<std::pair<double, double>>(); }},
-      {"ratio", [](LoaderOptions& o,
-                   py::handle v) { std::tie(o.ratio_min, o.ratio_max) = v.cast<std::pair<double, double>>(); }},
-      {"flip", [](LoaderOptions& o, py::handle v) { o.flip = v.cast<double>(); }},
-      {"nchw", [](LoaderOptions& o, py::handle v) { o.nchw = v.cast<bool>(); }},
-      {"threads", [](LoaderOptions& o, py::handle v) { o.threads = v.cast<int>(); }},
-      {"prefetch", [](LoaderOptions& o, py::handle v) { o.prefetch = v.cast<uint32_t>(); }},
-      {"skip_corrupt", [](LoaderOptions& o, py::handle v) { o.skip_corrupt = v.cast<bool>(); }},
-      {"fast_decode", [](LoaderOptions& o, py::handle v) { o.fast_decode = v.cast<bool>(); }},
-      {"fields", [](LoaderOptions& o, py::handle v) { o.fields = v.cast<std::vector<std::string>>(); }},
-      {"require_fields", [](LoaderOptions& o, py::handle v) { o.require_fields = v.cast<bool>(); }},
-      {"mask", [](LoaderOptions& o, py::handle v) { o.mask = v.cast<std::string>(); }},
+      {"batch_size",
+       [](LoaderOptions& o, py::handle v) { o.sampler.batch_size = OptionValue<uint64_t>("batch_size", v, kCount); }},
+      {"shuffle", [](LoaderOptions& o, py::handle v) { o.sampler.shuffle = OptionValue<bool>("shuffle", v, kBool); }},
+      {"seed", [](LoaderOptions& o, py::handle v) { o.sampler.seed = OptionValue<uint64_t>("seed", v, kCount); }},
+      {"shuffle_buffer",
+       [](LoaderOptions& o, py::handle v) {
+         o.sampler.shuffle_buffer = OptionValue<uint64_t>("shuffle_buffer", v, kCount);
+       }},
+      {"drop_last",
+       [](LoaderOptions& o, py::handle v) { o.sampler.drop_last = OptionValue<bool>("drop_last", v, kBool); }},
+      {"rank", [](LoaderOptions& o, py::handle v) { o.sampler.rank = OptionValue<uint32_t>("rank", v, kCount); }},
+      {"world_size",
+       [](LoaderOptions& o, py::handle v) { o.sampler.world_size = OptionValue<uint32_t>("world_size", v, kCount); }},
+      {"worker", [](LoaderOptions& o, py::handle v) { o.sampler.worker = OptionValue<uint32_t>("worker", v, kCount); }},
+      {"num_workers",
+       [](LoaderOptions& o, py::handle v) { o.sampler.num_workers = OptionValue<uint32_t>("num_workers", v, kCount); }},
+      {"height", [](LoaderOptions& o, py::handle v) { o.height = OptionValue<uint32_t>("height", v, kCount); }},
+      {"width", [](LoaderOptions& o, py::handle v) { o.width = OptionValue<uint32_t>("width", v, kCount); }},
+      {"eval", [](LoaderOptions& o, py::handle v) { o.eval = OptionValue<bool>("eval", v, kBool); }},
+      {"eval_resize",
+       [](LoaderOptions& o, py::handle v) { o.eval_resize = OptionValue<uint32_t>("eval_resize", v, kCount); }},
+      {"scale",
+       [](LoaderOptions& o, py::handle v) {
+         std::tie(o.scale_min, o.scale_max) = OptionValue<std::pair<double, double>>("scale", v, kPair);
+       }},
+      {"ratio",
+       [](LoaderOptions& o, py::handle v) {
+         std::tie(o.ratio_min, o.ratio_max) = OptionValue<std::pair<double, double>>("ratio", v, kPair);
+       }},
+      {"flip", [](LoaderOptions& o, py::handle v) { o.flip = OptionValue<double>("flip", v, kNumber); }},
+      {"nchw", [](LoaderOptions& o, py::handle v) { o.nchw = OptionValue<bool>("nchw", v, kBool); }},
+      {"threads", [](LoaderOptions& o, py::handle v) { o.threads = OptionValue<int>("threads", v, kInt); }},
+      {"prefetch", [](LoaderOptions& o, py::handle v) { o.prefetch = OptionValue<uint32_t>("prefetch", v, kCount); }},
+      {"skip_corrupt",
+       [](LoaderOptions& o, py::handle v) { o.skip_corrupt = OptionValue<bool>("skip_corrupt", v, kBool); }},
+      {"fast_decode",
+       [](LoaderOptions& o, py::handle v) { o.fast_decode = OptionValue<bool>("fast_decode", v, kBool); }},
+      {"fields",
+       [](LoaderOptions& o, py::handle v) { o.fields = OptionValue<std::vector<std::string>>("fields", v, kNames); }},
+      {"require_fields",
+       [](LoaderOptions& o, py::handle v) { o.require_fields = OptionValue<bool>("require_fields", v, kBool); }},
+      {"mask", [](LoaderOptions& o, py::handle v) { o.mask = OptionValue<std::string>("mask", v, kText); }},
       {"remote", [](LoaderOptions& o, py::handle v) { o.remote = RemoteOptionsFrom(v.cast<py::dict>()); }},
   };
   LoaderOptions o;

@@ -7,12 +7,14 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "ground/opencv_imdecode.h"
+#include "option_values.h"
 #include "shardpack/pack.h"
 #include "shardpack/writer.h"
 #include "tools/environment.h"
@@ -23,10 +25,43 @@ namespace py = pybind11;
 namespace shardpack {
 namespace {
 
+// What each kind of option takes, as a TypeError says it (python/src/option_values.h).
+constexpr char kCount[] = "a non-negative int";
+constexpr char kInt[] = "an int";
+constexpr char kBool[] = "True or False";
+constexpr char kNumber[] = "a number";
+constexpr char kPair[] = "a (low, high) pair of numbers";
+constexpr char kNames[] = "a list of str";
+constexpr char kText[] = "a str";
+constexpr char kSides[] = "an int or a (height, width) pair of ints";
+
+// A message of pack or the writer in the words of shardpack.Writer's and pack()'s keywords: the
+// library names the CLI's flags (and the C++ API's fields), which a Python caller does not have.
+std::string InPythonWords(std::string message) {
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"--force", "force=True"},
+      {"--resume", "resume=True"},
+      {"--strict", "strict=True"},
+      {"--lossless-as-jpeg", "lossless_as_jpeg=True"},
+      {"--max-side ", "max_side="},
+      {"--max-side", "max_side"},
+      {"--layout", "layout="},
+      {"--list", "list="},
+      {"(give label or class_name)", "(give label=)"},
+  };
+  for (const auto& [cli, python] : kWords) {
+    for (size_t at = message.find(cli); at != std::string::npos; at = message.find(cli, at + std::strlen(python))) {
+      message.replace(at, std::strlen(cli), python);
+    }
+  }
+  return message;
+}
+
 [[noreturn]] void RaiseStatus(const Status& s) {
-  if (s.code() == Status::Code::kInvalidArgument) throw py::value_error(s.message());
-  if (s.code() == Status::Code::kNotFound) throw py::value_error(s.message());
-  throw std::runtime_error(s.message());
+  const std::string message = InPythonWords(s.message());
+  if (s.code() == Status::Code::kInvalidArgument) throw py::value_error(message);
+  if (s.code() == Status::Code::kNotFound) throw py::value_error(message);
+  throw std::runtime_error(message);
 }
 
 std::string Text(py::handle v) { return py::str(v).cast<std::string>(); }
@@ -42,10 +77,13 @@ PackOptions PackOptionsFrom(const py::dict& kwargs, bool for_writer) {
          if (!s.ok()) throw py::value_error(s.message());
        }},
       {"prefix", [](PackOptions& o, py::handle v) { o.prefix = Text(v); }},
-      {"shard_size", [](PackOptions& o, py::handle v) { o.shard_size_bytes = v.cast<uint64_t>(); }},
-      {"samples_per_shard", [](PackOptions& o, py::handle v) { o.samples_per_shard = v.cast<uint64_t>(); }},
-      {"threads", [](PackOptions& o, py::handle v) { o.threads = v.cast<int>(); }},
-      {"strict", [](PackOptions& o, py::handle v) { o.strict = v.cast<bool>(); }},
+      {"shard_size", [](PackOptions& o, py::handle v) { o.shard_size_bytes = SizeOptionValue("shard_size", v); }},
+      {"samples_per_shard",
+       [](PackOptions& o, py::handle v) {
+         o.samples_per_shard = OptionValue<uint64_t>("samples_per_shard", v, kCount);
+       }},
+      {"threads", [](PackOptions& o, py::handle v) { o.threads = OptionValue<int>("threads", v, kInt); }},
+      {"strict", [](PackOptions& o, py::handle v) { o.strict = OptionValue<bool>("strict", v, kBool); }},
       {"check",
        [](PackOptions& o, py::handle v) {
          const std::string c = Text(v);
@@ -53,35 +91,40 @@ PackOptions PackOptionsFrom(const py::dict& kwargs, bool for_writer) {
            throw py::value_error("check must be 'header' or 'decode', not '" + c + "'");
          o.decode_check = c == "decode";
        }},
-      {"max_sample_bytes", [](PackOptions& o, py::handle v) { o.max_sample_bytes = v.cast<uint64_t>(); }},
-      {"max_pixels", [](PackOptions& o, py::handle v) { o.max_pixels = v.cast<uint64_t>(); }},
-      {"resize", [](PackOptions& o, py::handle v) { o.resize = v.cast<uint32_t>(); }},
+      {"max_sample_bytes",
+       [](PackOptions& o, py::handle v) { o.max_sample_bytes = SizeOptionValue("max_sample_bytes", v); }},
+      {"max_pixels",
+       [](PackOptions& o, py::handle v) { o.max_pixels = OptionValue<uint64_t>("max_pixels", v, kCount); }},
+      {"resize", [](PackOptions& o, py::handle v) { o.resize = OptionValue<uint32_t>("resize", v, kCount); }},
       {"crop",
        [](PackOptions& o, py::handle v) {
          if (py::isinstance<py::int_>(v)) {
-           o.crop_height = o.crop_width = v.cast<uint32_t>();
+           o.crop_height = o.crop_width = OptionValue<uint32_t>("crop", v, kCount);
          } else {
-           std::tie(o.crop_height, o.crop_width) = v.cast<std::pair<uint32_t, uint32_t>>();
+           std::tie(o.crop_height, o.crop_width) = OptionValue<std::pair<uint32_t, uint32_t>>("crop", v, kSides);
          }
        }},
-      {"keep_size", [](PackOptions& o, py::handle v) { o.keep_size = v.cast<bool>(); }},
+      {"keep_size", [](PackOptions& o, py::handle v) { o.keep_size = OptionValue<bool>("keep_size", v, kBool); }},
       {"compress",
        [](PackOptions& o, py::handle v) {
          const Status s = ParseRawCompression(v.is_none() ? "none" : Text(v), &o.compress);
          if (!s.ok()) throw py::value_error(s.message());
        }},
-      {"chunk_samples", [](PackOptions& o, py::handle v) { o.chunk_samples = v.cast<uint32_t>(); }},
-      {"max_side", [](PackOptions& o, py::handle v) { o.max_side = v.cast<uint32_t>(); }},
+      {"chunk_samples",
+       [](PackOptions& o, py::handle v) { o.chunk_samples = OptionValue<uint32_t>("chunk_samples", v, kCount); }},
+      {"max_side", [](PackOptions& o, py::handle v) { o.max_side = OptionValue<uint32_t>("max_side", v, kCount); }},
       {"max_side_of",
        [](PackOptions& o, py::handle v) {
          const std::string of = Text(v);
          if (of != "long" && of != "short") throw py::value_error("max_side_of must be 'long' or 'short'");
          o.max_side_of_short = of == "short";
        }},
-      {"jpeg_quality", [](PackOptions& o, py::handle v) { o.jpeg_quality = v.cast<int>(); }},
-      {"lossless_as_jpeg", [](PackOptions& o, py::handle v) { o.lossless_as_jpeg = v.cast<bool>(); }},
-      {"sync", [](PackOptions& o, py::handle v) { o.sync = v.cast<bool>(); }},
-      {"force", [](PackOptions& o, py::handle v) { o.force = v.cast<bool>(); }},
+      {"jpeg_quality",
+       [](PackOptions& o, py::handle v) { o.jpeg_quality = OptionValue<int>("jpeg_quality", v, kInt); }},
+      {"lossless_as_jpeg",
+       [](PackOptions& o, py::handle v) { o.lossless_as_jpeg = OptionValue<bool>("lossless_as_jpeg", v, kBool); }},
+      {"sync", [](PackOptions& o, py::handle v) { o.sync = OptionValue<bool>("sync", v, kBool); }},
+      {"force", [](PackOptions& o, py::handle v) { o.force = OptionValue<bool>("force", v, kBool); }},
   };
   static const std::map<std::string, Set> kPackOnly = {
       {"list", [](PackOptions& o, py::handle v) { o.list_file = v.is_none() ? "" : Text(v); }},
@@ -91,15 +134,15 @@ PackOptions PackOptionsFrom(const py::dict& kwargs, bool for_writer) {
          if (l != "imagenet" && l != "samples") throw py::value_error("layout must be 'imagenet' or 'samples'");
          o.layout = l == "samples" ? SourceLayout::kSamples : SourceLayout::kImageNet;
        }},
-      {"shuffle", [](PackOptions& o, py::handle v) { o.shuffle = v.cast<bool>(); }},
-      {"seed", [](PackOptions& o, py::handle v) { o.seed = v.cast<uint64_t>(); }},
+      {"shuffle", [](PackOptions& o, py::handle v) { o.shuffle = OptionValue<bool>("shuffle", v, kBool); }},
+      {"seed", [](PackOptions& o, py::handle v) { o.seed = OptionValue<uint64_t>("seed", v, kCount); }},
       {"keys",
        [](PackOptions& o, py::handle v) {
          const std::string k = Text(v);
          if (k != "index" && k != "path") throw py::value_error("keys must be 'index' or 'path'");
          o.path_keys = k == "path";
        }},
-      {"resume", [](PackOptions& o, py::handle v) { o.resume = v.cast<bool>(); }},
+      {"resume", [](PackOptions& o, py::handle v) { o.resume = OptionValue<bool>("resume", v, kBool); }},
   };
   PackOptions o;
   for (const auto& item : kwargs) {
@@ -130,20 +173,20 @@ class PyWriter {
     for (const auto& item : kwargs) {
       const std::string key = Text(item.first);
       if (key == "classes") {
-        options.classes =
-            item.second.is_none() ? std::vector<std::string>() : item.second.cast<std::vector<std::string>>();
+        options.classes = item.second.is_none() ? std::vector<std::string>()
+                                                : OptionValue<std::vector<std::string>>("classes", item.second, kNames);
       } else if (key == "pixels") {
         const std::string p = Text(item.second);
         if (p != "png" && p != "jpeg") throw py::value_error("pixels must be 'png' or 'jpeg', not '" + p + "'");
         options.pixels_as_jpeg = p == "jpeg";
       } else if (key == "queue_samples") {
-        options.queue_samples = item.second.cast<size_t>();
+        options.queue_samples = OptionValue<size_t>("queue_samples", item.second, kCount);
       } else if (key == "queue_bytes") {
-        options.queue_bytes = item.second.cast<uint64_t>();
+        options.queue_bytes = SizeOptionValue("queue_bytes", item.second);
       } else if (key == "part") {
-        options.part = item.second.cast<uint32_t>();
+        options.part = OptionValue<uint32_t>("part", item.second, kCount);
       } else if (key == "parts") {
-        options.parts = item.second.cast<uint32_t>();
+        options.parts = OptionValue<uint32_t>("parts", item.second, kCount);
       } else {
         pack[item.first] = item.second;
       }

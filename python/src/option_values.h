@@ -1,0 +1,58 @@
+// Keyword options from Python, read as the C++ options take them: what pybind's casts do, with
+// errors in the caller's words. A value of the wrong type is a TypeError that names the option,
+// what it takes and what it got ("threads='2': threads takes an int, not str"), where pybind says
+// "Unable to cast Python instance to C++ type"; a size takes what the CLI's size flags take
+// (an int of bytes, or "512MB", "2GiB").
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+
+#include "ground/units.h"
+
+namespace shardpack {
+
+namespace py = pybind11;
+
+// "threads='2'": how a message shows the keyword the caller gave.
+inline std::string KeywordShown(const std::string& option, py::handle value) {
+  return option + "=" + py::repr(value).cast<std::string>();
+}
+
+// A TypeError for a value of another type, a ValueError for an int out of range ("seed=-1").
+[[noreturn]] inline void RaiseOptionType(const std::string& option, py::handle value, const std::string& takes) {
+  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+    throw py::value_error(KeywordShown(option, value) + ": " + option + " takes " + takes);
+  }
+  throw py::type_error(KeywordShown(option, value) + ": " + option + " takes " + takes + ", not " +
+                       std::string(py::str(py::type::handle_of(value).attr("__name__"))));
+}
+
+// The value as T, or RaiseOptionType. A bool is not taken where a number is (True is no count).
+template <typename T>
+T OptionValue(const std::string& option, py::handle value, const std::string& takes) {
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if (py::isinstance<py::bool_>(value)) RaiseOptionType(option, value, takes);
+  }
+  try {
+    return value.cast<T>();
+  } catch (const py::cast_error&) {
+    RaiseOptionType(option, value, takes);
+  }
+}
+
+// A size in bytes: an int, or a string as the CLI's size flags take it ("512MB", "2GiB", "4096").
+inline uint64_t SizeOptionValue(const std::string& option, py::handle value) {
+  const std::string takes = "bytes as an int or a size such as \"512MB\" or \"2GiB\"";
+  if (py::isinstance<py::str>(value)) {
+    uint64_t bytes = 0;
+    const Status s = ParseByteSize(value.cast<std::string>(), &bytes);
+    if (!s.ok()) throw py::value_error(KeywordShown(option, value) + ": " + s.message());
+    return bytes;
+  }
+  return OptionValue<uint64_t>(option, value, takes);
+}
+
+}  // namespace shardpack
