@@ -23,6 +23,7 @@
 #include "shardpack/stat.h"
 #include "shardpack/verify.h"
 #include "tools/report_json.h"
+#include "tools/usage_error.h"
 #ifdef SHARDPACK_HAVE_CUDA
 #include "ops/cuda/cuda_bench.h"
 #include "ops/cuda/host_to_device_bench.h"
@@ -714,7 +715,7 @@ int RunCommandLine(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return ReportUsageError(app, e, std::vector<std::string>(argv + 1, argv + argc));
   }
   // The environment's settings (SHARDPACK_CACHE, SHARDPACK_HTTP_*, AWS_*, ...) under the flags.
   for (RemoteOptions* r : {&pf.options.remote, &cf.options.remote, &vo.remote, &bo.loader.remote}) {

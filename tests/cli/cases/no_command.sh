@@ -1,2 +1,2 @@
-# No command: the usage, on stderr.
+# No command: the commands, in the one-line failure form.
 run shardpack

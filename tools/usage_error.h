@@ -1,0 +1,20 @@
+// The command line's own errors (an unknown flag or command, a flag's bad value) in the one-line form
+// every failure prints, "<command> failed: <why>", with the flag or command the user probably
+// meant ("did you mean --threads?"), instead of CLI11's two lines in its own words.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace shardpack {
+
+// Prints the error on stderr and returns the exit status (2; 0 for --help and --version, which
+// CLI11 prints as usual). `args`: the arguments after the program's name.
+int ReportUsageError(CLI::App& app, const CLI::ParseError& error, const std::vector<std::string>& args);
+
+// The name in `names` closest to `typed` by edit distance, when close enough to be the one meant
+// (at most a third of its length, and at least 1, apart; a prefix counts too); empty otherwise.
+std::string ClosestName(const std::string& typed, const std::vector<std::string>& names);
+
+}  // namespace shardpack
