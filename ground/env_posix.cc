@@ -419,6 +419,11 @@ class PosixEnv final : public Env {
     return Status::OK();
   }
 
+  Status RemoveEmptyDir(const std::string& path) override {
+    if (::rmdir(path.c_str()) != 0) return Status::FromErrno("cannot remove " + path, errno);
+    return Status::OK();
+  }
+
   Status SyncDir(const std::string& path) override {
     int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return Status::FromErrno("cannot open directory " + path, errno);

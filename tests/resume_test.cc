@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "ground/units.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {
@@ -48,6 +49,15 @@ std::map<std::string, std::string> Files(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(dir))
     files[e.path().filename().string()] = testing::ReadFile(e.path().string());
   return files;
+}
+
+// The bytes of the shards (.tar) in a folder.
+uint64_t TotalShardBytes(const std::string& dir) {
+  uint64_t bytes = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ".tar") bytes += fs::file_size(e.path());
+  }
+  return bytes;
 }
 
 // Empty when the folders hold the same files with the same bytes; else what differs.
@@ -237,12 +247,28 @@ TEST_F(ResumeRefusals, AnotherSourceOrOptionsOrAFinishedDifferentDataset) {
   EXPECT_EQ(output, "pack failed: output folder " + out() +
                         " holds a finished dataset packed from another source or with other options; use --force to "
                         "replace it\n");
-  // The same options: already complete, nothing to do.
-  cmd = base;
-  cmd.insert(cmd.end(), {"--samples-per-shard", "2", "--resume"});
+  // The same options: already complete, nothing to do, and it says so (not "packed ... 0.0 MB/s").
+  cmd = {SHARDPACK_CLI, "pack", src(), out(), "--no-sync", "--samples-per-shard", "2", "--resume"};
   const auto before = Files(out());
   ASSERT_EQ(RunCommand(cmd, &output), 0) << output;
   EXPECT_EQ(Files(out()), before);
+  EXPECT_EQ(output, out() + " already holds this dataset, finished (10 samples in 5 shards, " +
+                        FormatBytes(TotalShardBytes(out())) + "): --resume did nothing\n");
+}
+
+// A pack that fails before anything is kept leaves no OUT it made (an empty folder looks like a
+// start); an OUT that was there stays.
+TEST_F(ResumeRefusals, AFailedPackRemovesTheEmptyOutItMade) {
+  MakeTree(2, 5);
+  std::string output;
+  const std::string made = out() + "-made";
+  EXPECT_NE(RunCommand({SHARDPACK_CLI, "pack", src(), made, "--strict", "--max-pixels", "1"}, &output), 0);
+  EXPECT_NE(output.find("pack failed: "), std::string::npos) << output;
+  EXPECT_FALSE(fs::exists(made));
+  const std::string there = out() + "-there";
+  fs::create_directories(there);
+  EXPECT_NE(RunCommand({SHARDPACK_CLI, "pack", src(), there, "--strict", "--max-pixels", "1"}, &output), 0);
+  EXPECT_TRUE(fs::is_directory(there));
 }
 
 }  // namespace

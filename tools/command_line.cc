@@ -153,6 +153,12 @@ int RunPack(PackFlags& f, bool convert) {
     std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
     return 0;
   }
+  if (result.already_complete) {
+    std::printf("%s already holds this dataset, finished (%s in %s, %s): --resume did nothing\n", f.out.c_str(),
+                Count(m.samples, "sample").c_str(), Count(m.shards.size(), "shard").c_str(),
+                FormatBytes(m.bytes).c_str());
+    return 0;
+  }
   if (f.options.partitions > 1) {
     std::printf(
         "%s part %u of %u: %s into %s (%s) in %s in %.2f s; skipped %s; once every part is done: "

@@ -21,6 +21,7 @@ nlohmann::json PackResultToJson(const PackResult& r, const std::string& out) {
           {"bytes_written", m.bytes},
           {"bytes_read", r.bytes_read},
           {"seconds", r.seconds},
+          {"already_complete", r.already_complete},
           {"classes", m.classes.size()},
           {"empty_classes", m.empty_classes},
           {"skipped_files", skipped},

@@ -121,6 +121,11 @@ class Env {
   virtual Status CreateDirs(const std::string& path) = 0;
   virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
   virtual Status RemoveFile(const std::string& path) = 0;
+  // Removes an empty folder (a failed pack's OUT that it made); Unsupported where folders are not
+  // things of their own (an object store's prefix).
+  virtual Status RemoveEmptyDir(const std::string& path) {
+    return Status::Unsupported("this Env does not remove folders (" + path + ")");
+  }
   // Makes a rename inside the directory durable.
   virtual Status SyncDir(const std::string& path) = 0;
   // The XXH64 that the storage keeps beside the file (an object store's metadata), as 16 hex

@@ -108,11 +108,15 @@ struct PackResult {
   // into RGB (a resumed run counts its own part only).
   uint64_t reencoded = 0;
   uint64_t cmyk_to_rgb = 0;
+  // --resume found OUT holding this dataset finished already: nothing was packed (`manifest` is
+  // the one there).
+  bool already_complete = false;
 };
 
 // Packs src into out. On success out/manifest.json exists and lists every shard. On failure no
 // manifest is left in out, so the output never looks complete; the shards completed so far stay,
-// with the journal that lets options.resume continue from them. Bad inputs are skipped and listed
+// with the journal that lets options.resume continue from them (an OUT this run made and left
+// empty is removed). Bad inputs are skipped and listed
 // (or fail the pack with strict); the Status names the file and the fix.
 Status Pack(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result);
 

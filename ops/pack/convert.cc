@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "formats/registry/registry.h"
+#include "ops/pack/output_dir.h"
 #include "ops/pack/output_env.h"
 #include "ops/pack/pack_pipeline.h"
 #include "shardpack/manifest.h"
@@ -55,8 +56,11 @@ Status Convert(const std::string& location, const std::string& out, const PackOp
   SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(in_location, options.remote, in_env, &in));
   std::unique_ptr<PackInput> input;
   SHARDPACK_RETURN_IF_ERROR(OpenInput(in_env, in, options, &input));
+  const bool made_out = !env->FileExists(out);
   SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, in, out, options.force, options.resume || options.partitions > 1));
-  return RunPackPipeline(env, input.get(), in, out, options, result);
+  const Status s = RunPackPipeline(env, input.get(), in, out, options, result);
+  if (!s.ok() && made_out) RemoveIfEmpty(env, out);
+  return s;
 }
 
 }  // namespace shardpack

@@ -69,6 +69,11 @@ Status RemoveTemporaryFiles(Env* env, const std::string& out, const OwnsOutputFi
   return Status::OK();
 }
 
+void RemoveIfEmpty(Env* env, const std::string& out) {
+  std::vector<DirEntry> entries;
+  if (env->ListDir(out, &entries).ok() && entries.empty()) (void)env->RemoveEmptyDir(out);
+}
+
 Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force, bool resume) {
   const std::string s = ResolvedPath(src), o = ResolvedPath(out);
   if (!src.empty() && (o == s || o.rfind(s + "/", 0) == 0)) {  // src: empty for a SampleWriter

@@ -16,6 +16,10 @@ namespace shardpack {
 // force. With resume, OUT is only created: the pipeline decides what of its contents to keep.
 Status PrepareOutputDir(Env* env, const std::string& src, const std::string& out, bool force, bool resume);
 
+// Removes OUT when it is an empty folder: a failed run that made it leaves nothing that looks like
+// a start (best effort: an Env without folders keeps it).
+void RemoveIfEmpty(Env* env, const std::string& out);
+
 // Which files of OUT a run may remove: a whole pack, every file a pack writes (IsOurOutputFile);
 // one part of a partitioned pack, only its own (ops/pack/pack_partition.h).
 using OwnsOutputFile = std::function<bool(const std::string& name)>;

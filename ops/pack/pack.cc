@@ -3,6 +3,7 @@
 
 #include "formats/registry/registry.h"
 #include "ops/pack/file_tree_input.h"
+#include "ops/pack/output_dir.h"
 #include "ops/pack/output_env.h"
 #include "ops/pack/pack_pipeline.h"
 #include "storage/location.h"
@@ -21,10 +22,13 @@ Status Pack(const std::string& src, const std::string& out, const PackOptions& o
   std::unique_ptr<Env> output_env;  // OUT in an object store
   SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out_location, format, options.remote, options.env, &output_env, &env));
   // Parts share OUT: each finds its own files there (Packer), never the others'.
+  const bool made_out = !env->FileExists(out);
   SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, src, out, options.force, options.resume || options.partitions > 1));
   std::unique_ptr<PackInput> input;
-  SHARDPACK_RETURN_IF_ERROR(FileTreeInput::Open(env, src, options, &input));
-  return RunPackPipeline(env, input.get(), src, out, options, result);
+  Status s = FileTreeInput::Open(env, src, options, &input);
+  if (s.ok()) s = RunPackPipeline(env, input.get(), src, out, options, result);
+  if (!s.ok() && made_out) RemoveIfEmpty(env, out);
+  return s;
 }
 
 }  // namespace shardpack

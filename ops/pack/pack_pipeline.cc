@@ -199,6 +199,7 @@ class Packer {
                                               PackFingerprint(source_, format_, options_, *input_), &point));
     if (point.complete) {
       result->manifest = std::move(point.finished);
+      result->already_complete = true;
       *complete = true;
       return Status::OK();
     }

@@ -41,6 +41,8 @@ class ForwardingEnv : public Env {
   Status NewExclusiveFile(const std::string& p, uint32_t mode, std::unique_ptr<WritableFile>* f) override {
     return base_->NewExclusiveFile(p, mode, f);
   }
+  Status RemoveEmptyDir(const std::string& p) override { return base_->RemoveEmptyDir(p); }
+
   Status FileSystemType(const std::string& p, std::string* type, bool* network) override {
     return base_->FileSystemType(p, type, network);
   }
