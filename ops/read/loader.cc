@@ -467,9 +467,9 @@ std::vector<std::string> OpenWarnings(const std::string& dataset, const DatasetR
   if (total <= limit) return warnings;
   warnings.push_back("a global shuffle of " + dataset + " reads its " +
                      std::to_string(reader.manifest().shards.size()) + " shards (" + FormatBytes(total) +
-                     ") all epoch long, but cache_limit holds " + FormatBytes(limit) +
-                     ": shards will be downloaded again and again. Use the streaming shuffle (shuffle_buffer=N, "
-                     "--shuffle-buffer N), which reads each shard once an epoch within the limit, or a cache_limit "
+                     ") all epoch long, but --cache-limit holds " + FormatBytes(limit) +
+                     ": shards will be downloaded again and again. Use the streaming shuffle (--shuffle-buffer N), "
+                     "which reads each shard once an epoch within the limit, or a --cache-limit "
                      "of at least " +
                      FormatBytes(total));
   return warnings;

@@ -44,11 +44,11 @@ Status NoCacheError(const std::string& location, const Format& format) {
   if (!format.reads_shards_through_env()) {
     return Status::InvalidArgument("reading " + location + " needs a local cache folder (the " +
                                    std::string(format.name()) + " format is one file, read at random): set " +
-                                   kCacheEnvVar + "=DIR (or the loader's cache_dir) with room for the dataset");
+                                   kCacheEnvVar + "=DIR (or --cache-dir DIR) with room for the dataset");
   }
   return Status::InvalidArgument("reading " + location + " at random needs a local cache folder: set " + kCacheEnvVar +
-                                 "=DIR (or the loader's cache_dir; cache_limit bounds it), or stream it without "
-                                 "one with the streaming shuffle (shuffle_buffer=N) or without shuffling");
+                                 "=DIR (or --cache-dir DIR; --cache-limit bounds it), or stream it without "
+                                 "one with the streaming shuffle (--shuffle-buffer N) or without shuffling");
 }
 
 }  // namespace
@@ -171,8 +171,8 @@ Status OpenStreamedShardList(const Location& spec, Env* env, const RemoteOptions
   if (!options.sequential) {
     return Status::InvalidArgument("reading " + spec.text + " at random needs a local cache folder: set " +
                                    kCacheEnvVar +
-                                   "=DIR (or the loader's cache_dir; cache_limit bounds it), or stream it without "
-                                   "one with the streaming shuffle (shuffle_buffer=N) or without shuffling");
+                                   "=DIR (or --cache-dir DIR; --cache-limit bounds it), or stream it without "
+                                   "one with the streaming shuffle (--shuffle-buffer N) or without shuffling");
   }
   std::vector<RemoteShardSource> sources;
   SHARDPACK_RETURN_IF_ERROR(ShardSources(spec, options, &sources));

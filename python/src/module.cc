@@ -49,19 +49,20 @@ constexpr char kSides[] = "an int or a (height, width) pair of ints";
 // A non-OK Status as the Python exception a user expects.
 void Raise(const Status& s) {
   if (s.ok()) return;
+  const std::string message = InPythonWords(s.message());  // in the keywords of this interface
   switch (s.code()) {
     case Status::Code::kInvalidArgument:
-      throw py::value_error(s.message());
+      throw py::value_error(message);
     case Status::Code::kNotFound: {
-      PyErr_SetString(PyExc_FileNotFoundError, s.message().c_str());
+      PyErr_SetString(PyExc_FileNotFoundError, message.c_str());
       throw py::error_already_set();
     }
     case Status::Code::kIOError: {
-      PyErr_SetString(PyExc_OSError, s.message().c_str());
+      PyErr_SetString(PyExc_OSError, message.c_str());
       throw py::error_already_set();
     }
     default:
-      throw std::runtime_error(s.ToString());
+      throw std::runtime_error(InPythonWords(s.ToString()));
   }
 }
 
@@ -160,7 +161,11 @@ class PyLoader {
   }
 
   uint64_t batches_per_epoch() const { return loader_->batches_per_epoch(); }
-  std::vector<std::string> warnings() const { return loader_->warnings(); }
+  std::vector<std::string> warnings() const {
+    std::vector<std::string> words;
+    for (const std::string& w : loader_->warnings()) words.push_back(InPythonWords(w));
+    return words;
+  }
   std::vector<std::string> take_skip_reports() { return loader_->TakeSkipReports(); }
   std::string dataset_fingerprint() const { return loader_->DatasetFingerprint(); }
   uint64_t samples_consumed(uint64_t rank_batches_done) const { return loader_->SamplesConsumed(rank_batches_done); }

@@ -8,7 +8,9 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <utility>
 
 #include "ground/units.h"
 
@@ -53,6 +55,32 @@ inline uint64_t SizeOptionValue(const std::string& option, py::handle value) {
     return bytes;
   }
   return OptionValue<uint64_t>(option, value, takes);
+}
+
+// A message of the library in the words of the Python package's keywords: the library names the
+// CLI's flags (and the C++ API's fields), which a Python caller does not have ("pass --force" is
+// "pass force=True" to shardpack.Writer; "--shuffle-buffer N" is "shuffle_buffer=N" to Loader).
+inline std::string InPythonWords(std::string message) {
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"--force", "force=True"},
+      {"--resume", "resume=True"},
+      {"--strict", "strict=True"},
+      {"--lossless-as-jpeg", "lossless_as_jpeg=True"},
+      {"--max-side ", "max_side="},
+      {"--max-side", "max_side"},
+      {"--layout", "layout="},
+      {"--list", "list="},
+      {"--cache-dir DIR", "cache_dir=DIR"},
+      {"--cache-limit", "cache_limit"},
+      {"--shuffle-buffer N", "shuffle_buffer=N"},
+      {"(give label or class_name)", "(give label=)"},
+  };
+  for (const auto& [cli, python] : kWords) {
+    for (size_t at = message.find(cli); at != std::string::npos; at = message.find(cli, at + std::strlen(python))) {
+      message.replace(at, std::strlen(cli), python);
+    }
+  }
+  return message;
 }
 
 }  // namespace shardpack

@@ -35,28 +35,6 @@ constexpr char kNames[] = "a list of str";
 constexpr char kText[] = "a str";
 constexpr char kSides[] = "an int or a (height, width) pair of ints";
 
-// A message of pack or the writer in the words of shardpack.Writer's and pack()'s keywords: the
-// library names the CLI's flags (and the C++ API's fields), which a Python caller does not have.
-std::string InPythonWords(std::string message) {
-  static const std::pair<const char*, const char*> kWords[] = {
-      {"--force", "force=True"},
-      {"--resume", "resume=True"},
-      {"--strict", "strict=True"},
-      {"--lossless-as-jpeg", "lossless_as_jpeg=True"},
-      {"--max-side ", "max_side="},
-      {"--max-side", "max_side"},
-      {"--layout", "layout="},
-      {"--list", "list="},
-      {"(give label or class_name)", "(give label=)"},
-  };
-  for (const auto& [cli, python] : kWords) {
-    for (size_t at = message.find(cli); at != std::string::npos; at = message.find(cli, at + std::strlen(python))) {
-      message.replace(at, std::strlen(cli), python);
-    }
-  }
-  return message;
-}
-
 [[noreturn]] void RaiseStatus(const Status& s) {
   const std::string message = InPythonWords(s.message());
   if (s.code() == Status::Code::kInvalidArgument) throw py::value_error(message);

@@ -157,8 +157,8 @@ try:
     r = run([dump_batches, f"{base}/wds/{spec}", os.path.join(work, "shardlist-random"), "4", "7", "16", "0", "0", "0",
              "1"], no_cache_env)
     check(r.returncode == 1 and r.stderr == f"dump_batches: invalid argument: reading {base}/wds/{spec} at random "
-          "needs a local cache folder: set SHARDPACK_CACHE=DIR (or the loader's cache_dir; cache_limit bounds it), or "
-          "stream it without one with the streaming shuffle (shuffle_buffer=N) or without shuffling\n",
+          "needs a local cache folder: set SHARDPACK_CACHE=DIR (or --cache-dir DIR; --cache-limit bounds it), or "
+          "stream it without one with the streaming shuffle (--shuffle-buffer N) or without shuffling\n",
           f"a shard list of URLs read at random without a cache: {r.stderr!r}")
     # pipe: commands that print shards (webdataset's convention), brace-expanded like URLs.
     out = os.path.join(work, "shardlist-pipe")
@@ -240,8 +240,8 @@ try:
     r = run([dump_batches, f"{base}/many", os.path.join(work, "many-random"), "2", "5", "16", "0", "0", "0", "1"],
             no_cache)
     check(r.returncode == 1 and r.stderr == f"dump_batches: invalid argument: reading {base}/many at random needs a "
-          "local cache folder: set SHARDPACK_CACHE=DIR (or the loader's cache_dir; cache_limit bounds it), or stream "
-          "it without one with the streaming shuffle (shuffle_buffer=N) or without shuffling\n",
+          "local cache folder: set SHARDPACK_CACHE=DIR (or --cache-dir DIR; --cache-limit bounds it), or stream "
+          "it without one with the streaming shuffle (--shuffle-buffer N) or without shuffling\n",
           f"a global shuffle without a cache: {r.stderr!r}")
     # A global shuffle over more than the cache's bound downloads shards again and again: the loader
     # says so when it opens, with the numbers and the ways out.
@@ -255,15 +255,15 @@ try:
         return f"{n} B" if u == 0 else f"{v:.1f} {units[u]}"
     total = sum(shard_bytes.values())
     check(r.returncode == 0 and r.stderr == f"warning: a global shuffle of {base}/many reads its 7 shards "
-          f"({human(total)}) all epoch long, but cache_limit holds {human(cache_limit)}: shards will be downloaded "
-          "again and again. Use the streaming shuffle (shuffle_buffer=N, --shuffle-buffer N), which reads each shard "
-          f"once an epoch within the limit, or a cache_limit of at least {human(total)}\n",
+          f"({human(total)}) all epoch long, but --cache-limit holds {human(cache_limit)}: shards will be downloaded "
+          "again and again. Use the streaming shuffle (--shuffle-buffer N), which reads each shard "
+          f"once an epoch within the limit, or a --cache-limit of at least {human(total)}\n",
           f"a global shuffle over more than the cache limit: {r.returncode} {r.stderr!r}")
     r = run([dump_batches, f"{base}/lmdb", os.path.join(work, "lmdb-stream"), "2", "5", "16", "0", "0", "0", "1"],
             dict(no_cache, DUMP_SHUFFLE_BUFFER="3"))
     check(r.returncode == 1 and r.stderr == f"dump_batches: invalid argument: reading {base}/lmdb needs a local "
-          "cache folder (the lmdb format is one file, read at random): set SHARDPACK_CACHE=DIR (or the loader's "
-          "cache_dir) with room for the dataset\n", f"lmdb without a cache: {r.stderr!r}")
+          "cache folder (the lmdb format is one file, read at random): set SHARDPACK_CACHE=DIR (or --cache-dir "
+          "DIR) with room for the dataset\n", f"lmdb without a cache: {r.stderr!r}")
     if python_dir:  # the Python Loader: streamed without a cache, and through a bounded cache folder
         script = ("import shardpack, sys\n"
                   "def epoch(path, **kw):\n"
@@ -273,6 +273,13 @@ try:
                   "assert len(local) == 7, len(local)\n"
                   "assert epoch(sys.argv[2]) == local, 'streamed'\n"
                   "assert epoch(sys.argv[2], cache_dir=sys.argv[3], cache_limit=int(sys.argv[4])) == local, 'cached'\n"
+                  "try:\n"  # the same refusal as the CLI's, in the Loader's keywords
+                  "    shardpack.Loader(sys.argv[2], batch_size=2, size=16)\n"
+                  "    raise SystemExit('a global shuffle over a URL without a cache folder was not refused')\n"
+                  "except ValueError as e:\n"
+                  "    assert str(e).endswith('at random needs a local cache folder: set SHARDPACK_CACHE=DIR (or '\n"
+                  "        'cache_dir=DIR; cache_limit bounds it), or stream it without one with the streaming shuffle '\n"
+                  "        '(shuffle_buffer=N) or without shuffling'), str(e)\n"
                   "print('ok')\n")
         r = run([sys.executable, "-c", script, many, f"{base}/many", os.path.join(work, "py-cache"), str(cache_limit)],
                 dict(no_cache, PYTHONPATH=python_dir))
