@@ -13,7 +13,7 @@ The change in a training script is two lines:
     loader = torch.utils.data.DataLoader(dataset, batch_size=256, shuffle=True, num_workers=16,
                                          pin_memory=True, drop_last=True)
     # after (once: shardpack pack root /data/packed)
-    loader = shardpack.Loader("/data/packed", batch_size=256, size=224, threads=16, layout="NCHW",
+    loader = shardpack.Loader("/data/packed", batch_size=256, size=224, threads=16,
                               pin_memory=True, drop_last=True)
 
 and, since batches arrive as uint8, the scaling to [0, 1] moves after the copy to the device.
@@ -79,7 +79,7 @@ def main():
                         "--samples-per-shard", "32"], check=True)
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    loader = shardpack.Loader(packed, batch_size=16, size=32, threads=args.threads, layout="NCHW",
+    loader = shardpack.Loader(packed, batch_size=16, size=32, threads=args.threads,
                               pin_memory=device.type == "cuda", drop_last=True, seed=0)
     classes = len(shardpack.open(packed).classes)
     model = SmallCnn(classes).to(device)

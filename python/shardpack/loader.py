@@ -128,7 +128,10 @@ class Loader:
         flip with probability `flip`) or "eval" (resize the shorter side to `resize`, default
         size * 256 / 224, then centre-crop `size`). Raw shards already of the output size are
         passed through untouched in "eval".
-    layout: "NHWC" (default) or "NCHW"; images are uint8.
+    layout: "channels_last" (default): images of shape (N, 3, H, W), as a model's first Conv2d takes
+        them, in torch.channels_last memory format: the loader's buffer itself, no copy. "NHWC":
+        the same bytes as (N, H, W, 3). "NCHW": (N, 3, H, W) planes, transposed by the C++ loader.
+        Images are uint8 (device="cuda" converts and normalises; its layouts are as before).
     rank, world_size: default to torch.distributed's when it is initialised, else 0 and 1. Every
         rank gets the same number of batches; together the ranks see every sample once an epoch.
     threads: decode threads (default 0: every core). This, not num_workers, is how the loader
@@ -171,7 +174,7 @@ class Loader:
     """
 
     def __init__(self, path=None, batch_size=32, shuffle=True, seed=0, transform="train", size=224, resize=None,
-                 threads=0, rank=None, world_size=None, drop_last=False, pin_memory=False, layout="NHWC",
+                 threads=0, rank=None, world_size=None, drop_last=False, pin_memory=False, layout="channels_last",
                  prefetch=2, skip_corrupt=True, shuffle_buffer=0, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3),
                  flip=0.5, fast_decode=True, worker=None, num_workers=None, device="cpu", dtype="float32",
                  mean=(0.485 * 255, 0.456 * 255, 0.406 * 255), std=(0.229 * 255, 0.224 * 255, 0.225 * 255),
@@ -180,8 +183,10 @@ class Loader:
                  shared_classes=False):
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
-        if layout not in ("NHWC", "NCHW"):
-            raise ValueError(f"layout must be 'NHWC' or 'NCHW', not {layout!r}")
+        if layout not in ("channels_last", "NHWC", "NCHW"):
+            raise ValueError(f"layout must be 'channels_last' (N, 3, H, W without a copy), 'NHWC' or 'NCHW', "
+                             f"not {layout!r}")
+        self._channels_last = layout == "channels_last" and not str(device).startswith("cuda")
         if isinstance(size, (str, bytes)) or not (isinstance(size, numbers.Integral) or hasattr(size, "__len__")):
             raise TypeError(f"size={size!r}: size takes an int or a (height, width) pair of ints, "
                             f"not {type(size).__name__}")
@@ -279,6 +284,8 @@ class Loader:
         for lease in self.batches():
             # CUDA: DLPack, on torch's current stream, which waits for the batch's copy.
             images = torch.from_dlpack(lease) if self._cuda else torch.from_numpy(lease.images())
+            if self._channels_last:  # (N, H, W, 3) bytes seen as (N, 3, H, W): torch.channels_last, no copy
+                images = images.permute(0, 3, 1, 2)
             batch = (images, torch.from_numpy(lease.labels()))
             if self._mixture is not None:
                 batch += (torch.from_numpy(lease.sources()),)

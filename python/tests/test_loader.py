@@ -36,8 +36,8 @@ def test_tensors_and_labels_equal_the_cpp_loader(fmt, wds, lmdb_dataset, tmp_pat
     images, labels = collect(loader)
     cpp_images, _, cpp_labels = run_cpp(dataset, tmp_path)
     assert images.dtype == torch.uint8 and labels.dtype == torch.int64
-    assert tuple(images.shape) == (60, 24, 24, 3)
-    assert np.array_equal(images.numpy(), cpp_images)
+    assert tuple(images.shape) == (60, 3, 24, 24)  # the layout a model takes (the C++ loader's bytes are NHWC)
+    assert np.array_equal(images.permute(0, 2, 3, 1).numpy(), cpp_images)
     assert np.array_equal(labels.numpy(), cpp_labels)
     assert len(loader) == 8
 
@@ -53,11 +53,23 @@ def test_images_share_memory_with_the_cpp_buffer(wds):
     assert len(seen) >= 2
 
 
-def test_nchw_layout_is_the_transpose(wds):
-    nhwc = next(iter(shardpack.Loader(wds, batch_size=4, size=16, shuffle=False, transform="eval")))[0].clone()
-    nchw = next(iter(shardpack.Loader(wds, batch_size=4, size=16, shuffle=False, transform="eval", layout="NCHW")))[0]
-    assert tuple(nchw.shape) == (4, 3, 16, 16)
-    assert torch.equal(nchw, nhwc.permute(0, 3, 1, 2))
+def test_the_layouts_are_views_or_the_transpose_of_one_buffer(wds):
+    def first(layout):
+        loader = shardpack.Loader(wds, batch_size=4, size=16, shuffle=False, transform="eval", layout=layout)
+        buffers = set(loader.buffer_addresses())
+        images = next(iter(loader))[0]
+        return images.clone(), images.data_ptr() in buffers, images
+    nhwc, nhwc_in_buffer, _ = first("NHWC")
+    default, default_in_buffer, view = first("channels_last")
+    nchw, _, _ = first("NCHW")
+    assert tuple(nhwc.shape) == (4, 16, 16, 3) and tuple(default.shape) == tuple(nchw.shape) == (4, 3, 16, 16)
+    assert torch.equal(nchw, nhwc.permute(0, 3, 1, 2)) and torch.equal(default, nchw)
+    # The default is the loader's buffer itself (no copy), in the memory format Conv2d takes fastest.
+    assert nhwc_in_buffer and default_in_buffer
+    assert view.is_contiguous(memory_format=torch.channels_last)
+    conv = torch.nn.Conv2d(3, 8, 3)
+    assert tuple(conv(view.float()).shape) == (4, 8, 14, 14)  # model(images), no permute
+    assert tuple(shardpack.Loader(wds, batch_size=4, size=16).__iter__().__next__()[0].shape) == (4, 3, 16, 16)
 
 
 def test_resume_via_state_dict_equals_an_uninterrupted_run(wds):
@@ -187,7 +199,7 @@ def test_pin_memory_without_cuda_warns_and_works(wds):
 
 
 def test_raw_shards_of_the_output_size_pass_through(raw, tmp_path):
-    loader = shardpack.Loader(raw, batch_size=10, size=32, transform="eval", shuffle=False)
+    loader = shardpack.Loader(raw, batch_size=10, size=32, transform="eval", shuffle=False, layout="NHWC")
     images, labels = next(iter(loader))
     first = shardpack.open(raw)[0]
     assert np.array_equal(images[0].numpy(), first["npy"])
@@ -224,7 +236,7 @@ def test_cuda_device(wds):
     std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1) * 255
     for (x, y), (gx, gy) in zip(cpu, gpu):
         assert gx.is_cuda and gx.dtype == torch.float32 and tuple(gx.shape) == (x.shape[0], 3, 24, 24)
-        expected = (x.permute(0, 3, 1, 2).float() - mean) / std
+        expected = (x.float() - mean) / std  # the CPU batch is (N, 3, H, W) already (channels_last)
         assert torch.allclose(gx.cpu(), expected, atol=1e-4)
         assert torch.equal(gy, y)
 
@@ -296,7 +308,8 @@ def test_masks_get_their_images_crop_and_flip(fmt, tmp_path):
                     "--quiet", "--no-sync", "--samples-per-shard", "4", *keep_size], check=True)
     flips = set()
     for epoch in range(4):
-        loader = shardpack.Loader(out, batch_size=4, size=(20, 28), seed=1, mask="seg.png", fields=("txt",))
+        loader = shardpack.Loader(out, batch_size=4, size=(20, 28), seed=1, mask="seg.png", fields=("txt",),
+                                  layout="NHWC")
         loader.set_epoch(epoch)
         for images, labels, masks, fields in loader:
             assert masks.dtype == torch.uint8 and tuple(masks.shape) == tuple(images.shape[:3])
