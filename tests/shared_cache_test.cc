@@ -205,6 +205,14 @@ TEST_F(SharedCacheTest, AReaderWaitingForAPrefetchThatFindsNoRoomGetsItsShard) {
   EXPECT_EQ(first, 'C');
 }
 
+// The cache folder `cache` (made) and the paths of n shards in it, shard-I.tar.
+std::vector<std::string> ShardPaths(const std::string& cache, size_t n) {
+  fs::create_directories(cache);
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < n; ++i) paths.push_back(cache + "/shard-" + std::to_string(i) + ".tar");
+  return paths;
+}
+
 // Counts the looks (stat, lock probe) a decision takes at shards other than the one it decides on.
 class LookCountingEnv final : public testing::ForwardingEnv {
  public:
@@ -235,11 +243,9 @@ class LookCountingEnv final : public testing::ForwardingEnv {
 TEST(SharedCacheSpaceLedger, DecisionsLookOnlyAtTheShardsTheFolderHolds) {
   testing::TempDir dir;
   const std::string cache = dir.Sub("cache");
-  fs::create_directories(cache);
   constexpr size_t kMany = 2000;
   constexpr uint64_t kBytes = 100;
-  std::vector<std::string> paths;
-  for (size_t i = 0; i < kMany; ++i) paths.push_back(cache + "/shard-" + std::to_string(i) + ".tar");
+  const std::vector<std::string> paths = ShardPaths(cache, kMany);
   LookCountingEnv env("");
   // Shards [first, last) reserved and "downloaded" one after another under `limit`: the most looks
   // of the first decision and of the later ones, and the most shard files the folder held.
@@ -321,11 +327,9 @@ std::vector<std::string> Lines(const std::string& path) {
 TEST(SharedCacheSpaceLedger, DecisionsAppendTheirChangeAndOpenNothing) {
   testing::TempDir dir;
   const std::string cache = dir.Sub("cache");
-  fs::create_directories(cache);
   constexpr size_t kShards = 1000;
   constexpr uint64_t kBytes = 100;
-  std::vector<std::string> paths;
-  for (size_t i = 0; i < kShards; ++i) paths.push_back(cache + "/shard-" + std::to_string(i) + ".tar");
+  const std::vector<std::string> paths = ShardPaths(cache, kShards);
   const std::vector<uint64_t> sizes(kShards, kBytes);
   OpenCountingEnv env;
   const auto reserve = [&](SharedCacheSpace* space, size_t i, uint64_t* used) {

@@ -36,16 +36,6 @@ namespace py = pybind11;
 namespace shardpack {
 namespace {
 
-// What each kind of option takes, as a TypeError says it (python/src/option_values.h).
-constexpr char kCount[] = "a non-negative int";
-constexpr char kInt[] = "an int";
-constexpr char kBool[] = "True or False";
-constexpr char kNumber[] = "a number";
-constexpr char kPair[] = "a (low, high) pair of numbers";
-constexpr char kNames[] = "a list of str";
-constexpr char kText[] = "a str";
-constexpr char kSides[] = "an int or a (height, width) pair of ints";
-
 // A non-OK Status as the Python exception a user expects.
 void Raise(const Status& s) {
   if (s.ok()) return;

@@ -18,6 +18,16 @@ namespace shardpack {
 
 namespace py = pybind11;
 
+// What each kind of option takes, as a TypeError says it.
+inline constexpr char kCount[] = "a non-negative int";
+inline constexpr char kInt[] = "an int";
+inline constexpr char kBool[] = "True or False";
+inline constexpr char kNumber[] = "a number";
+inline constexpr char kPair[] = "a (low, high) pair of numbers";
+inline constexpr char kNames[] = "a list of str";
+inline constexpr char kText[] = "a str";
+inline constexpr char kSides[] = "an int or a (height, width) pair of ints";
+
 // "threads='2'": how a message shows the keyword the caller gave.
 inline std::string KeywordShown(const std::string& option, py::handle value) {
   return option + "=" + py::repr(value).cast<std::string>();

@@ -25,16 +25,6 @@ namespace py = pybind11;
 namespace shardpack {
 namespace {
 
-// What each kind of option takes, as a TypeError says it (python/src/option_values.h).
-constexpr char kCount[] = "a non-negative int";
-constexpr char kInt[] = "an int";
-constexpr char kBool[] = "True or False";
-constexpr char kNumber[] = "a number";
-constexpr char kPair[] = "a (low, high) pair of numbers";
-constexpr char kNames[] = "a list of str";
-constexpr char kText[] = "a str";
-constexpr char kSides[] = "an int or a (height, width) pair of ints";
-
 [[noreturn]] void RaiseStatus(const Status& s) {
   const std::string message = InPythonWords(s.message());
   if (s.code() == Status::Code::kInvalidArgument) throw py::value_error(message);
