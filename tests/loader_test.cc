@@ -444,7 +444,8 @@ TEST_F(LoaderTest, BenchCountsImagesAndTellsWhetherTheLoaderKeepsUp) {
   EXPECT_EQ(r.batches, 14u);  // 27 images in batches of 4: 7 per epoch
   EXPECT_GT(r.images_per_second, 0);
   EXPECT_TRUE(r.keeps_up);
-  o.consumer_rate = 1e9;  // a consumer that never waits on itself: it starves
+  EXPECT_FALSE(r.predecoded);  // JPEGs: pre-decoding is advice that can help
+  o.consumer_rate = 1e9;       // a consumer that never waits on itself: it starves
   ASSERT_TRUE(RunLoaderBench(out(), o, &r).ok());
   EXPECT_FALSE(r.keeps_up);
   EXPECT_GT(r.consumer_wait_share, 0.05);
@@ -576,6 +577,13 @@ TEST_F(LoaderFieldsTest, RequireFieldsNamesTheSampleWithoutAndOtherFormatsHaveNo
   ASSERT_TRUE(loader->Next(&b).ok());
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->fields[0], from_wds);
+  // Its images are stored decoded: bench must not advise pre-decoding them (issue 40).
+  EXPECT_TRUE(loader->reads_decoded_images());
+  BenchOptions bo;
+  bo.loader = o;
+  BenchResult bench;
+  ASSERT_TRUE(RunLoaderBench(out("raw"), bo, &bench).ok());
+  EXPECT_TRUE(bench.predecoded);
 }
 
 }  // namespace

@@ -178,8 +178,11 @@ int RunPack(PackFlags& f, bool convert) {
   if (result.reencoded > 0) {
     const std::string cmyk =
         result.cmyk_to_rgb == 0 ? "" : "; " + Count(result.cmyk_to_rgb, "CMYK JPEG") + " converted to RGB";
-    std::printf("re-encoded %s (--max-side, --lossless-as-jpeg)%s\n", Count(result.reencoded, "image").c_str(),
-                cmyk.c_str());
+    // The flags that did it, as given.
+    const PackOptions& o = f.options;
+    std::string why = o.max_side > 0 ? "--max-side " + std::to_string(o.max_side) : "";
+    if (o.lossless_as_jpeg) why += std::string(why.empty() ? "" : ", ") + "--lossless-as-jpeg";
+    std::printf("re-encoded %s (%s)%s\n", Count(result.reencoded, "image").c_str(), why.c_str(), cmyk.c_str());
   }
   return 0;
 }
@@ -514,10 +517,12 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
     std::printf(", buffer of %s %.3f", Grouped(double(samples)).c_str(), value);
   std::printf("; ideal %.3f\n", q.ideal);
   if (o.consumer_rate > 0) {
-    std::printf(
-        "consumer at %.0f images/s waited %.2f s (%.1f%% of the time): %s\n", o.consumer_rate, r.consumer_wait_seconds,
-        100 * r.consumer_wait_share,
-        r.keeps_up ? "the loader keeps up" : "the loader is the bottleneck: add threads or pre-decode (--format raw)");
+    std::printf("consumer at %.0f images/s waited %.2f s (%.1f%% of the time): %s\n", o.consumer_rate,
+                r.consumer_wait_seconds, 100 * r.consumer_wait_share,
+                r.keeps_up     ? "the loader keeps up"
+                : r.predecoded ? "the loader is the bottleneck: add threads (the images are stored decoded already: a "
+                                 "smaller --crop, or faster storage)"
+                               : "the loader is the bottleneck: add threads or pre-decode (--format raw)");
   }
   return 0;
 }

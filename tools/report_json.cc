@@ -87,6 +87,7 @@ nlohmann::json BenchResultToJson(const BenchResult& r) {
           {"consumer_wait_seconds", r.consumer_wait_seconds},
           {"consumer_wait_share", r.consumer_wait_share},
           {"keeps_up", r.keeps_up},
+          {"predecoded", r.predecoded},
           {"device", r.device},
           {"copy_seconds", r.copy_seconds},
           {"copy_busy_share", r.copy_busy_share},

@@ -163,6 +163,8 @@ class Loader {
   // The same dataset at another path or URL gives the same value; another dataset, or one whose
   // shards changed, another. Resume states record it, so that a state is not applied to other data.
   std::string DatasetFingerprint() const;
+  // The dataset stores decoded pixels (the raw format): its batches need no image decode.
+  bool reads_decoded_images() const;
   // The samples skipped (skip_corrupt) since the last call, one line each naming the sample, its
   // index and why ("skipped sample 000042 (index 42): ..."), for the caller to show: each skipped
   // sample is reported once per epoch in which it comes up. Thread-safe.

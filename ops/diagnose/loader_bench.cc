@@ -18,6 +18,7 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
   SHARDPACK_RETURN_IF_ERROR(mixed ? Loader::Open(o.mixture, o.loader, &loader)
                                   : Loader::Open(dataset, o.loader, &loader));
   r->warnings = loader->warnings();
+  r->predecoded = loader->reads_decoded_images();
   const auto start = Clock::now();
   r->open_seconds = std::chrono::duration<double>(start - open_start).count();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };

@@ -479,6 +479,10 @@ std::vector<std::string> OpenWarnings(const std::string& dataset, const DatasetR
 
 const std::vector<std::string>& Loader::warnings() const { return impl_->warnings; }
 
+bool Loader::reads_decoded_images() const {
+  return impl_->mixture == nullptr && impl_->reader->manifest().format == DatasetFormat::kRaw;
+}
+
 std::string Loader::DatasetFingerprint() const {
   std::string described;
   for (const ShardEntry& shard : impl_->reader->manifest().shards) {

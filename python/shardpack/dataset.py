@@ -18,6 +18,7 @@ class Dataset:
         self._impl = _shardpack.Dataset(_paths.location(path))
 
     def __len__(self):
+        """The number of samples."""
         return len(self._impl)
 
     def __getitem__(self, index):
@@ -36,15 +37,18 @@ class Dataset:
         return self._impl.read(index)
 
     def __iter__(self):
+        """Every sample in the dataset's order (read one by one: for batches, use Loader)."""
         for i in range(len(self)):
             yield self._impl.read(i)
 
     @property
     def format(self):
+        """The dataset's format: "wds", "lmdb" or "raw"."""
         return self._impl.format
 
     @property
     def classes(self):
+        """The class names: label i is classes[i] (empty for an unlabelled dataset)."""
         return self._impl.classes
 
 

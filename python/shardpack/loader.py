@@ -111,8 +111,20 @@ def _check_state(state):
 class Loader:
     """Batches of decoded, cropped images as torch tensors, from a packed dataset or a mixture.
 
-    path: a dataset folder (any format), or WebDataset shards such as "train-{000000..000127}.tar",
-        or either at a URL (http://, https://, s3://; docs/remote.md).
+    path: a dataset folder (any format) or its manifest.json, or WebDataset shards: a spec such as
+        "train-{000000..000127}.tar", a list of shard files, or a glob ("out/*.tar"); or a folder or
+        spec at a URL (http://, https://, s3://; docs/remote.md).
+    batch_size: images per batch (the last of an epoch may be smaller, unless drop_last).
+    shuffle, seed: shuffle each epoch (set_epoch) in an order that is a pure function of seed and
+        epoch: every rank computes the same one, and resume continues it exactly. shuffle=False
+        reads the dataset in its order.
+    drop_last: leave out the last, smaller batch of each rank's epoch (every rank still gets the
+        same number of batches either way).
+    size: the output size, an int (square) or (height, width).
+    fast_decode: decode training JPEGs with libjpeg-turbo's fast IDCT and upsampling (faster per
+        image, values within a level or two of the accurate decode; docs/performance.md). False:
+        the accurate decode. "eval" always decodes accurately.
+    prefetch: batches prepared ahead of the one being consumed.
     sources: instead of path, several datasets mixed in every epoch (docs/mixing.md): a list of
         locations, (location, weight) pairs, or dicts {"location": ..., and "weight", "samples" (per
         epoch) or "passes" (per epoch)}. epoch_size (default: the sum of the sources' sizes) is
