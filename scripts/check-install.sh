@@ -24,7 +24,8 @@ got_cmake=$("$work/embed-cmake/embed" "$work/dataset" 18)
 export PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name shardpack.pc)")
 # shellcheck disable=SC2046  # pkg-config's flags are words
 g++ -std=c++17 -o "$work/embed-pkgconfig" examples/embed/main.cc $(pkg-config --cflags --libs shardpack)
-got_pkgconfig=$(LD_LIBRARY_PATH=$(pkg-config --variable=libdir shardpack) "$work/embed-pkgconfig" "$work/dataset" 18)
+# As README.md runs it: no LD_LIBRARY_PATH (the .pc file's Libs carry the library's run path).
+got_pkgconfig=$(env -u LD_LIBRARY_PATH "$work/embed-pkgconfig" "$work/dataset" 18)
 
 echo "expected (from the tree): $expected"
 echo "find_package build:       $got_cmake"
