@@ -48,7 +48,6 @@ std::vector<size_t> SharedCacheSpace::LedgerView::Live() {
 
 void SharedCacheSpace::LedgerView::Apply(std::string_view line, const SharedCacheSpace& space) {
   ++lines;
-  if (!v2 && line.empty() && offset == 0) return;
   const bool add = !v2 || (!line.empty() && line[0] == '+');
   if (v2) {
     if (line.empty() || (line[0] != '+' && line[0] != '-')) return;

@@ -73,6 +73,10 @@ class ReadPlannerTest : public testing::Test {
  protected:
   void SetUp() override {
     for (int s = 0; s < 40; ++s) sizes_.push_back(5 + uint64_t(s * 7) % 11);
+    for (const uint64_t size : sizes_) {
+      shards_.emplace_back();
+      shards_.back().samples = size;
+    }
     total_ = std::accumulate(sizes_.begin(), sizes_.end(), uint64_t(0));
     o_.batch_size = 4;
     o_.shuffle_buffer = 16;
@@ -91,6 +95,7 @@ class ReadPlannerTest : public testing::Test {
   }
 
   std::vector<uint64_t> sizes_;
+  std::vector<ShardEntry> shards_;  // the same sizes, as a manifest lists them
   uint64_t total_ = 0;
   SamplerOptions o_;
   EpochSampler sampler_;
@@ -109,7 +114,7 @@ TEST_F(ReadPlannerTest, WindowsGiveTheWholeEpochsDrainsAndPositionsAndCoverEvery
     ASSERT_GT(drains, 10u);  // the streaming shuffle leaves samples waiting: drains to check
     for (const uint64_t window : {1, 3, 7, 1000}) {
       SCOPED_TRACE("first batch " + std::to_string(first_batch) + ", window " + std::to_string(window));
-      ReadPlanner planner(sampler_, sizes_, o_, true, 2, first_batch, window);
+      ReadPlanner planner(sampler_, shards_, o_, true, 2, first_batch, window);
       EpochSampler walk = sampler_;
       std::vector<ShardUse> plan;
       uint64_t plan_position = 0, plans = 0;
@@ -159,7 +164,7 @@ TEST_F(ReadPlannerTest, SamplesTakenPastTheHorizonAreReadFromTheirShardOnce) {
   const auto shard_of = [&](uint64_t i) {
     return size_t(std::upper_bound(ends.begin(), ends.end(), i) - ends.begin());
   };
-  ReadPlanner planner(sampler_, sizes_, o_, true, 0, 0, 2, /*horizon_buffers=*/0);
+  ReadPlanner planner(sampler_, shards_, o_, true, 0, 0, 2, /*horizon_buffers=*/0);
   const Reference ref = WholeEpoch(sampler_, sizes_, 0, 0);
   std::map<uint64_t, int> kept_whole_epoch;
   for (const auto& drains : ref.drains) {

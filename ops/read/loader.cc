@@ -351,15 +351,14 @@ struct Loader::Impl {
     planner.reset();
     if (buffered != nullptr) buffered->Clear();
     if (!reader->wants_read_plan()) return;
-    std::vector<uint64_t> shard_sizes;
-    for (const ShardEntry& shard : reader->manifest().shards) shard_sizes.push_back(shard.samples);
+    const std::vector<ShardEntry>& shards = reader->manifest().shards;
     // A window spans many more shards than are downloaded ahead, so that the plan is always ahead.
     const uint64_t ahead = std::max<uint64_t>(64, 2 * uint64_t(options.remote.prefetch_shards));
     const uint64_t window = options.read_plan_batches > 0
                                 ? options.read_plan_batches
-                                : ReadPlanner::Window(reader->size(), shard_sizes.size(), options.sampler, ahead);
-    planner = std::make_unique<ReadPlanner>(sampler, shard_sizes, options.sampler, buffered != nullptr, epoch,
-                                            first_batch, window);
+                                : ReadPlanner::Window(reader->size(), shards.size(), options.sampler, ahead);
+    planner = std::make_unique<ReadPlanner>(sampler, shards, options.sampler, buffered != nullptr, epoch, first_batch,
+                                            window);
   }
 
   // Before batch b: a new plan for the reader when b starts a window.

@@ -6,7 +6,7 @@
 
 namespace shardpack {
 
-ReadPlanner::ReadPlanner(const EpochSampler& sampler, const std::vector<uint64_t>& shard_sizes,
+ReadPlanner::ReadPlanner(const EpochSampler& sampler, const std::vector<ShardEntry>& shards,
                          const SamplerOptions& options, bool keep_waiting, uint64_t epoch, uint64_t first_batch,
                          uint64_t window_batches, uint64_t horizon_buffers)
     : plan_sampler_(sampler),
@@ -17,10 +17,12 @@ ReadPlanner::ReadPlanner(const EpochSampler& sampler, const std::vector<uint64_t
       window_(std::max<uint64_t>(1, window_batches)),
       keep_waiting_(keep_waiting),
       horizon_(horizon_buffers * options.shuffle_buffer),
+      locator_(shards),
+      shard_count_(shards.size()),
       base_batch_(first_batch) {
-  for (const uint64_t size : shard_sizes) ends_.push_back((ends_.empty() ? 0 : ends_.back()) + size);
+  for (const ShardEntry& shard : shards) samples_ += shard.samples;
   const std::vector<uint64_t> passed = keep_waiting_ ? sampler.ShardsPassed(epoch) : std::vector<uint64_t>();
-  keep_waiting_ = passed.size() == shard_sizes.size() && !passed.empty();
+  keep_waiting_ = passed.size() == shard_count_ && !passed.empty();
   if (!keep_waiting_) return;
   // Each shard's drain: the first of this worker's batches that starts where the stream has left
   // it. `passed` does not decrease along the stream's order (each shard's stream range ends later
@@ -48,7 +50,11 @@ uint64_t ReadPlanner::Window(uint64_t dataset_size, size_t shard_count, const Sa
 }
 
 size_t ReadPlanner::ShardOf(uint64_t index) const {
-  return size_t(std::upper_bound(ends_.begin(), ends_.end(), index) - ends_.begin());
+  if (index >= samples_) return shard_count_;
+  size_t shard = 0;
+  uint64_t local = 0;
+  locator_.Locate(index, &shard, &local);
+  return shard;
 }
 
 bool ReadPlanner::Advance(uint64_t b, std::vector<ShardUse>* uses, uint64_t* position) {
@@ -142,7 +148,7 @@ void ReadPlanner::PlanWindow(uint64_t k) {
     plan_sampler_.Batch(epoch_, b, &indices_);
     for (const uint64_t index : indices_) {
       const size_t shard = ShardOf(index);
-      if (shard < ends_.size()) {
+      if (shard < shard_count_) {
         // Read from its shard unless kept when the stream left it (missed: taken past the horizon).
         const bool kept = keep_waiting_ && b >= drain_at_[shard] && missed_.erase(index) == 0;
         if (!kept) use(shard, position_);

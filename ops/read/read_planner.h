@@ -24,6 +24,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "formats/common/shard_locator.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/sampler.h"
 
@@ -39,11 +40,11 @@ class ReadPlanner {
     std::vector<uint64_t> indices;
   };
 
-  // sampler: the loader's, copied (a copy runs its own stream). shard_sizes: samples per shard in
-  // the manifest's order. keep_waiting: the streaming shuffle with a BufferedSampleReader (drains).
+  // sampler: the loader's, copied (a copy runs its own stream). shards: the dataset's (the reader's
+  // manifest), in its order. keep_waiting: the streaming shuffle with a BufferedSampleReader (drains).
   // window_batches: batches per window (at least 1). horizon_buffers: how far the walk ahead runs,
   // in shuffle buffers (tests make it small to miss samples).
-  ReadPlanner(const EpochSampler& sampler, const std::vector<uint64_t>& shard_sizes, const SamplerOptions& options,
+  ReadPlanner(const EpochSampler& sampler, const std::vector<ShardEntry>& shards, const SamplerOptions& options,
               bool keep_waiting, uint64_t epoch, uint64_t first_batch, uint64_t window_batches,
               uint64_t horizon_buffers = kHorizonBuffers);
 
@@ -62,6 +63,7 @@ class ReadPlanner {
   uint64_t BatchPosition(uint64_t b) const;
 
  private:
+  // The shard that holds sample `index`; the shard count for an index past the dataset.
   size_t ShardOf(uint64_t index) const;
   // Plans window k: its drains and batch positions, and its uses into windows_.
   void PlanWindow(uint64_t k);
@@ -72,8 +74,10 @@ class ReadPlanner {
   EpochSampler plan_sampler_, keep_sampler_;  // two streams, each front to back
   const uint64_t epoch_, first_batch_, end_batch_, window_;
   bool keep_waiting_;
-  const uint64_t horizon_;      // positions of the order the walk ahead runs past a window
-  std::vector<uint64_t> ends_;  // per shard: the end of its samples in dataset order
+  const uint64_t horizon_;  // positions of the order the walk ahead runs past a window
+  const ShardLocator locator_;
+  const size_t shard_count_;
+  uint64_t samples_ = 0;  // in the shards
 
   // Drains (keep_waiting_ only).
   std::vector<uint64_t> drain_at_;      // per shard: the batch that first finds the stream past it
