@@ -184,23 +184,73 @@ TEST(DoctorVerdict, DecodeBoundCountsTheCoresTheModelNeeds) {
   o.model_rate = 450;
   DrawVerdict(o, &r);
   EXPECT_EQ(r.bottleneck, "decode");
-  EXPECT_DOUBLE_EQ(r.feed_today, 400);
+  // Decode and transform share the threads: 1 / (1/100 + 1/1000) = 90.9 images/s a core, x 4 = 363.6.
+  EXPECT_NEAR(r.feed_today, 4000.0 / 11, 1e-9);
   ASSERT_EQ(r.layers.size(), 4u);
   EXPECT_EQ(r.layers[0].name, "storage");  // fastest first; host to device (not measured) last
   EXPECT_EQ(r.layers[3].name, "host to device");
+  // 1 - 363.6 / 450 = 19%.
   EXPECT_EQ(r.verdict,
-            "the input pipeline is the bottleneck: it feeds 400 images/s (slowest layer: decode) and the model takes "
-            "450 images/s; the GPU waits 11% of the time");
+            "the input pipeline is the bottleneck: it feeds 364 images/s (decode and transform sharing 4 threads, "
+            "90.9 images/s per core (estimate)) and the model takes 450 images/s; the GPU waits 19% of the time");
   ASSERT_EQ(r.actions.size(), 2u);  // 10% of large images: no advice to shrink them
-  // ceil(450 / 100) = 5 cores; 224 x 224 x 3 = 150,528 bytes = 1.5x the 100 kB encoded.
+  // ceil(450 / 90.9) = 5 cores; 224 x 224 x 3 = 150,528 bytes = 1.5x the 100 kB encoded.
   EXPECT_EQ(r.actions[0],
-            "more threads: at 100 images/s per core, 450 images/s needs 5 cores (this machine has 8; "
+            "more threads: at 90.9 images/s per core, 450 images/s needs 5 cores (this machine has 8; "
             "estimate)");
   EXPECT_EQ(r.actions[1].rfind("pre-decode to raw (shardpack pack SRC OUT --format raw --crop 224): no decode at "
                                "load time; costs 151 KB of disk per image, 1.5x the encoded size (estimate)",
                                0),
             0u)
       << r.actions[1];
+}
+
+// The case a user met: decode alone at 2 threads (1,691 images/s) was given as the feed while the
+// loader row beside it said 757. The loader measures decode, transform and reads together as the
+// training path runs them, so its rate is the feed, and the advice is computed from it.
+TEST(DoctorVerdict, TheFeedIsNeverAboveTheLoaderRowPrintedBesideIt) {
+  DoctorReport r;
+  r.path = "/data/packed";
+  r.packed_input = true;
+  r.threads = 2;
+  r.cores = 2;
+  r.packed_images_per_s = 50'000;
+  r.crop_decode_per_core = 845.5;  // the decode row: 1,691 images/s
+  r.transform_per_core = 6'000;
+  r.loader_images_per_s = 758;
+  r.loader_slowest_stage = "decode+transform";
+  DoctorOptions o;
+  o.model_rate = 2'500;
+  DrawVerdict(o, &r);
+  EXPECT_EQ(r.bottleneck, "decode");
+  EXPECT_DOUBLE_EQ(r.feed_today, 758);
+  // 1 - 758 / 2,500 = 70%.
+  EXPECT_EQ(r.verdict,
+            "the input pipeline is the bottleneck: it feeds 758 images/s (the loader's measured rate; slowest stage: "
+            "decode+transform) and the model takes 2500 images/s; the GPU waits 70% of the time");
+  ASSERT_FALSE(r.actions.empty());
+  // 758 / 2 = 379 a core; ceil(2,500 / 379) = 7.
+  EXPECT_EQ(r.actions[0],
+            "more threads: at 379 images/s per core (the loader's 758 images/s over 2 threads), 2500 images/s needs "
+            "7 cores (this machine has 2; estimate)");
+
+  // Storage slower than the loader's rate bounds the feed on its own.
+  r.packed_images_per_s = 300;
+  DrawVerdict(o, &r);
+  EXPECT_EQ(r.bottleneck, "storage");
+  EXPECT_DOUBLE_EQ(r.feed_today, 300);
+  EXPECT_EQ(r.verdict.rfind("the input pipeline is the bottleneck: it feeds 300 images/s (slowest layer: storage)", 0),
+            0u)
+      << r.verdict;
+
+  // A model slower than the loader: the GPU is the bottleneck, with the loader's figure.
+  r.packed_images_per_s = 50'000;
+  o.model_rate = 500;
+  DrawVerdict(o, &r);
+  EXPECT_EQ(r.bottleneck, "gpu");
+  EXPECT_EQ(r.verdict,
+            "the GPU is the bottleneck: the input pipeline feeds 758 images/s (the loader's measured rate; slowest "
+            "stage: decode+transform) and the model takes 500 images/s (1.5x headroom)");
 }
 
 TEST(DoctorVerdict, PageableCopiesThatLimitAdvisePinnedMemory) {

@@ -56,19 +56,57 @@ void AddLayers(DoctorReport* r) {
   }
 }
 
+// The rate the pipeline feeds as the data is stored today, and what limits it.
+struct FeedLimit {
+  double images_per_s = 0;
+  std::string layer;        // the bottleneck's name: "storage", "decode", "transform", "host to device"
+  std::string source;       // how the rate was found, for the verdict's parenthesis
+  double cpu_per_core = 0;  // images/s one thread turns into batch rows (decode and transform together)
+};
+
+// Decode and transform run one after the other on the same threads, so their per-core rates add as
+// 1/(1/d + 1/t), never as the slower of the two. The loader measures that work as the training
+// path does it (and, for a packed dataset, the reads too), so where it ran its rate is the CPU's:
+// a figure above the loader's own row would promise what the loader did not do.
+FeedLimit FindFeedLimit(const DoctorReport& r) {
+  FeedLimit f;
+  const double d = r.crop_decode_per_core, t = r.transform_per_core;
+  const std::string costlier = d > 0 && (t <= 0 || d <= t) ? "decode" : "transform";
+  if (r.loader_images_per_s > 0) {
+    f.images_per_s = r.loader_images_per_s;
+    // An image folder's loader read a shard just written to the temporary folder, not the storage.
+    f.layer = r.packed_input && r.loader_slowest_stage == "read" ? "storage" : costlier;
+    f.source = "the loader's measured rate; slowest stage: " + r.loader_slowest_stage;
+    f.cpu_per_core = r.loader_images_per_s / std::max(1, r.threads);
+  } else if (d > 0 || t > 0) {
+    f.cpu_per_core = 1 / ((d > 0 ? 1 / d : 0) + (t > 0 ? 1 / t : 0));
+    f.images_per_s = f.cpu_per_core * std::max(1, r.threads);
+    f.layer = costlier;
+    f.source = "decode and transform sharing " + std::to_string(r.threads) + " threads, " + Rate(f.cpu_per_core) +
+               " per core (estimate)";
+  }
+  // Storage and the copy to the device are separate resources: each bounds the feed on its own.
+  for (const DoctorLayer& l : r.layers) {
+    if (!l.measured || (l.name != "storage" && l.name != "host to device")) continue;
+    if (f.layer.empty() || l.images_per_s < f.images_per_s) {
+      f.images_per_s = l.images_per_s;
+      f.layer = l.name;
+      f.source = "slowest layer: " + l.name;
+    }
+  }
+  if (f.layer.empty()) f.layer = "storage";
+  return f;
+}
+
 }  // namespace
 
 void DrawVerdict(const DoctorOptions& o, DoctorReport* r) {
   r->layers.clear();
   r->actions.clear();
   AddLayers(r);
-  // Today's rate is the slowest measured layer; the loader over the packed sample is measured too.
-  const DoctorLayer* slowest = nullptr;
-  for (const DoctorLayer& l : r->layers) {
-    if (l.measured && (slowest == nullptr || l.images_per_s < slowest->images_per_s)) slowest = &l;
-  }
-  r->feed_today = slowest != nullptr ? slowest->images_per_s : 0;
-  const std::string input_layer = slowest != nullptr ? slowest->name : "storage";
+  const FeedLimit limit = FindFeedLimit(*r);
+  r->feed_today = limit.images_per_s;
+  const std::string input_layer = limit.layer;
   std::stable_sort(r->layers.begin(), r->layers.end(), [](const DoctorLayer& a, const DoctorLayer& b) {
     if (a.measured != b.measured) return a.measured;
     return a.images_per_s > b.images_per_s;
@@ -78,17 +116,17 @@ void DrawVerdict(const DoctorOptions& o, DoctorReport* r) {
   const bool input_bound = o.model_rate <= 0 || o.model_rate > r->feed_today;
   r->bottleneck = input_bound ? input_layer : "gpu";
   if (o.model_rate <= 0) {
-    r->verdict = "the input pipeline feeds " + Rate(r->feed_today) + " as stored today (slowest layer: " + input_layer +
-                 "); the loader over packed shards fed " + Rate(loader) +
+    r->verdict = "the input pipeline feeds " + Rate(r->feed_today) + " as stored today (" + limit.source + ")" +
+                 (r->packed_input ? std::string() : "; the loader over the sample packed to wds fed " + Rate(loader)) +
                  ". Whether that starves the GPU depends on the model's rate: time 50 training steps on one fixed "
                  "batch already in GPU memory (images/s = batch x steps / seconds) and rerun with --model-rate";
   } else if (input_bound) {
-    r->verdict = "the input pipeline is the bottleneck: it feeds " + Rate(r->feed_today) +
-                 " (slowest layer: " + input_layer + ") and the model takes " + Rate(o.model_rate) +
-                 "; the GPU waits " + Fixed("%.0f%%", 100 * (1 - r->feed_today / o.model_rate)) + " of the time";
+    r->verdict = "the input pipeline is the bottleneck: it feeds " + Rate(r->feed_today) + " (" + limit.source +
+                 ") and the model takes " + Rate(o.model_rate) + "; the GPU waits " +
+                 Fixed("%.0f%%", 100 * (1 - r->feed_today / o.model_rate)) + " of the time";
   } else {
-    r->verdict = "the GPU is the bottleneck: the input pipeline feeds " + Rate(r->feed_today) +
-                 " and the model takes " + Rate(o.model_rate) + " (" + Fixed("%.1fx", r->feed_today / o.model_rate) +
+    r->verdict = "the GPU is the bottleneck: the input pipeline feeds " + Rate(r->feed_today) + " (" + limit.source +
+                 ") and the model takes " + Rate(o.model_rate) + " (" + Fixed("%.1fx", r->feed_today / o.model_rate) +
                  " headroom)";
   }
 
@@ -107,11 +145,14 @@ void DrawVerdict(const DoctorOptions& o, DoctorReport* r) {
                          "(docs/remote.md)");
   }
   if (input_layer == "decode" || input_layer == "transform") {
-    const double per_core = input_layer == "decode" ? r->crop_decode_per_core : r->transform_per_core;
+    // Per core as the feed's own figure gives it, so that the advice follows from the verdict's rate.
+    const double per_core = limit.cpu_per_core;
+    const std::string per_core_source =
+        loader > 0 ? " (the loader's " + Rate(loader) + " over " + std::to_string(r->threads) + " threads)" : "";
     if (target > 0 && per_core > 0) {
       const int cores = int(std::ceil(target / per_core));
-      r->actions.push_back("more threads: at " + Rate(per_core) + " per core, " + Rate(target) + " needs " +
-                           std::to_string(cores) + " cores (this machine has " + std::to_string(r->cores) +
+      r->actions.push_back("more threads: at " + Rate(per_core) + " per core" + per_core_source + ", " + Rate(target) +
+                           " needs " + std::to_string(cores) + " cores (this machine has " + std::to_string(r->cores) +
                            "; estimate)");
     } else if (r->threads < int(r->cores)) {
       r->actions.push_back("more threads: " + std::to_string(r->threads) + " of " + std::to_string(r->cores) +
