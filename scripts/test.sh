@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks the formatting of the sources, builds, and runs every test (C++,
-# command line, interop with real servers, Python package and scripts/train_example.py): once in a
+# command line, interop with real servers, Python package and examples/training/train_classifier.py): once in a
 # Release build, with the installed package and the pip-installed Python package checked from
 # outside; once more under AddressSanitizer + UndefinedBehaviorSanitizer; the pipeline, loader,
 # verify and LMDB writer tests once more under ThreadSanitizer; then each libFuzzer target for a

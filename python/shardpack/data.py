@@ -9,8 +9,8 @@ from ._distributed import default_rank_world
 
 
 class IterableDataset(torch.utils.data.IterableDataset):
-    """Yields (image, label) per sample, image an HWC uint8 tensor of `size`, for a DataLoader to
-    batch. Each DataLoader worker reads its own share of the epoch (with the rank's share under
+    """Yields (image, label) per sample, image a uint8 tensor of `size` of shape (3, H, W) as
+    torchvision's ToTensor gives (layout="HWC": (H, W, 3)), for a DataLoader to batch. Each DataLoader worker reads its own share of the epoch (with the rank's share under
     torch.distributed): all workers together see every sample once. The reader is opened inside
     the worker, after the fork, so no file handle (LMDB's included) crosses processes.
 
@@ -18,8 +18,12 @@ class IterableDataset(torch.utils.data.IterableDataset):
     pipelines built around DataLoader."""
 
     def __init__(self, path, size=224, transform="train", shuffle=True, seed=0, threads=1, chunk=32,
-                 rank=None, world_size=None, return_keys=False, **loader_options):
+                 rank=None, world_size=None, return_keys=False, layout="CHW", **loader_options):
         super().__init__()
+        if layout not in ("CHW", "HWC"):
+            raise ValueError(f"layout={layout!r}: an IterableDataset yields one sample at a time: layout takes 'CHW' "
+                             "(3, H, W, as torchvision's ToTensor gives) or 'HWC'")
+        self.layout = layout
         self.path, self.size, self.transform = _paths.location(path), size, transform
         self.shuffle, self.seed, self.threads, self.chunk = shuffle, seed, threads, chunk
         self.rank, self.world_size, self.return_keys = rank, world_size, return_keys
@@ -42,7 +46,9 @@ class IterableDataset(torch.utils.data.IterableDataset):
         for lease in loader.batches():
             images, labels, keys = lease.images(), lease.labels(), lease.keys()
             for j in range(lease.count):
-                image = torch.from_numpy(images[j].copy())
+                # One copy either way: out of the batch buffer, which the next batch reuses.
+                image = torch.from_numpy(images[j].transpose(2, 0, 1).copy() if self.layout == "CHW" else
+                                         images[j].copy())
                 if self.return_keys:
                     yield image, int(labels[j]), keys[j]
                 else:

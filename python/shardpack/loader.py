@@ -280,11 +280,18 @@ class Loader:
         self._start_batch = 0   # where the next iteration starts (load_state_dict)
         self._samples_done = 0  # elastic resume: the epoch's samples an earlier run took
         self._done = 0          # batches handed out in the current epoch, counting from its start
+        self._resume_pending = False  # a state was loaded and no iteration has started since
 
     def __len__(self):
         return self._impl.batches_per_epoch()
 
     def set_epoch(self, epoch):
+        """Orders the next iteration as epoch `epoch`, from its start. Called with the epoch of a
+        state just loaded, before iterating (a training loop's `for epoch in range(start, epochs):
+        loader.set_epoch(epoch)` after resuming), it keeps the resumed position instead."""
+        if self._resume_pending and int(epoch) == self._epoch:
+            return
+        self._resume_pending = False
         self._epoch = int(epoch)
         self._start_batch = 0
         self._samples_done = 0
@@ -313,6 +320,7 @@ class Loader:
         DLPack-capable batch and its labels() and indices()."""
         epoch, first, samples_done = self._epoch, self._start_batch, self._samples_done
         self._start_batch = 0
+        self._resume_pending = False
         if self._cuda:
             self._impl.start_epoch(epoch, first)
         else:
@@ -364,6 +372,7 @@ class Loader:
         same = all(state.get(k) == self._config[k] for k in ("batch_size", "world_size", "rank", "num_workers",
                                                                  "worker"))
         self._epoch = int(state["epoch"])
+        self._resume_pending = True
         if same:
             self._start_batch = int(state["batch"])
             self._samples_done = int(state.get("samples_done", 0))

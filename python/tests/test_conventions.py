@@ -168,3 +168,63 @@ def test_stat_takes_the_manifest_path(wds):
                                  capture_output=True, text=True)
     assert by_folder.returncode == 0 and by_manifest.returncode == 0, by_manifest.stderr
     assert by_manifest.stdout == by_folder.stdout
+
+
+# --- the DataLoader and checkpoint habits ---
+
+def test_iterable_dataset_samples_are_chw_as_torchvision_gives_them(wds):
+    """torchvision's ToTensor gives (3, H, W) per sample, so a DataLoader's batch is what model()
+    takes; (H, W, 3) on request. Both are the same pixels, read independently through open()."""
+    import torch.utils.data
+
+    def first_batch(**options):
+        ds = shardpack.IterableDataset(wds, size=16, shuffle=False, transform="eval", chunk=4, **options)
+        return next(iter(torch.utils.data.DataLoader(ds, batch_size=4)))
+
+    images, labels = first_batch()
+    assert images.shape == (4, 3, 16, 16) and images.dtype == torch.uint8
+    conv = torch.nn.Conv2d(3, 2, 3)
+    assert conv(images.float()).shape == (4, 2, 14, 14)
+    hwc, hwc_labels = first_batch(layout="HWC")
+    assert hwc.shape == (4, 16, 16, 3) and torch.equal(hwc_labels, labels)
+    assert torch.equal(hwc.permute(0, 3, 1, 2), images)
+    # The same pixels as the batched loader's NHWC buffer.
+    nhwc, _ = next(iter(shardpack.Loader(wds, batch_size=4, size=16, shuffle=False, transform="eval",
+                                         layout="NHWC")))
+    assert torch.equal(hwc, nhwc)
+    with pytest.raises(ValueError) as e:
+        shardpack.IterableDataset(wds, layout="NHWC")
+    assert str(e.value) == ("layout='NHWC': an IterableDataset yields one sample at a time: layout takes 'CHW' "
+                            "(3, H, W, as torchvision's ToTensor gives) or 'HWC'")
+
+
+def test_set_epoch_after_load_state_dict_keeps_the_resumed_position(wds):
+    """The DistributedSampler habit: a training loop calls set_epoch(epoch) at the top of every epoch,
+    also the first one after loading a checkpoint. Doing so must not throw the resume away (which
+    would train on the epoch's first batches twice, silently)."""
+    def batches(loader):
+        return [labels.tolist() for _, labels in loader]
+
+    options = dict(batch_size=8, size=16, seed=3, threads=1)
+    whole = shardpack.Loader(wds, **options)
+    whole.set_epoch(2)
+    epoch = batches(whole)
+    first = shardpack.Loader(wds, **options)
+    first.set_epoch(2)
+    it = iter(first)
+    for _ in range(3):
+        next(it)
+    state = first.state_dict()
+    del it
+
+    resumed = shardpack.Loader(wds, **options)
+    resumed.load_state_dict(state)
+    resumed.set_epoch(state["epoch"])  # as `for epoch in range(start_epoch, epochs): loader.set_epoch(epoch)`
+    assert batches(resumed) == epoch[3:]
+    resumed.set_epoch(2)  # after iterating, set_epoch starts the epoch again
+    assert batches(resumed) == epoch
+    other = shardpack.Loader(wds, **options)
+    other.load_state_dict(state)
+    other.set_epoch(3)  # another epoch than the state's: that epoch from its start
+    whole.set_epoch(3)
+    assert batches(other) == batches(whole)

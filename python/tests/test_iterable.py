@@ -11,7 +11,7 @@ def test_dataloader_with_two_workers_covers_the_epoch_once(wds):
     loader = torch.utils.data.DataLoader(ds, batch_size=6, num_workers=2)
     keys, count = [], 0
     for images, labels, batch_keys in loader:
-        assert images.dtype == torch.uint8 and images.shape[1:] == (16, 16, 3)
+        assert images.dtype == torch.uint8 and images.shape[1:] == (3, 16, 16)
         keys.extend(batch_keys)
         count += images.shape[0]
     assert count == 60
