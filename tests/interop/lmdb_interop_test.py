@@ -1,13 +1,12 @@
 #!/usr/bin/python3
-"""Reads a shardpack LMDB dataset with Debian's python3-lmdb exactly as docs/formats/lmdb.md says,
-without shardpack, and compares every record with the source tree.
+"""Reads a shardpack LMDB dataset with Debian's python3-lmdb through the reader in docs/formats/lmdb.md
+(extracted from the Markdown), without shardpack, and compares every record with the source tree.
 
 Usage: lmdb_interop_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR
 """
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
@@ -27,16 +26,17 @@ def check(cond, what):
         failures.append(what)
 
 
-# --- the snippet from docs/formats/lmdb.md ---
+# The reader of docs/formats/lmdb.md, taken from the Markdown itself, run as it stands in WORKDIR
+# (it opens "out"); its read_record then reads every record below.
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(root, "scripts"))
+from doc_blocks import code_marked  # noqa: E402
+
+doc = {}
+os.chdir(work)
+exec(code_marked(os.path.join(root, "docs", "formats", "lmdb.md"), "lmdb"), doc)
+meta, read_record = doc["meta"], doc["read_record"]
 env = lmdb.open(out, readonly=True, lock=False)
-with env.begin() as txn:
-    meta = json.loads(txn.get(b"__shardpack__"))
-    record = txn.get(b"000000007")
-    assert record[:4] == b"SPR1"
-    (header_len,) = struct.unpack_from("<I", record, 4)
-    header = json.loads(record[8:8 + header_len])
-    image = record[8 + header_len:]
-# ---
 
 classes = sorted(os.listdir(src))
 check(meta["samples"] == 40 and meta["classes"] == classes, "metadata %r" % {k: meta[k] for k in ("samples", "classes")})
@@ -47,10 +47,8 @@ with env.begin() as txn:
     keys = [k for k, _ in txn.cursor()]
     check(keys == [b"%09d" % i for i in range(40)] + [b"__shardpack__"], "keys in sample order")
     for i in range(40):
-        record = txn.get(b"%09d" % i)
-        (n,) = struct.unpack_from("<I", record, 4)
-        header = json.loads(record[8:8 + n])
-        image = record[8 + n:]
+        header, image, fields = read_record(txn.get(b"%09d" % i))
+        check(fields == {}, "%d: no fields in a tree of images alone" % i)
         check(image == open(os.path.join(src, header["path"]), "rb").read(), "%d: image bytes" % i)
         check(header["label"] == classes.index(header["path"].split("/")[0]), "%d: label" % i)
         check(header["class"] == header["path"].split("/")[0], "%d: class" % i)
