@@ -28,6 +28,28 @@ got_cmake=$("$work/embed-cmake/embed" "$work/dataset" 18)
 # As README.md runs it: no LD_LIBRARY_PATH (the .pc file's Libs carry the library's run path).
 got_pkgconfig=$(env -u LD_LIBRARY_PATH "$work/embed-pkgconfig" "$work/dataset" 18)
 
+# docs/writer.md's C++ lines (<!-- doc-test: scripts/check-install.sh -->), as they stand inside a
+# main() that gives them jpeg_bytes, built against the installed package: they write an LMDB dataset
+# of one sample, which the installed CLI verifies (decoding it) and counts.
+fragment=$(scripts/doc_blocks.py docs/writer.md scripts/check-install.sh)
+{
+  printf '#include <fstream>\n#include <iterator>\n#include <string>\n'
+  grep '^#include' <<<"$fragment"
+  printf 'int main(int argc, char** argv) {\n  (void)argc;\n  std::ifstream in(argv[1], std::ios::binary);\n'
+  printf '  std::string jpeg_bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());\n'
+  grep -v '^#include' <<<"$fragment" | sed 's#"/data/pets-lmdb"#argv[2]#'
+  printf '  return s.ok() ? 0 : 1;\n}\n'
+} >"$work/writer_lines.cc"
+# shellcheck disable=SC2046  # pkg-config's flags are words
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+g++ -std=c++17 -Wall -Wextra -o "$work/writer-lines" "$work/writer_lines.cc" $(pkg-config --cflags --libs shardpack)
+"$work/writer-lines" "$(find "$work/tree" -iname '*.jpeg' | sort | head -1)" "$work/pets-lmdb"
+"$prefix"/bin/shardpack verify "$work/pets-lmdb" --decode >/dev/null
+written=$("$prefix"/bin/shardpack stat "$work/pets-lmdb" --json |
+  /usr/bin/python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["samples"], r["format"])')
+echo "docs/writer.md's C++ lines wrote: $written"
+[[ $written == "1 lmdb" ]] || { echo "check-install: docs/writer.md's C++ lines did not write one LMDB sample"; exit 1; }
+
 echo "expected (from the tree): $expected"
 echo "find_package build:       $got_cmake"
 echo "pkg-config build:         $got_pkgconfig"
