@@ -196,18 +196,21 @@ Status CheckManifestChecksum(Env* env, const std::string& dir) {
 
 namespace {
 
-Status CheckManifestJson(const std::string& text, const std::string& path) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Status::DataLoss(path + " is not valid JSON");
-  const auto stored = j.find(kManifestChecksumKey);
+// Checks the checksum a parsed manifest holds of itself, taking the field out of `j` to compute it
+// (so no copy of a large manifest's tree is made).
+Status CheckSelfChecksum(nlohmann::json* j, const std::string& path) {
+  if (j->is_discarded() || !j->is_object()) return Status::DataLoss(path + " is not valid JSON");
+  const auto stored = j->find(kManifestChecksumKey);
   // Every manifest of this version is written with its checksum: one without it was rewritten by
   // something else, and what it says (the class list, the options) can no longer be trusted.
-  if (stored == j.end()) {
+  if (stored == j->end()) {
     return Status::DataLoss(path + " has no " + kManifestChecksumKey +
                             " field, which pack always writes: it was rewritten after pack; repack, or restore the "
                             "manifest pack wrote");
   }
-  if (!stored->is_string() || stored->get<std::string>() != SelfChecksum(j)) {
+  const std::string want = stored->is_string() ? stored->get<std::string>() : std::string();
+  j->erase(kManifestChecksumKey);
+  if (want.empty() || want != ChecksumHex(Xxh64(j->dump(2)))) {
     return Status::DataLoss(path + " was changed after pack wrote it (its " + kManifestChecksumKey +
                             " does not match its contents)");
   }
@@ -217,7 +220,11 @@ Status CheckManifestJson(const std::string& text, const std::string& path) {
 }  // namespace
 
 Status CheckManifestText(const std::string& text, const std::string& path) {
-  const Status s = CheckManifestJson(text, path);
+  Status s;
+  {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    s = CheckSelfChecksum(&j, path);
+  }
   ReturnFreedMemory(text.size());
   return s;
 }
@@ -230,36 +237,65 @@ Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest)
   return env->SyncDir(dir);
 }
 
-Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest) {
-  const std::string path = JoinPath(dir, kManifestFileName);
-  if (!env->FileExists(path)) {
+namespace {
+
+// dir/manifest.json's text, or NotFound saying what the folder holds instead.
+Status ReadManifestFile(Env* env, const std::string& dir, std::string* path, std::string* text) {
+  *path = JoinPath(dir, kManifestFileName);
+  if (!env->FileExists(*path)) {
     if (!env->FileExists(dir)) return Status::NotFound("dataset folder " + dir + " does not exist");
     // The journal a pack keeps until it publishes the manifest tells a killed pack from a folder
     // that never held a dataset, and the fix differs.
     if (env->FileExists(JoinPath(dir, kPackJournalFileName))) {
       return Status::NotFound(
-          path + " does not exist: " + dir +
+          *path + " does not exist: " + dir +
           " holds an interrupted pack; rerun the same pack (or convert) command with --resume to finish it");
     }
-    return Status::NotFound(path + " does not exist: " + dir +
+    return Status::NotFound(*path + " does not exist: " + dir +
                             " is not a packed dataset, or its pack did not finish (rerun pack)");
   }
-  std::string text;
-  SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 30, &text));
-  return ParseManifestText(text, path, manifest);
+  return env->ReadFile(*path, uint64_t(1) << 30, text);
 }
 
-Status ParseManifestText(const std::string& text, const std::string& path, Manifest* manifest) {
+// One parse, for both the check of the manifest's checksum of itself (when `checked`) and the
+// Manifest: a second parse of a large manifest leaves its freed nodes strewn among the pages the
+// first one's survivors hold (measured at 100,000 shards: 34 MB more resident, 344 bytes a shard).
+Status ParseManifest(const std::string& text, const std::string& path, bool checked, Manifest* manifest) {
   Status s;
   {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return Status::DataLoss(path + " is not valid JSON");
-    s = ManifestFromJson(j, manifest);
+    if (checked) s = CheckSelfChecksum(&j, path);
+    if (s.ok()) {
+      s = ManifestFromJson(j, manifest);
+      if (s.code() == Status::Code::kUnsupported) s = Status::Unsupported(path + ": " + s.message());
+      if (!s.ok() && s.code() != Status::Code::kUnsupported) s = Status::DataLoss(path + ": " + s.message());
+    }
   }
   ReturnFreedMemory(text.size(), s.ok() ? manifest : nullptr);
-  if (s.code() == Status::Code::kUnsupported) return Status::Unsupported(path + ": " + s.message());
-  if (!s.ok()) return Status::DataLoss(path + ": " + s.message());
-  return Status::OK();
+  return s;
+}
+
+}  // namespace
+
+Status ReadManifest(Env* env, const std::string& dir, Manifest* manifest) {
+  std::string path, text;
+  SHARDPACK_RETURN_IF_ERROR(ReadManifestFile(env, dir, &path, &text));
+  return ParseManifest(text, path, /*checked=*/false, manifest);
+}
+
+Status ReadCheckedManifest(Env* env, const std::string& dir, Manifest* manifest) {
+  std::string path, text;
+  SHARDPACK_RETURN_IF_ERROR(ReadManifestFile(env, dir, &path, &text));
+  return ParseManifest(text, path, /*checked=*/true, manifest);
+}
+
+Status ParseManifestText(const std::string& text, const std::string& path, Manifest* manifest) {
+  return ParseManifest(text, path, /*checked=*/false, manifest);
+}
+
+Status ParseCheckedManifestText(const std::string& text, const std::string& path, Manifest* manifest) {
+  return ParseManifest(text, path, /*checked=*/true, manifest);
 }
 
 }  // namespace shardpack

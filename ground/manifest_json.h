@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/status.h"
 
@@ -19,6 +20,12 @@ Status ManifestFromJson(const nlohmann::json& json, Manifest* manifest);
 // the errors DataLoss (Unsupported as it is) prefixed with the path. A large one leaves the process
 // holding what the manifest keeps, not what parsing it took (ReturnFreedMemory in manifest.cc).
 Status ParseManifestText(const std::string& text, const std::string& path, Manifest* manifest);
+
+// ParseManifestText, having first checked the manifest's checksum of itself (CheckManifestText's
+// errors) on the same parse: what readers that trust the manifest's offsets open.
+Status ParseCheckedManifestText(const std::string& text, const std::string& path, Manifest* manifest);
+// ReadManifest with that check.
+Status ReadCheckedManifest(Env* env, const std::string& dir, Manifest* manifest);
 
 // CheckManifestChecksum on the manifest's text (read from `path`, which messages name): DataLoss
 // when it is not JSON, lacks its checksum or no longer matches it.

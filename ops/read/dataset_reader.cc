@@ -22,10 +22,9 @@ Status DatasetReader::Open(const std::string& text, Env* env, std::unique_ptr<Da
   }
   if (location.remote()) return OpenRemoteDatasetReader(location, env, remote, reader);
   OpenedDataset dataset;
-  SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, remote, env, &dataset));
   // Readers trust the manifest's checksums of the side files, which they trust for offsets: the
   // manifest must be the one pack wrote.
-  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(env, dataset.dir));
+  SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, remote, env, &dataset, /*check_manifest=*/true));
   return dataset.format->OpenReader(env, dataset.dir, std::move(dataset.manifest), remote, reader);
 }
 

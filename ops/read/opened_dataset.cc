@@ -1,6 +1,7 @@
 #include "ops/read/opened_dataset.h"
 
 #include "formats/registry/registry.h"
+#include "ground/manifest_json.h"
 #include "storage/remote_dataset.h"
 
 namespace shardpack {
@@ -27,7 +28,8 @@ Status OpenStreamedDataset(const Location& location, Env* env, const RemoteAcces
 
 }  // namespace
 
-Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset) {
+Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset,
+                   bool check_manifest) {
   dataset->env = env;
   if (location.remote()) {
     RemoteAccess access;
@@ -35,7 +37,8 @@ Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* e
     if (access.cache_dir.empty()) return OpenStreamedDataset(location, env, access, dataset);
   }
   SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, remote, env, &dataset->dir));
-  SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, dataset->dir, &dataset->manifest));
+  SHARDPACK_RETURN_IF_ERROR(check_manifest ? ReadCheckedManifest(env, dataset->dir, &dataset->manifest)
+                                           : ReadManifest(env, dataset->dir, &dataset->manifest));
   return FindFormatOf(dataset->dir, dataset->manifest, &dataset->format);
 }
 

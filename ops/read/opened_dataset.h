@@ -26,7 +26,10 @@ struct OpenedDataset {
 };
 
 // NotFound, DataLoss or Unsupported (ReadManifest, FindFormatOf) naming the folder and the fix.
-Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset);
+// check_manifest: DataLoss also when the manifest no longer matches its checksum of itself
+// (checked on the same parse; a URL's manifest is always checked).
+Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset,
+                   bool check_manifest = false);
 
 // The entry of verify and stat: `location` as the user gave it, parsed here (ParseLocation), then
 // opened as above; env nullptr: Env::Default().
