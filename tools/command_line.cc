@@ -281,9 +281,33 @@ void PrintPercentiles(const char* what, const DatasetStats::Percentiles& p, bool
               v(p.p90).c_str(), v(p.p99).c_str(), v(p.max).c_str());
 }
 
-int RunStat(const std::string& dir, bool json, size_t top) {
+// The bucket histogram: the buckets that take samples, in the order given, with the share of their
+// pixels the crop takes away.
+void PrintBuckets(const DatasetStats& st, const std::string& spec) {
+  uint64_t used = 0;
+  for (const BucketCount& b : st.buckets) used += b.samples > 0 ? 1 : 0;
+  std::printf("buckets      %s: %s of %zu take samples (sizes from the image headers)\n", spec.c_str(),
+              std::to_string(used).c_str(), st.buckets.size());
+  const uint64_t sized = st.samples > st.unsized ? st.samples - st.unsized : 0;
+  for (const BucketCount& b : st.buckets) {
+    if (b.samples == 0) continue;
+    const std::string shape = std::to_string(b.bucket.width) + "x" + std::to_string(b.bucket.height);
+    std::printf("  %-11s %10llu  %5.1f%%  crops %4.1f%% of their pixels\n", shape.c_str(),
+                static_cast<unsigned long long>(b.samples),
+                100.0 * double(b.samples) / double(std::max<uint64_t>(1, sized)), 100 * b.cropped_share);
+  }
+  if (st.unsized > 0) {
+    std::printf("  %s without a size in the sample table: in no bucket\n", Count(st.unsized, "sample").c_str());
+  }
+}
+
+int RunStat(const std::string& dir, bool json, size_t top, const std::string& buckets) {
   DatasetStats st;
   StatOptions options;
+  if (!buckets.empty()) {
+    const Status parsed = ParseBuckets(buckets, "--buckets", &options.buckets);
+    if (!parsed.ok()) return Fail("stat", parsed);
+  }
   ApplyEnvironment(&options.remote);
   ProgressPrinter progress(!json);
   options.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards("stat", done, total); };
@@ -309,6 +333,7 @@ int RunStat(const std::string& dir, bool json, size_t top) {
   for (const auto& [name, n] : st.image_formats) formats += " " + name + " " + std::to_string(n);
   std::printf("formats     %s\n", formats.c_str());
   if (!st.fields.empty()) std::printf("fields      %s\n", FieldCoverage(st.fields, st.samples).c_str());
+  if (!st.buckets.empty()) PrintBuckets(st, buckets);
   if (st.classes.empty()) {
     std::printf("classes      none (unlabelled)\n");
     return 0;
@@ -640,6 +665,10 @@ int RunCommandLine(int argc, char** argv) {
   stat->add_option("DATASET", stat_dir, "Dataset folder (holding manifest.json)")->required();
   stat->add_option("--top", stat_top, "How many largest and smallest classes to list")->capture_default_str();
   stat->add_flag("--json", stat_json, "Print everything as JSON on stdout");
+  std::string stat_buckets;
+  stat->add_option("--buckets", stat_buckets,
+                   "Count the samples into aspect-ratio buckets: a preset (sdxl), a list (1024x1024,1152x896,...) "
+                   "or a rule (area=1024x1024,step=64,min=512,max=2048[,max-ratio=R]); docs/buckets.md");
 
   std::string bench_dir;
   BenchOptions bo;
@@ -741,7 +770,7 @@ int RunCommandLine(int argc, char** argv) {
     so.pack = slurm->remaining();
     return RunSlurmScript(so);
   }
-  if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top);
+  if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top, stat_buckets);
   if (doctor->parsed()) return RunDoctor(doctor_path, dop, doctor_json);
   if (bench->parsed()) {
     if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);

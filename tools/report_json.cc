@@ -45,22 +45,34 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
   for (const ClassCount& c : s.classes) {
     classes.push_back({{"name", c.name}, {"label", c.label}, {"samples", c.samples}});
   }
-  return {{"name", s.name},
-          {"format", std::string(DatasetFormatName(s.format))},
-          {"samples", s.samples},
-          {"shards", s.shards},
-          {"bytes", s.bytes},
-          {"skipped", s.skipped},
-          {"sample_bytes", PercentilesToJson(s.sample_bytes)},
-          {"width", PercentilesToJson(s.width)},
-          {"height", PercentilesToJson(s.height)},
-          {"reencoded", s.reencoded},
-          {"original_width", PercentilesToJson(s.original_width)},
-          {"original_height", PercentilesToJson(s.original_height)},
-          {"image_formats", s.image_formats},
-          {"fields", s.fields},
-          {"classes", classes},
-          {"unlabelled", s.unlabelled}};
+  nlohmann::json result = {{"name", s.name},
+                           {"format", std::string(DatasetFormatName(s.format))},
+                           {"samples", s.samples},
+                           {"shards", s.shards},
+                           {"bytes", s.bytes},
+                           {"skipped", s.skipped},
+                           {"sample_bytes", PercentilesToJson(s.sample_bytes)},
+                           {"width", PercentilesToJson(s.width)},
+                           {"height", PercentilesToJson(s.height)},
+                           {"reencoded", s.reencoded},
+                           {"original_width", PercentilesToJson(s.original_width)},
+                           {"original_height", PercentilesToJson(s.original_height)},
+                           {"image_formats", s.image_formats},
+                           {"fields", s.fields},
+                           {"classes", classes},
+                           {"unlabelled", s.unlabelled}};
+  if (!s.buckets.empty()) {
+    nlohmann::json buckets = nlohmann::json::array();
+    for (const BucketCount& b : s.buckets) {
+      buckets.push_back({{"width", b.bucket.width},
+                         {"height", b.bucket.height},
+                         {"samples", b.samples},
+                         {"cropped_share", b.cropped_share}});
+    }
+    result["buckets"] = buckets;
+    result["unsized"] = s.unsized;
+  }
+  return result;
 }
 
 nlohmann::json ShuffleQualityToJson(const ShuffleQuality& q) {

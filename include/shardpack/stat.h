@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/buckets.h"
 #include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
 #include "shardpack/remote_options.h"
@@ -18,6 +19,14 @@ struct ClassCount {
   std::string name;
   int32_t label = 0;
   uint64_t samples = 0;
+};
+
+// How many samples an aspect-ratio bucket would take (StatOptions::buckets), and how much of them it
+// would crop away.
+struct BucketCount {
+  Bucket bucket;
+  uint64_t samples = 0;
+  double cropped_share = 0;  // mean over its samples of CroppedShare
 };
 
 struct DatasetStats {
@@ -47,6 +56,10 @@ struct DatasetStats {
   std::map<std::string, uint64_t> fields;         // "txt" -> samples that have a caption (the manifest's counts)
   std::vector<ClassCount> classes;                // in label order; empty when unlabelled
   uint64_t unlabelled = 0;
+  // With StatOptions::buckets: each bucket in the given order, and the samples whose sample table
+  // gives no size (shards of other tools), which no bucket takes.
+  std::vector<BucketCount> buckets;
+  uint64_t unsized = 0;
 };
 
 struct StatOptions {
@@ -54,6 +67,9 @@ struct StatOptions {
   RemoteOptions remote;  // a dataset at a URL: its cache folder, credentials
   // Called after each shard's table is read (shards done, shards): the CLI's progress line.
   std::function<void(uint64_t done, uint64_t total)> on_shard;
+  // Aspect-ratio buckets (ParseBuckets) to count the samples into, by the sizes in the sample tables
+  // (the image headers' sizes: a JPEG turned by its EXIF orientation counts as stored; docs/buckets.md).
+  std::vector<Bucket> buckets;
 };
 
 // Describes the dataset at `location` (a folder, or a URL) from its manifest and sample tables.

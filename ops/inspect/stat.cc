@@ -6,6 +6,20 @@
 #include "shardpack/manifest.h"
 
 namespace shardpack {
+namespace {
+
+// Adds `r` to the bucket its size goes to (its share cropped summed, for the mean), or to unsized.
+void CountInBucket(const SampleRecord& r, const std::vector<Bucket>& buckets, DatasetStats* stats) {
+  if (r.width == 0 || r.height == 0) {
+    ++stats->unsized;
+    return;
+  }
+  BucketCount& b = stats->buckets[NearestBucket(buckets, r.width, r.height)];
+  ++b.samples;
+  b.cropped_share += CroppedShare(b.bucket, r.width, r.height);
+}
+
+}  // namespace
 
 Status Stat(const std::string& location, const StatOptions& options, DatasetStats* stats) {
   *stats = DatasetStats();
@@ -27,6 +41,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
   }
   // One shard's table at a time: memory in the distinct values (value_counts.h), not the samples.
   ValueCounts sizes, widths, heights, original_widths, original_heights;
+  for (const Bucket& b : options.buckets) stats->buckets.push_back({b, 0, 0});
   for (size_t i = 0; i < manifest.shards.size(); ++i) {
     std::vector<SampleRecord> records;
     SHARDPACK_RETURN_IF_ERROR(format->ReadSampleRecords(env, dir, manifest.shards[i], &records));
@@ -40,6 +55,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
       original_widths.Add(reencoded ? r.original_width : r.width);
       original_heights.Add(reencoded ? r.original_height : r.height);
       ++stats->image_formats[ImageFormatName(r.format)];
+      if (!options.buckets.empty()) CountInBucket(r, options.buckets, stats);
       if (r.label >= 0 && static_cast<size_t>(r.label) < stats->classes.size()) {
         ++stats->classes[r.label].samples;
       } else {
@@ -53,6 +69,9 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
   stats->height = heights.Summary();
   stats->original_width = original_widths.Summary();
   stats->original_height = original_heights.Summary();
+  for (BucketCount& b : stats->buckets) {
+    if (b.samples > 0) b.cropped_share /= double(b.samples);  // the sum of the shares, until now
+  }
   return Status::OK();
 }
 

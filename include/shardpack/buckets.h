@@ -1,0 +1,49 @@
+// Aspect-ratio buckets (docs/buckets.md): the shapes images are resized to cover and cropped to, so
+// that each image keeps close to its own aspect ratio instead of being cut square. Presets, explicit
+// lists and kohya-ss's generating rule; which bucket an image goes to; how much of it a bucket crops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+struct Bucket {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  bool operator==(const Bucket& o) const { return width == o.width && height == o.height; }
+};
+
+// The rule diffusion trainers generate buckets with (kohya-ss's make_bucket_resolutions): in blocks
+// of step x step, the square of about `area`, and for every side s from min_side to max_side in
+// steps of `step` the bucket s x t and t x s, t = min(max_side, floor(area blocks / (s / step)) x
+// step); then those whose longer side is more than max_ratio times the shorter are dropped (0: none).
+struct BucketRule {
+  uint32_t area_width = 1024, area_height = 1024;  // the target area, as width x height
+  uint32_t step = 64;
+  uint32_t min_side = 256, max_side = 1024;
+  double max_ratio = 0;
+};
+
+// Generates the rule's buckets, sorted by width, then height. Expects a checked rule (ParseBuckets).
+std::vector<Bucket> MakeBuckets(const BucketRule& rule);
+
+// `spec` as the command line and Python take it: a preset ("sdxl": the 41 resolutions of the SDXL
+// paper), a list "1024x1024,1152x896,...", or a rule "area=1024x1024,step=64,min=512,max=2048"
+// (optionally ",max-ratio=4"). InvalidArgument naming what is wrong (`option` names the option in
+// the caller's words, e.g. "--buckets" or "buckets").
+Status ParseBuckets(const std::string& spec, const std::string& option, std::vector<Bucket>* buckets);
+
+// The bucket an image of width x height (as shown) goes to: the one whose aspect ratio is nearest
+// its own on a log scale (|ln(w/h) - ln(bw/bh)|; 2:1 is as far from 1:1 as 1:2), the first listed on
+// a tie. Expects a non-empty list and sides above 0.
+size_t NearestBucket(const std::vector<Bucket>& buckets, uint32_t width, uint32_t height);
+
+// The share of an image's pixels a bucket crops away: the image scaled (up or down) to cover the
+// bucket, then cut to it; 0 when the aspect ratios are equal.
+double CroppedShare(const Bucket& bucket, uint32_t width, uint32_t height);
+
+}  // namespace shardpack

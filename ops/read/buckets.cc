@@ -1,0 +1,170 @@
+#include "shardpack/buckets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <utility>
+
+namespace shardpack {
+namespace {
+
+// A whole decimal number, all of `text`.
+bool ParseUint(const std::string& text, uint64_t* value) {
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return !text.empty() && r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+// The SDXL paper's training resolutions (Podell et al. 2023, appendix), width x height, about 1024^2
+// pixels each in 64-pixel steps, from 2048x512 to 512x2048.
+constexpr Bucket kSdxlBuckets[] = {
+    {512, 2048}, {512, 1984}, {512, 1920}, {512, 1856}, {576, 1792}, {576, 1728}, {576, 1664},
+    {640, 1600}, {640, 1536}, {704, 1472}, {704, 1408}, {704, 1344}, {768, 1344}, {768, 1280},
+    {832, 1216}, {832, 1152}, {896, 1152}, {896, 1088}, {960, 1088}, {960, 1024}, {1024, 1024},
+    {1024, 960}, {1088, 960}, {1088, 896}, {1152, 896}, {1152, 832}, {1216, 832}, {1280, 768},
+    {1344, 768}, {1344, 704}, {1408, 704}, {1472, 704}, {1536, 640}, {1600, 640}, {1664, 576},
+    {1728, 576}, {1792, 576}, {1856, 512}, {1920, 512}, {1984, 512}, {2048, 512},
+};
+
+constexpr uint32_t kMaxSide = 1 << 16;  // far above any training resolution; keeps areas in 64 bits
+
+// "1024x768" -> 1024, 768; false unless both are whole numbers.
+bool ParseSize(const std::string& text, uint32_t* width, uint32_t* height) {
+  const size_t x = text.find('x');
+  if (x == std::string::npos) return false;
+  uint64_t w = 0, h = 0;
+  if (!ParseUint(text.substr(0, x), &w) || !ParseUint(text.substr(x + 1), &h)) return false;
+  if (w > kMaxSide || h > kMaxSide) return false;
+  *width = uint32_t(w), *height = uint32_t(h);
+  return true;
+}
+
+std::vector<std::string> SplitOn(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(sep, start);
+    parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+Status ParseRule(const std::string& spec, const std::string& option, BucketRule* rule) {
+  const std::string form = " (a rule is area=WxH,step=S,min=A,max=B, optionally max-ratio=R)";
+  bool area = false, step = false, min = false, max = false;
+  for (const std::string& part : SplitOn(spec, ',')) {
+    const size_t eq = part.find('=');
+    const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
+    uint64_t n = 0;
+    const bool number = ParseUint(value, &n) && n > 0 && n <= kMaxSide;
+    if (key == "area" && ParseSize(value, &rule->area_width, &rule->area_height) && rule->area_width > 0 &&
+        rule->area_height > 0) {
+      area = true;
+    } else if (key == "step" && number) {
+      rule->step = uint32_t(n), step = true;
+    } else if (key == "min" && number) {
+      rule->min_side = uint32_t(n), min = true;
+    } else if (key == "max" && number) {
+      rule->max_side = uint32_t(n), max = true;
+    } else if (key == "max-ratio") {
+      char* end = nullptr;
+      rule->max_ratio = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(rule->max_ratio >= 1) || !std::isfinite(rule->max_ratio)) {
+        return Status::InvalidArgument(option + ": max-ratio=" + value + " is not a ratio of at least 1");
+      }
+    } else {
+      return Status::InvalidArgument(option + ": '" + part + "' is not a rule's part" + form);
+    }
+  }
+  if (!area || !step || !min || !max) return Status::InvalidArgument(option + ": the rule lacks a part" + form);
+  if (rule->min_side > rule->max_side) {
+    return Status::InvalidArgument(option + ": min=" + std::to_string(rule->min_side) +
+                                   " is above max=" + std::to_string(rule->max_side));
+  }
+  for (uint32_t v : {rule->area_width, rule->area_height, rule->min_side, rule->max_side}) {
+    if (v % rule->step != 0) {
+      return Status::InvalidArgument(option + ": step=" + std::to_string(rule->step) + " does not divide " +
+                                     std::to_string(v) + ": every side of the rule is a whole number of steps");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::vector<Bucket> MakeBuckets(const BucketRule& rule) {
+  const uint64_t d = rule.step;
+  const uint64_t blocks = (rule.area_width / d) * (rule.area_height / d);
+  std::set<std::pair<uint32_t, uint32_t>> made;
+  const auto square = uint32_t(uint64_t(std::sqrt(double(blocks))) * d);
+  made.insert({square, square});
+  for (uint64_t side = rule.min_side; side <= rule.max_side; side += d) {
+    const auto other = uint32_t(std::min<uint64_t>(rule.max_side, blocks / (side / d) * d));
+    made.insert({uint32_t(side), other});
+    made.insert({other, uint32_t(side)});
+  }
+  std::vector<Bucket> buckets;
+  for (const auto& [w, h] : made) {
+    const double ratio = double(std::max(w, h)) / double(std::min(w, h));
+    if (w == 0 || h == 0 || (rule.max_ratio > 0 && ratio > rule.max_ratio)) continue;
+    buckets.push_back({w, h});
+  }
+  return buckets;
+}
+
+Status ParseBuckets(const std::string& spec, const std::string& option, std::vector<Bucket>* buckets) {
+  buckets->clear();
+  const std::string forms =
+      " (a preset: sdxl; a list: 1024x1024,1152x896,...; or a rule: area=1024x1024,step=64,"
+      "min=512,max=2048)";
+  if (spec.empty()) return Status::InvalidArgument(option + ": no buckets given" + forms);
+  if (spec == "sdxl") {
+    buckets->assign(std::begin(kSdxlBuckets), std::end(kSdxlBuckets));
+    return Status::OK();
+  }
+  if (spec.find('=') != std::string::npos) {
+    BucketRule rule;
+    SHARDPACK_RETURN_IF_ERROR(ParseRule(spec, option, &rule));
+    *buckets = MakeBuckets(rule);
+    if (buckets->empty()) return Status::InvalidArgument(option + ": the rule makes no bucket within max-ratio");
+    return Status::OK();
+  }
+  for (const std::string& part : SplitOn(spec, ',')) {
+    Bucket b;
+    if (!ParseSize(part, &b.width, &b.height)) {
+      buckets->clear();
+      const bool word = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+        return std::isalpha(static_cast<unsigned char>(c)) != 0;
+      });
+      return Status::InvalidArgument(option + ": '" + part + "' is " +
+                                     (word ? "not a preset" : "not a size WIDTHxHEIGHT") + forms);
+    }
+    if (b.width == 0 || b.height == 0) {
+      buckets->clear();
+      return Status::InvalidArgument(option + ": bucket " + part + " has a side of 0 pixels");
+    }
+    if (std::find(buckets->begin(), buckets->end(), b) == buckets->end()) buckets->push_back(b);
+  }
+  return Status::OK();
+}
+
+size_t NearestBucket(const std::vector<Bucket>& buckets, uint32_t width, uint32_t height) {
+  const double aspect = std::log(double(width) / double(height));
+  size_t best = 0;
+  double best_distance = 0;
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const double d = std::fabs(aspect - std::log(double(buckets[i].width) / double(buckets[i].height)));
+    if (i == 0 || d < best_distance) best = i, best_distance = d;
+  }
+  return best;
+}
+
+double CroppedShare(const Bucket& bucket, uint32_t width, uint32_t height) {
+  const double scale = std::max(double(bucket.width) / width, double(bucket.height) / height);
+  return 1 - (double(bucket.width) * bucket.height) / (width * scale * height * scale);
+}
+
+}  // namespace shardpack

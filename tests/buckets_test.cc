@@ -1,0 +1,109 @@
+// Aspect-ratio buckets (shardpack/buckets.h): the presets, the generating rule and the assignment,
+// against values computed by hand from the rules docs/buckets.md states.
+#include "shardpack/buckets.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace shardpack {
+namespace {
+
+std::vector<Bucket> Parsed(const std::string& spec) {
+  std::vector<Bucket> b;
+  const Status s = ParseBuckets(spec, "--buckets", &b);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return b;
+}
+
+std::string Refusal(const std::string& spec) {
+  std::vector<Bucket> b;
+  const Status s = ParseBuckets(spec, "--buckets", &b);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(b.empty());
+  return s.message();
+}
+
+TEST(Buckets, SdxlIsThePapersFortyOneResolutionsOfAboutAMegapixel) {
+  const std::vector<Bucket> b = Parsed("sdxl");
+  ASSERT_EQ(b.size(), 41u);
+  EXPECT_EQ(b.front(), (Bucket{512, 2048}));
+  EXPECT_EQ(b[20], (Bucket{1024, 1024}));
+  EXPECT_EQ(b.back(), (Bucket{2048, 512}));
+  for (size_t i = 0; i < b.size(); ++i) {
+    EXPECT_EQ(b[i].width % 64, 0u);
+    EXPECT_EQ(b[i].height % 64, 0u);
+    const double area = double(b[i].width) * b[i].height;
+    EXPECT_GE(area, 0.9 * 1024 * 1024) << i;  // 704x1344 = 0.90 megapixels the smallest
+    EXPECT_LE(area, 1.0 * 1024 * 1024) << i;
+    // Each the transpose of its mirror in the list, in order of aspect ratio.
+    EXPECT_EQ(b[i].width, b[b.size() - 1 - i].height);
+    if (i > 0) EXPECT_GT(double(b[i].width) / b[i].height, double(b[i - 1].width) / b[i - 1].height);
+  }
+}
+
+TEST(Buckets, TheRuleMakesWhatKohyaMakesByHand) {
+  // area 256x256 in 64-pixel steps: 16 blocks. The square: 4 blocks a side, 256. Sides 128..512:
+  // 128 -> 16 / 2 = 8 blocks, 512 (max 512); 192 -> 16 / 3 = 5, 320; 256 -> 4, 256; 320 -> 3, 192;
+  // 384 -> 2, 128; 448 -> 2, 128; 512 -> 2, 128. Both orientations, sorted.
+  const std::vector<Bucket> want = {{128, 384}, {128, 448}, {128, 512}, {192, 320}, {256, 256},
+                                    {320, 192}, {384, 128}, {448, 128}, {512, 128}};
+  EXPECT_EQ(Parsed("area=256x256,step=64,min=128,max=512"), want);
+  // max-ratio 3 drops 128x448 (3.5) and 128x512 (4) each way; 128x384 is 3, kept.
+  const std::vector<Bucket> within = {{128, 384}, {192, 320}, {256, 256}, {320, 192}, {384, 128}};
+  EXPECT_EQ(Parsed("area=256x256,step=64,min=128,max=512,max-ratio=3"), within);
+  BucketRule rule;
+  rule.area_width = rule.area_height = 256;
+  rule.min_side = 128;
+  rule.max_side = 512;
+  EXPECT_EQ(MakeBuckets(rule), want);
+}
+
+TEST(Buckets, AListKeepsItsOrderAndDropsRepeats) {
+  EXPECT_EQ(Parsed("640x480,480x640,640x480"), (std::vector<Bucket>{{640, 480}, {480, 640}}));
+}
+
+TEST(Buckets, BadSpecsAreRefusedSayingWhatIsWrong) {
+  const std::string forms =
+      " (a preset: sdxl; a list: 1024x1024,1152x896,...; or a rule: area=1024x1024,step=64,min=512,max=2048)";
+  EXPECT_EQ(Refusal(""), "--buckets: no buckets given" + forms);
+  EXPECT_EQ(Refusal("sdx"), "--buckets: 'sdx' is not a preset" + forms);
+  EXPECT_EQ(Refusal("640x480,640"), "--buckets: '640' is not a size WIDTHxHEIGHT" + forms);
+  EXPECT_EQ(Refusal("640x480,"), "--buckets: '' is not a size WIDTHxHEIGHT" + forms);
+  EXPECT_EQ(Refusal("0x512"), "--buckets: bucket 0x512 has a side of 0 pixels");
+  EXPECT_EQ(Refusal("area=1024x1024,step=64,min=512,max=2000"),
+            "--buckets: step=64 does not divide 2000: every side of the rule is a whole number of steps");
+  EXPECT_EQ(Refusal("area=1024x1024,step=64,min=1024,max=512"), "--buckets: min=1024 is above max=512");
+  EXPECT_EQ(Refusal("area=1024x1024,step=64,min=512"),
+            "--buckets: the rule lacks a part (a rule is area=WxH,step=S,min=A,max=B, optionally max-ratio=R)");
+  EXPECT_EQ(Refusal("area=1024x1024,step=0,min=512,max=1024"),
+            "--buckets: 'step=0' is not a rule's part (a rule is area=WxH,step=S,min=A,max=B, optionally "
+            "max-ratio=R)");
+  EXPECT_EQ(Refusal("area=1024x1024,step=64,min=512,max=1024,max-ratio=0.5"),
+            "--buckets: max-ratio=0.5 is not a ratio of at least 1");
+  std::vector<Bucket> b;
+  EXPECT_EQ(ParseBuckets("sdx", "buckets", &b).message().rfind("buckets: 'sdx'", 0), 0u);  // the caller's words
+}
+
+TEST(Buckets, AnImageGoesToTheNearestAspectRatioOnALogScale) {
+  const std::vector<Bucket> b = {{100, 100}, {400, 100}, {100, 200}};
+  EXPECT_EQ(NearestBucket(b, 300, 290), 0u);
+  EXPECT_EQ(NearestBucket(b, 500, 100), 1u);
+  EXPECT_EQ(NearestBucket(b, 90, 200), 2u);
+  // 2:1 lies ln 2 from 1:1 and ln 2 from 4:1 (on a linear scale it would be nearer 1:1): a tie,
+  // the first listed.
+  EXPECT_EQ(NearestBucket(b, 200, 100), 0u);
+  EXPECT_EQ(NearestBucket({{400, 100}, {100, 100}}, 200, 100), 0u);
+  // 2.9:1 is nearer 4:1 on a log scale (ln 4 - ln 2.9 = 0.32 < ln 2.9 = 1.06).
+  EXPECT_EQ(NearestBucket(b, 290, 100), 1u);
+}
+
+TEST(Buckets, TheCropIsWhatCoveringTheBucketLeavesOver) {
+  EXPECT_DOUBLE_EQ(CroppedShare({100, 100}, 200, 100), 0.5);     // scaled to 200x100 -> 100x100
+  EXPECT_DOUBLE_EQ(CroppedShare({1024, 768}, 4000, 3000), 0.0);  // the same 4:3
+  // 3000x2000 to cover 1024x1024: scale 1024/2000, 1536x1024, 512 of 1536 columns cut.
+  EXPECT_NEAR(CroppedShare({1024, 1024}, 3000, 2000), 1.0 / 3, 1e-12);
+}
+
+}  // namespace
+}  // namespace shardpack
