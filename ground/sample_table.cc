@@ -30,7 +30,7 @@ bool ParseNumber(std::string_view s, T* value) {
 
 }  // namespace
 
-std::string FormatSampleRecord(const SampleRecord& r, bool v2) {
+std::string FormatSampleRecord(const SampleRecord& r, int version) {
   std::string line = r.key;
   line += '\t' + std::to_string(r.offset);
   line += '\t' + std::to_string(r.size);
@@ -40,19 +40,32 @@ std::string FormatSampleRecord(const SampleRecord& r, bool v2) {
   line += ImageFormatName(r.format);
   line += '\t' + std::to_string(r.width);
   line += '\t' + std::to_string(r.height);
-  if (v2) line += '\t' + std::to_string(r.original_width) + '\t' + std::to_string(r.original_height);
+  if (version >= 2) line += '\t' + std::to_string(r.original_width) + '\t' + std::to_string(r.original_height);
+  if (version >= 3) line += '\t' + std::to_string(r.orientation);
   line += '\n';
   return line;
 }
 
+std::string FormatSampleTable(const std::vector<SampleRecord>& records, bool original_sizes) {
+  const bool turned =
+      std::any_of(records.begin(), records.end(), [](const SampleRecord& r) { return r.orientation != 1; });
+  const int version = turned ? 3 : original_sizes ? 2 : 1;
+  std::string table = version == 3 ? kSampleTableHeaderV3 : version == 2 ? kSampleTableHeaderV2 : kSampleTableHeader;
+  for (const SampleRecord& r : records) table += FormatSampleRecord(r, version);
+  return table;
+}
+
 Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records) {
   records->clear();
-  const bool v2 = text.substr(0, std::string_view(kSampleTableHeaderV2).size()) == kSampleTableHeaderV2;
-  const std::string_view header(v2 ? kSampleTableHeaderV2 : kSampleTableHeader);
-  if (text.substr(0, header.size()) != header) {
-    return Status::DataLoss("sample table does not start with the expected header");
+  int version = 0;
+  std::string_view header;
+  for (const auto& [v, h] : {std::pair<int, std::string_view>{1, kSampleTableHeader},
+                             {2, kSampleTableHeaderV2},
+                             {3, kSampleTableHeaderV3}}) {
+    if (text.substr(0, h.size()) == h) version = v, header = h;
   }
-  const size_t columns = v2 ? 10 : 8;
+  if (version == 0) return Status::DataLoss("sample table does not start with the expected header");
+  const size_t columns = version == 3 ? 11 : version == 2 ? 10 : 8;
   size_t pos = header.size();
   size_t line_no = 1;
   records->reserve(size_t(std::count(text.begin() + long(pos), text.end(), '\n')));
@@ -62,14 +75,17 @@ Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* record
     if (end == std::string_view::npos) {
       return Status::DataLoss("sample table line " + std::to_string(line_no) + " is cut short");
     }
-    std::string_view f[10];
-    const size_t n = SplitTabs(text.substr(pos, end - pos), f, 10);
+    std::string_view f[11];
+    const size_t n = SplitTabs(text.substr(pos, end - pos), f, 11);
     pos = end + 1;
     SampleRecord r;
+    unsigned orientation = 1;
     bool ok = n == columns && !f[0].empty() && ParseNumber(f[1], &r.offset) && ParseNumber(f[2], &r.size) &&
               ParseChecksumHex(f[3], &r.xxh64) && ParseNumber(f[4], &r.label) && ParseNumber(f[6], &r.width) &&
               ParseNumber(f[7], &r.height) &&
-              (!v2 || (ParseNumber(f[8], &r.original_width) && ParseNumber(f[9], &r.original_height)));
+              (version < 2 || (ParseNumber(f[8], &r.original_width) && ParseNumber(f[9], &r.original_height))) &&
+              (version < 3 || (ParseNumber(f[10], &orientation) && orientation >= 1 && orientation <= 8));
+    r.orientation = uint8_t(orientation);
     if (ok) {
       r.key = std::string(f[0]);
       r.format = ImageFormatFromExtension(f[5] == "jpeg" ? "jpg" : f[5]);

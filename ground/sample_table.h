@@ -5,6 +5,8 @@
 //   key  offset  size  xxh64  label  format  width  height
 // and, in version 2 (datasets packed with a resolution bound, pack --max-side), two more columns:
 //   original_width  original_height   (the image's size before pack re-encoded it; 0 0 when it did not)
+// and, in version 3 (a shard with a JPEG its EXIF orientation turns or mirrors), one more:
+//   orientation   (EXIF 1-8; 1 for every other image)
 // offset/size cover the sample's whole byte range in the shard (for tar: its members' headers, data
 // and padding), so `verify` can name the sample that holds a damaged byte.
 #pragma once
@@ -26,6 +28,9 @@ inline constexpr char kSampleTableHeader[] =
 inline constexpr char kSampleTableHeaderV2[] =
     "#shardpack-sample-table-v2\tkey\toffset\tsize\txxh64\tlabel\tformat\twidth\theight\toriginal_width\t"
     "original_height\n";
+inline constexpr char kSampleTableHeaderV3[] =
+    "#shardpack-sample-table-v3\tkey\toffset\tsize\txxh64\tlabel\tformat\twidth\theight\toriginal_width\t"
+    "original_height\torientation\n";
 
 struct SampleRecord {
   std::string key;
@@ -38,10 +43,18 @@ struct SampleRecord {
   uint32_t height = 0;
   uint32_t original_width = 0;  // re-encoded under a resolution bound: its size before; else 0
   uint32_t original_height = 0;
+  // The EXIF orientation of a JPEG as stored (1-8): 5 to 8 turn it a quarter, so that it is shown
+  // height x width. 1 for every other image, and in tables before version 3.
+  uint8_t orientation = 1;
+  uint32_t shown_width() const { return orientation >= 5 ? height : width; }
+  uint32_t shown_height() const { return orientation >= 5 ? width : height; }
 };
 
-// One line, newline included; v2: with the original size (kSampleTableHeaderV2).
-std::string FormatSampleRecord(const SampleRecord& record, bool v2 = false);
+// One line, newline included, with the columns of table version `version` (1, 2 or 3).
+std::string FormatSampleRecord(const SampleRecord& record, int version = 1);
+// A whole table, header included, of the lowest version that holds the records: 3 when one of them
+// has an orientation other than 1, else 2 with `original_sizes` (pack --max-side), else 1.
+std::string FormatSampleTable(const std::vector<SampleRecord>& records, bool original_sizes);
 // Parses a whole table of either version; DataLoss naming the line on any malformed content.
 Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records);
 

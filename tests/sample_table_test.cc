@@ -59,4 +59,43 @@ TEST(ParseSampleTable, ReadsEachFieldAndRefusesLinesOfOtherWidths) {
 }
 
 }  // namespace
+// Version 3 (issue 41): a shard with a JPEG its EXIF orientation turns records it, so that a plan by
+// shape sees the image as shown; the table takes the lowest version that holds its records.
+TEST(ParseSampleTable, VersionThreeRecordsTheOrientationAndTheTableTakesTheLowestVersion) {
+  SampleRecord a;
+  a.key = "a";
+  a.offset = 0;
+  a.size = 1536;
+  a.xxh64 = 1;
+  a.label = 0;
+  a.format = ImageFormat::kJpeg;
+  a.width = 400;
+  a.height = 200;
+  SampleRecord b = a;
+  b.key = "b";
+  b.offset = 1536;
+  b.orientation = 6;  // turned a quarter clockwise: shown 200 x 400
+  EXPECT_EQ(FormatSampleTable({a}, false),
+            std::string(kSampleTableHeader) + "a\t0\t1536\t0000000000000001\t0\tjpeg\t400\t200\n");
+  EXPECT_EQ(FormatSampleTable({a}, true),
+            std::string(kSampleTableHeaderV2) + "a\t0\t1536\t0000000000000001\t0\tjpeg\t400\t200\t0\t0\n");
+  const std::string v3 = FormatSampleTable({a, b}, false);
+  EXPECT_EQ(v3, std::string(kSampleTableHeaderV3) + "a\t0\t1536\t0000000000000001\t0\tjpeg\t400\t200\t0\t0\t1\n" +
+                    "b\t1536\t1536\t0000000000000001\t0\tjpeg\t400\t200\t0\t0\t6\n");
+  std::vector<SampleRecord> records;
+  ASSERT_TRUE(ParseSampleTable(v3, &records).ok());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].orientation, 1);
+  EXPECT_EQ(records[1].orientation, 6);
+  EXPECT_EQ(records[1].shown_width(), 200u);
+  EXPECT_EQ(records[1].shown_height(), 400u);
+  EXPECT_EQ(records[0].shown_width(), 400u);
+  const std::string line = "b\t1536\t1536\t0000000000000001\t0\tjpeg\t400\t200\t0\t0\t";
+  for (const char* bad : {"0", "9", "x", ""}) {
+    EXPECT_EQ(ParseSampleTable(std::string(kSampleTableHeaderV3) + line + bad + "\n", &records).message(),
+              "sample table line 2 is malformed")
+        << bad;
+  }
+}
+
 }  // namespace shardpack

@@ -286,7 +286,7 @@ void PrintPercentiles(const char* what, const DatasetStats::Percentiles& p, bool
 void PrintBuckets(const DatasetStats& st, const std::string& spec) {
   uint64_t used = 0;
   for (const BucketCount& b : st.buckets) used += b.samples > 0 ? 1 : 0;
-  std::printf("buckets      %s: %s of %zu take samples (sizes from the image headers)\n", spec.c_str(),
+  std::printf("buckets      %s: %s of %zu take samples (sizes as shown, from the sample tables)\n", spec.c_str(),
               std::to_string(used).c_str(), st.buckets.size());
   const uint64_t sized = st.samples > st.unsized ? st.samples - st.unsized : 0;
   for (const BucketCount& b : st.buckets) {

@@ -41,6 +41,7 @@ struct Sample {
   std::string_view relpath;     // source path relative to SRC
   ImageInfo image;
   ImageInfo original;      // the image before pack --max-side re-encoded it (width 0: not re-encoded)
+  int orientation = 1;     // EXIF orientation of `bytes` (1-8), as a JPEG's APP1 gives it; 1 for others
   std::string_view bytes;  // the encoded image, untouched
   // XXH64 of `bytes` when the caller has it already (the pack pipeline computes it in its parallel
   // stage, off the ordered write stage); read it through BytesChecksum().

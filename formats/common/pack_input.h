@@ -33,6 +33,7 @@ struct PackItem {
   bool loaded = false;                      // bytes filled by Next()
   ImageInfo info;
   ImageInfo original;             // pack --max-side re-encoded the image: its info before; else zeros
+  int orientation = 1;            // EXIF orientation of `bytes` as packed (1-8; a re-encoded image: 1)
   bool cmyk_to_rgb = false;       // ... and it was a CMYK JPEG, now RGB
   DecodedImage pixels;            // raw format: decoded and transformed
   std::vector<SampleMask> masks;  // raw format: its mask fields, cut as `pixels` was

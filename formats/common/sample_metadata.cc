@@ -11,6 +11,7 @@ nlohmann::json SampleMetadata(const Sample& sample) {
     meta["original_width"] = sample.original.width;
     meta["original_height"] = sample.original.height;
   }
+  if (sample.orientation != 1) meta["orientation"] = sample.orientation;  // EXIF: shown turned or mirrored
   meta["class"] = sample.class_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(sample.class_name);
   if (sample.extra != nullptr) meta["source"] = *sample.extra;
   return meta;

@@ -51,7 +51,7 @@ Status CheckHeaderFields(const nlohmann::json& header) {
   const struct {
     const char* name;
     int64_t min, max;
-  } integers[] = {{"label", -1, INT32_MAX}, {"width", 0, UINT32_MAX}, {"height", 0, UINT32_MAX}};
+  } integers[] = {{"label", -1, INT32_MAX}, {"width", 0, UINT32_MAX}, {"height", 0, UINT32_MAX}, {"orientation", 1, 8}};
   for (const auto& n : integers) {
     const auto f = header.find(n.name);
     if (f == header.end()) continue;
@@ -127,6 +127,7 @@ Status ParseLmdbSample(std::string_view record, std::string_view db_key, LmdbSam
   sample->height = h.value("height", 0u);
   sample->original_width = h.value("original_width", 0u);
   sample->original_height = h.value("original_height", 0u);
+  sample->orientation = h.value("orientation", 1);
   sample->xxh64 = h.value("xxh64", "");
   return Status::OK();
 }

@@ -69,6 +69,7 @@ struct LmdbSample {
   ImageFormat format = ImageFormat::kUnknown;  // from "format" ("jpeg" or "jpg", "png", ...)
   uint32_t width = 0, height = 0;
   uint32_t original_width = 0, original_height = 0;  // re-encoded under pack --max-side; else 0
+  int orientation = 1;                               // EXIF, "orientation" (1-8); 1 when absent
   std::string xxh64;                                 // of the image, 16 hex digits; empty when absent
   std::string_view image;                            // points into the record
   std::vector<LmdbField> fields;                     // SPR2 records; empty for SPR1

@@ -115,6 +115,7 @@ Status ReadLmdbSampleRecords(const std::string& dir, std::vector<SampleRecord>* 
     r.height = sample.height;
     r.original_width = sample.original_width;
     r.original_height = sample.original_height;
+    r.orientation = uint8_t(sample.orientation);
     records->push_back(std::move(r));
     return Status::OK();
   });

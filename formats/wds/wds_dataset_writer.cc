@@ -74,6 +74,7 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
   record.height = sample.image.height;
   record.original_width = sample.original.width;
   record.original_height = sample.original.height;
+  record.orientation = uint8_t(sample.orientation);
   tar_->BeginRange();
   DaliIndexSample index_entry;
   for (const PendingMember& m : members) {
@@ -88,7 +89,7 @@ Status WdsDatasetWriter::Add(const Sample& sample) {
   if (sample.fields != nullptr) {
     for (const SampleField& f : *sample.fields) ++field_counts_[f.name];
   }
-  sample_table_ += FormatSampleRecord(record, options_.original_sizes);
+  sample_records_.push_back(std::move(record));
   CountSample();
   return Status::OK();
 }
@@ -101,7 +102,7 @@ Status WdsDatasetWriter::OpenShard(uint64_t index) {
   SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(JoinPath(dir_, shard_file_ + ".tmp"), &file));
   tar_ = std::make_unique<TarShardWriter>(std::move(file));
   index_ = DaliIndexBuilder();
-  sample_table_ = options_.original_sizes ? kSampleTableHeaderV2 : kSampleTableHeader;
+  sample_records_.clear();
   field_counts_.clear();
   return Status::OK();
 }
@@ -117,8 +118,9 @@ Status WdsDatasetWriter::CloseShard(ShardEntry* entry) {
   entry->xxh64 = ChecksumHex(tar_->checksum());
   SHARDPACK_RETURN_IF_ERROR(
       PublishSideFile(env_, dir_, WdsIndexFileName(shard_file_), index_.Contents(), sync_, &entry->index));
-  SHARDPACK_RETURN_IF_ERROR(
-      PublishSideFile(env_, dir_, WdsSampleTableFileName(shard_file_), sample_table_, sync_, &entry->sample_table));
+  SHARDPACK_RETURN_IF_ERROR(PublishSideFile(env_, dir_, WdsSampleTableFileName(shard_file_),
+                                            FormatSampleTable(sample_records_, options_.original_sizes), sync_,
+                                            &entry->sample_table));
   const std::string path = JoinPath(dir_, shard_file_);
   SHARDPACK_RETURN_IF_ERROR(env_->RenameFile(path + ".tmp", path));
   tar_.reset();

@@ -49,7 +49,9 @@ class WdsDatasetWriter final : public ShardedDatasetWriter {
   std::unique_ptr<TarShardWriter> tar_;
   std::string shard_file_;
   DaliIndexBuilder index_;
-  std::string sample_table_;
+  // The open shard's sample table, written when it closes (its version depends on the records:
+  // FormatSampleTable).
+  std::vector<SampleRecord> sample_records_;
   std::map<std::string, uint64_t> field_counts_;  // of the open shard
 };
 

@@ -68,7 +68,7 @@ struct StatOptions {
   // Called after each shard's table is read (shards done, shards): the CLI's progress line.
   std::function<void(uint64_t done, uint64_t total)> on_shard;
   // Aspect-ratio buckets (ParseBuckets) to count the samples into, by the sizes in the sample tables
-  // (the image headers' sizes: a JPEG turned by its EXIF orientation counts as stored; docs/buckets.md).
+  // as shown (a JPEG its EXIF orientation turns counts turned, from version 3 tables; docs/buckets.md).
   std::vector<Bucket> buckets;
 };
 

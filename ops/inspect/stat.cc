@@ -8,15 +8,16 @@
 namespace shardpack {
 namespace {
 
-// Adds `r` to the bucket its size goes to (its share cropped summed, for the mean), or to unsized.
+// Adds `r` to the bucket its size as shown goes to (its share cropped summed, for the mean), or to unsized.
 void CountInBucket(const SampleRecord& r, const std::vector<Bucket>& buckets, DatasetStats* stats) {
   if (r.width == 0 || r.height == 0) {
     ++stats->unsized;
     return;
   }
-  BucketCount& b = stats->buckets[NearestBucket(buckets, r.width, r.height)];
+  // As shown: a JPEG its EXIF orientation turns a quarter is height x width on screen.
+  BucketCount& b = stats->buckets[NearestBucket(buckets, r.shown_width(), r.shown_height())];
   ++b.samples;
-  b.cropped_share += CroppedShare(b.bucket, r.width, r.height);
+  b.cropped_share += CroppedShare(b.bucket, r.shown_width(), r.shown_height());
 }
 
 }  // namespace

@@ -270,6 +270,9 @@ class Packer {
     if (!item->status.ok()) return;
     item->status = BoundResolution(options_, item);  // --max-side; nothing without it
     if (!item->status.ok()) return;
+    // Of the bytes packed (a re-encoded image has its orientation applied and none left): what the
+    // sample table records so that a plan by shape (aspect-ratio buckets) sees the image as shown.
+    item->orientation = item->info.format == ImageFormat::kJpeg ? JpegExifOrientation(item->bytes) : 1;
     item->status = format_.PrepareSample(options_, item);
   }
 
@@ -299,6 +302,7 @@ class Packer {
     if (!item->extra.is_null()) sample.extra = &item->extra;
     sample.image = item->info;
     sample.original = item->original;
+    sample.orientation = item->orientation;
     sample.bytes = item->bytes;
     sample.bytes_xxh64 = item->bytes_xxh64;
     sample.pixels = &item->pixels;
