@@ -94,34 +94,26 @@ TEST(Location, AStreamedShardListRefusesAPipeEntry) {
 // The variables docs/remote.md lists, as the CLI and the Python module read them.
 TEST(Environment, FillsWhatTheCallerLeftUnset) {
   std::map<std::string, std::string> vars = {
-      {"SHARDPACK_CACHE", "/cache"},
-      {"SHARDPACK_CACHE_TEAM", "1"},
-      {"SHARDPACK_HTTP_ATTEMPTS", "3"},
-      {"SHARDPACK_HTTP_TIMEOUT", "2.5"},
-      {"SHARDPACK_HTTP_MAX_BACKOFF", "0.5"},
-      {"SHARDPACK_HTTP_RETRY_SECONDS", "7"},
-      {"SHARDPACK_HTTP_MAX_BYTES", "not a number"},
-      {"AWS_ACCESS_KEY_ID", "id"},
-      {"AWS_SECRET_ACCESS_KEY", "secret"},
-      {"AWS_SESSION_TOKEN", "token"},
-      {"AWS_DEFAULT_REGION", "eu-west-1"},
-      {"AWS_ENDPOINT_URL", "http://127.0.0.1:9000"},
-      {"SHARDPACK_S3_PATH_STYLE", "0"},
-      {"SHARDPACK_S3_PART_SIZE", "5242880"},
-      {"SHARDPACK_S3_UPLOADS", "-1"},
-      {"TMPDIR", "/scratch"},
+      {"SHARDPACK_CACHE", "/cache"},         {"SHARDPACK_CACHE_TEAM", "1"},
+      {"SHARDPACK_HTTP_ATTEMPTS", "3"},      {"SHARDPACK_HTTP_TIMEOUT", "2.5"},
+      {"SHARDPACK_HTTP_MAX_BACKOFF", "0.5"}, {"SHARDPACK_HTTP_RETRY_SECONDS", "7"},
+      {"SHARDPACK_HTTP_MAX_BYTES", "1e9"},   {"AWS_ACCESS_KEY_ID", "id"},
+      {"AWS_SECRET_ACCESS_KEY", "secret"},   {"AWS_SESSION_TOKEN", "token"},
+      {"AWS_DEFAULT_REGION", "eu-west-1"},   {"AWS_ENDPOINT_URL", "http://127.0.0.1:9000"},
+      {"SHARDPACK_S3_PATH_STYLE", "0"},      {"SHARDPACK_S3_PART_SIZE", "5242880"},
+      {"SHARDPACK_S3_UPLOADS", "6"},         {"TMPDIR", "/scratch"},
       {"SHARDPACK_INDEX_MEMORY", "512MB"},
   };
   const GetEnv getenv = [&](const char* name) { return vars.count(name) ? vars[name].c_str() : nullptr; };
   RemoteOptions o;
-  ApplyEnvironment(&o, getenv);
+  ASSERT_TRUE(ApplyEnvironment(&o, getenv).ok());
   EXPECT_EQ(o.cache_dir, "/cache");
   EXPECT_TRUE(o.cache_team);
   EXPECT_EQ(o.http.attempts, 3);
   EXPECT_EQ(o.http.timeout_seconds, 2.5);
   EXPECT_EQ(o.http.max_backoff_seconds, 0.5);
   EXPECT_EQ(o.http.retry_seconds, 7);
-  EXPECT_EQ(o.http.max_bytes, 0u);  // not a positive number: the default stays
+  EXPECT_EQ(o.http.max_bytes, 1000000000u);
   EXPECT_EQ(o.s3.access_key_id, "id");
   EXPECT_EQ(o.s3.secret_access_key, "secret");
   EXPECT_EQ(o.s3.session_token, "token");
@@ -129,31 +121,70 @@ TEST(Environment, FillsWhatTheCallerLeftUnset) {
   EXPECT_EQ(o.s3.endpoint_url, "http://127.0.0.1:9000");
   EXPECT_FALSE(o.s3.path_style);
   EXPECT_EQ(o.s3.part_size, 5242880u);
-  EXPECT_EQ(o.s3.uploads, 0);
+  EXPECT_EQ(o.s3.uploads, 6);
   EXPECT_EQ(o.s3.staging_parent, "/scratch");  // $TMPDIR without $SHARDPACK_STAGING
   EXPECT_EQ(o.index_memory, 512000000u);
-  RemoteOptions bad;
-  vars["SHARDPACK_INDEX_MEMORY"] = "lots";
-  ApplyEnvironment(&bad, getenv);
-  EXPECT_EQ(bad.index_memory, 0u);  // not a size: the default stays
   EXPECT_EQ(TempParentFromEnvironment(getenv), "/scratch");
 
   vars["SHARDPACK_STAGING"] = "/staging";
   vars["AWS_REGION"] = "ap-south-1";
   RemoteOptions given;
   given.cache_dir = "/mine";  // a cache folder the caller gave wins over $SHARDPACK_CACHE
-  ApplyEnvironment(&given, getenv);
+  ASSERT_TRUE(ApplyEnvironment(&given, getenv).ok());
   EXPECT_EQ(given.cache_dir, "/mine");
   EXPECT_EQ(given.s3.staging_parent, "/staging");
   EXPECT_EQ(given.s3.region, "ap-south-1");
 
   RemoteOptions none;
-  ApplyEnvironment(&none, [](const char*) -> const char* { return nullptr; });
+  ASSERT_TRUE(ApplyEnvironment(&none, [](const char*) -> const char* { return nullptr; }).ok());
   EXPECT_EQ(none.cache_dir, "");
   EXPECT_FALSE(none.cache_team);
   EXPECT_EQ(none.http.attempts, 0);
   EXPECT_EQ(none.s3.region, "");
   EXPECT_EQ(none.s3.staging_parent, "");
+}
+
+// A variable set to what its option cannot take was ignored, so a typo in a job script ran with the
+// default unnoticed (SHARDPACK_INDEX_MEMORY=512M8 and the like): now an error naming it.
+TEST(Environment, AValueItsOptionCannotTakeIsAnErrorNamingTheVariable) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"SHARDPACK_HTTP_MAX_BYTES", "not a number"},
+      {"SHARDPACK_HTTP_TIMEOUT", "-2"},
+      {"SHARDPACK_HTTP_ATTEMPTS", "inf"},
+      {"SHARDPACK_S3_UPLOADS", "-1"},
+      {"SHARDPACK_S3_PART_SIZE", "64MB"},
+      {"SHARDPACK_INDEX_MEMORY", "lots"},
+      {"SHARDPACK_INDEX_MEMORY", "0"},
+      {"SHARDPACK_CACHE_TEAM", "yes"},
+      {"SHARDPACK_S3_PATH_STYLE", "true"},
+  };
+  const std::map<std::string, std::string> takes = {
+      {"SHARDPACK_HTTP_MAX_BYTES", "not a positive number"},
+      {"SHARDPACK_HTTP_TIMEOUT", "not a positive number"},
+      {"SHARDPACK_HTTP_ATTEMPTS", "not a positive number"},
+      {"SHARDPACK_S3_UPLOADS", "not a whole number of at least 1"},
+      {"SHARDPACK_S3_PART_SIZE", "not a whole number of at least 1"},
+      {"SHARDPACK_INDEX_MEMORY", "not a size such as 512MB"},
+      {"SHARDPACK_CACHE_TEAM", "takes 1 (on) or 0 (off)"},
+      {"SHARDPACK_S3_PATH_STYLE", "takes 1 (on) or 0 (off)"},
+  };
+  for (const auto& [name, value] : cases) {
+    const GetEnv getenv = [&, name = name, value = value](const char* n) {
+      return n == name ? value.c_str() : nullptr;
+    };
+    RemoteOptions o;
+    const Status s = ApplyEnvironment(&o, getenv);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << name;
+    EXPECT_EQ(s.message(), name + "='" + value + "' in the environment: " + takes.at(name) + "; fix or unset it");
+  }
+  // Off and unset are the same for a switch; an empty size or path is unset.
+  const std::map<std::string, std::string> quiet = {
+      {"SHARDPACK_CACHE_TEAM", "0"}, {"SHARDPACK_S3_PATH_STYLE", ""}, {"SHARDPACK_INDEX_MEMORY", ""}};
+  RemoteOptions o;
+  ASSERT_TRUE(ApplyEnvironment(&o, [&](const char* n) { return quiet.count(n) ? quiet.at(n).c_str() : nullptr; }).ok());
+  EXPECT_FALSE(o.cache_team);
+  EXPECT_FALSE(o.s3.path_style);
+  EXPECT_EQ(o.index_memory, 0u);
 }
 
 }  // namespace

@@ -46,7 +46,9 @@ TEST(RemoteDataset, S3UrlsBecomeTheirEndpointsUrls) {
   std::map<std::string, std::string> vars;
   const auto url_of = [&](const std::string& location, std::string* url) {
     RemoteOptions options;
-    ApplyEnvironment(&options, [&](const char* name) { return vars.count(name) ? vars[name].c_str() : nullptr; });
+    EXPECT_TRUE(ApplyEnvironment(&options, [&](const char* name) {
+                  return vars.count(name) ? vars[name].c_str() : nullptr;
+                }).ok());
     Location parsed;  // the URL a backend's client fetches for a location (StorageBackend::ClientUrl)
     SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
     return parsed.backend->ClientUrl(parsed.shown, options, url);

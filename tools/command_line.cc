@@ -230,7 +230,8 @@ int RunSlurmScript(SlurmScriptOptions o) {
 int RunMerge(const std::string& out, bool json) {
   MergeResult result;
   MergeOptions options;
-  ApplyEnvironment(&options.remote);
+  const Status env = ApplyEnvironment(&options.remote);
+  if (!env.ok()) return Fail("merge", env);
   const Status s = Merge(out, options, &result);
   if (!s.ok()) return Fail("merge", s);
   const Manifest& m = result.manifest;
@@ -304,11 +305,11 @@ void PrintBuckets(const DatasetStats& st, const std::string& spec) {
 int RunStat(const std::string& dir, bool json, size_t top, const std::string& buckets) {
   DatasetStats st;
   StatOptions options;
+  if (const Status env = ApplyEnvironment(&options.remote); !env.ok()) return Fail("stat", env);
   if (!buckets.empty()) {
     const Status parsed = ParseBuckets(buckets, "--buckets", &options.buckets);
     if (!parsed.ok()) return Fail("stat", parsed);
   }
-  ApplyEnvironment(&options.remote);
   ProgressPrinter progress(!json);
   options.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards("stat", done, total); };
   Status s = Stat(dir, options, &st);
@@ -759,7 +760,9 @@ int RunCommandLine(int argc, char** argv) {
   }
   // The environment's settings (SHARDPACK_CACHE, SHARDPACK_HTTP_*, AWS_*, ...) under the flags.
   for (RemoteOptions* r : {&pf.options.remote, &cf.options.remote, &vo.remote, &bo.loader.remote}) {
-    ApplyEnvironment(r);
+    const Status env = ApplyEnvironment(r);
+    if (!env.ok())
+      return Fail(app.get_subcommands().empty() ? "shardpack" : app.get_subcommands()[0]->get_name().c_str(), env);
   }
   if (dop.temp_parent.empty()) dop.temp_parent = TempParentFromEnvironment();
   if (pack->parsed()) return RunPack(pf, false);

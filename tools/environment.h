@@ -6,6 +6,7 @@
 #include <string>
 
 #include "shardpack/remote_options.h"
+#include "shardpack/status.h"
 
 namespace shardpack {
 
@@ -15,13 +16,15 @@ GetEnv ProcessEnvironment();
 
 // Fills what the environment sets and the caller left unset: cache_dir ($SHARDPACK_CACHE, when
 // empty), cache_team ($SHARDPACK_CACHE_TEAM=1), the HTTP client's limits ($SHARDPACK_HTTP_ATTEMPTS,
-// _TIMEOUT, _MAX_BACKOFF, _RETRY_SECONDS, _MAX_BYTES; a value that is not a positive number is
-// ignored), and S3's credentials, region, endpoint and upload settings ($AWS_ACCESS_KEY_ID,
-// $AWS_SECRET_ACCESS_KEY, $AWS_SESSION_TOKEN, $AWS_REGION else $AWS_DEFAULT_REGION,
-// $AWS_ENDPOINT_URL, $SHARDPACK_S3_PATH_STYLE=1, $SHARDPACK_S3_PART_SIZE, $SHARDPACK_S3_UPLOADS,
+// _TIMEOUT, _MAX_BACKOFF, _RETRY_SECONDS, _MAX_BYTES: positive numbers), and S3's credentials,
+// region, endpoint and upload settings ($AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY,
+// $AWS_SESSION_TOKEN, $AWS_REGION else $AWS_DEFAULT_REGION, $AWS_ENDPOINT_URL,
+// $SHARDPACK_S3_PATH_STYLE=1, $SHARDPACK_S3_PART_SIZE and $SHARDPACK_S3_UPLOADS: whole numbers,
 // $SHARDPACK_STAGING else $TMPDIR), and the readers' bound of shard indexes ($SHARDPACK_INDEX_MEMORY,
-// a size such as 512MB; one that is not a size is ignored).
-void ApplyEnvironment(RemoteOptions* options, const GetEnv& getenv = ProcessEnvironment());
+// a size such as 512MB). InvalidArgument naming the variable when one is set to something its
+// option cannot take (a typo in a job script would otherwise run with the default unnoticed);
+// switches take 1 or 0.
+Status ApplyEnvironment(RemoteOptions* options, const GetEnv& getenv = ProcessEnvironment());
 
 // $TMPDIR, or empty: where doctor's temporary folder goes.
 std::string TempParentFromEnvironment(const GetEnv& getenv = ProcessEnvironment());

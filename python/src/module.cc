@@ -216,7 +216,7 @@ class PyDataset {
  public:
   explicit PyDataset(const std::string& path) {
     RemoteOptions remote;
-    ApplyEnvironment(&remote);
+    Raise(ApplyEnvironment(&remote));
     Raise(DatasetReader::Open(path, nullptr, &reader_, remote));
     for (const auto& [name, count] : FieldCounts(reader_->manifest())) field_names_.push_back(name);
   }
@@ -512,7 +512,7 @@ LoaderOptions LoaderOptionsFrom(const py::kwargs& kwargs) {
     if (setter == kSetters.end()) throw py::type_error("unknown loader option '" + key + "'");
     setter->second(o, item.second);
   }
-  ApplyEnvironment(&o.remote);
+  Raise(ApplyEnvironment(&o.remote));
   return o;
 }
 

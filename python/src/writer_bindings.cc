@@ -123,7 +123,8 @@ PackOptions PackOptionsFrom(const py::dict& kwargs, bool for_writer) {
     }
     setter->second(o, item.second);
   }
-  ApplyEnvironment(&o.remote);  // an s3:// OUT's credentials and endpoint, as the CLI reads them
+  if (const Status env = ApplyEnvironment(&o.remote); !env.ok())
+    RaiseStatus(env);  // an s3:// OUT's credentials and endpoint, as the CLI reads them
   return o;
 }
 

@@ -228,3 +228,28 @@ def test_set_epoch_after_load_state_dict_keeps_the_resumed_position(wds):
     other.set_epoch(3)  # another epoch than the state's: that epoch from its start
     whole.set_epoch(3)
     assert batches(other) == batches(whole)
+
+
+def test_an_environment_variable_set_to_nonsense_is_named_not_ignored(wds, monkeypatch):
+    """A typo in a job script's export (SHARDPACK_INDEX_MEMORY=512M8) ran with the default unnoticed;
+    now the CLI fails naming it, and Python raises ValueError naming it."""
+    import subprocess
+
+    from conftest import tool
+
+    want = "SHARDPACK_INDEX_MEMORY='512M8' in the environment: not a size such as 512MB; fix or unset it"
+    env = dict(os.environ, SHARDPACK_INDEX_MEMORY="512M8")
+    r = subprocess.run([tool("SHARDPACK_CLI"), "stat", str(wds)], capture_output=True, text=True, env=env)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == f"stat failed: {want}\n"
+    r = subprocess.run([tool("SHARDPACK_CLI"), "verify", str(wds)], capture_output=True, text=True, env=env)
+    assert r.returncode == 1 and r.stderr == f"verify failed: {want}\n"
+    monkeypatch.setenv("SHARDPACK_INDEX_MEMORY", "512M8")
+    with pytest.raises(ValueError) as e:
+        shardpack.open(wds)
+    assert str(e.value) == want
+    with pytest.raises(ValueError) as e:
+        shardpack.Loader(wds, batch_size=8)
+    assert str(e.value) == want
+    monkeypatch.setenv("SHARDPACK_INDEX_MEMORY", "512MB")
+    assert len(shardpack.open(wds)) == 60

@@ -30,9 +30,9 @@ int main(int argc, char** argv) {
   o.remote.cache_limit = from_env("DUMP_CACHE_LIMIT", 0);
   o.remote.downloads = static_cast<uint32_t>(from_env("DUMP_DOWNLOADS", o.remote.downloads));
   o.remote.prefetch_shards = static_cast<uint32_t>(from_env("DUMP_PREFETCH_SHARDS", 0));
-  shardpack::ApplyEnvironment(&o.remote);
+  shardpack::Status s = shardpack::ApplyEnvironment(&o.remote);
   std::unique_ptr<shardpack::Loader> loader;
-  shardpack::Status s = shardpack::Loader::Open(argv[1], o, &loader);
+  if (s.ok()) s = shardpack::Loader::Open(argv[1], o, &loader);
   if (s.ok()) s = loader->StartEpoch(std::strtoull(argv[6], nullptr, 10), std::strtoull(argv[7], nullptr, 10));
   std::ofstream bin(std::string(argv[2]) + ".bin", std::ios::binary), txt(std::string(argv[2]) + ".txt");
   while (s.ok()) {
