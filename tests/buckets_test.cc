@@ -38,7 +38,9 @@ TEST(Buckets, SdxlIsThePapersFortyOneResolutionsOfAboutAMegapixel) {
     EXPECT_LE(area, 1.0 * 1024 * 1024) << i;
     // Each the transpose of its mirror in the list, in order of aspect ratio.
     EXPECT_EQ(b[i].width, b[b.size() - 1 - i].height);
-    if (i > 0) EXPECT_GT(double(b[i].width) / b[i].height, double(b[i - 1].width) / b[i - 1].height);
+    if (i > 0) {
+      EXPECT_GT(double(b[i].width) / b[i].height, double(b[i - 1].width) / b[i - 1].height);
+    }
   }
 }
 
@@ -77,7 +79,11 @@ TEST(Buckets, BadSpecsAreRefusedSayingWhatIsWrong) {
   EXPECT_EQ(Refusal("area=1024x1024,step=64,min=512"),
             "--buckets: the rule lacks a part (a rule is area=WxH,step=S,min=A,max=B, optionally max-ratio=R)");
   EXPECT_EQ(Refusal("area=1024x1024,step=0,min=512,max=1024"),
-            "--buckets: 'step=0' is not a rule's part (a rule is area=WxH,step=S,min=A,max=B, optionally "
+            "--buckets: step=0: step takes a whole number of pixels from 1 to 65536");
+  EXPECT_EQ(Refusal("area=1024,step=64,min=512,max=1024"),
+            "--buckets: area=1024: area takes WIDTHxHEIGHT, e.g. area=1024x1024");
+  EXPECT_EQ(Refusal("area=1024x1024,step=64,min=512,max=1024,side=3"),
+            "--buckets: 'side=3' is not a rule's part (a rule is area=WxH,step=S,min=A,max=B, optionally "
             "max-ratio=R)");
   EXPECT_EQ(Refusal("area=1024x1024,step=64,min=512,max=1024,max-ratio=0.5"),
             "--buckets: max-ratio=0.5 is not a ratio of at least 1");

@@ -60,14 +60,20 @@ Status ParseRule(const std::string& spec, const std::string& option, BucketRule*
     const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
     uint64_t n = 0;
     const bool number = ParseUint(value, &n) && n > 0 && n <= kMaxSide;
-    if (key == "area" && ParseSize(value, &rule->area_width, &rule->area_height) && rule->area_width > 0 &&
-        rule->area_height > 0) {
+    if ((key == "step" || key == "min" || key == "max") && !number) {
+      return Status::InvalidArgument(option + ": " + part + ": " + key + " takes a whole number of pixels from 1 to " +
+                                     std::to_string(kMaxSide));
+    }
+    if (key == "area") {
+      if (!ParseSize(value, &rule->area_width, &rule->area_height) || rule->area_width == 0 || rule->area_height == 0) {
+        return Status::InvalidArgument(option + ": " + part + ": area takes WIDTHxHEIGHT, e.g. area=1024x1024");
+      }
       area = true;
-    } else if (key == "step" && number) {
+    } else if (key == "step") {
       rule->step = uint32_t(n), step = true;
-    } else if (key == "min" && number) {
+    } else if (key == "min") {
       rule->min_side = uint32_t(n), min = true;
-    } else if (key == "max" && number) {
+    } else if (key == "max") {
       rule->max_side = uint32_t(n), max = true;
     } else if (key == "max-ratio") {
       char* end = nullptr;
