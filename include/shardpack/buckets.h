@@ -42,6 +42,16 @@ Status ParseBuckets(const std::string& spec, const std::string& option, std::vec
 // a tie. Expects a non-empty list and sides above 0.
 size_t NearestBucket(const std::vector<Bucket>& buckets, uint32_t width, uint32_t height);
 
+// What becomes of each bucket's last batch of an epoch, when it holds fewer than batch_size images
+// (docs/buckets.md): left out (kDrop: every batch is full), handed out smaller (kPartial: every
+// sample once an epoch), or filled up with that bucket's first images of the epoch again (kPad:
+// every batch full and every sample taken).
+enum class BucketTail { kDrop, kPartial, kPad };
+
+// "drop", "partial" or "pad"; InvalidArgument naming `option` otherwise.
+Status ParseBucketTail(const std::string& text, const std::string& option, BucketTail* tail);
+const char* BucketTailName(BucketTail tail);
+
 // The share of an image's pixels a bucket crops away: the image scaled (up or down) to cover the
 // bucket, then cut to it; 0 when the aspect ratios are equal.
 double CroppedShare(const Bucket& bucket, uint32_t width, uint32_t height);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/buckets.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/env.h"
 #include "shardpack/mixture.h"
@@ -69,6 +70,17 @@ struct LoaderOptions {
   // corrupt (skipped with skip_corrupt). A dataset whose manifest lists no such field in any sample
   // is refused at open. Empty: no masks.
   std::string mask;
+  // Aspect-ratio buckets (shardpack/buckets.h, docs/buckets.md); empty: every image is cropped to
+  // height x width. Otherwise every batch holds images of one bucket, of that bucket's size
+  // (Batch::width, height; height and width above are not used): each image, as shown, resized to
+  // cover its bucket (the nearest in aspect ratio) and cropped to it, at a random offset and flipped
+  // with `flip` in training, centred in evaluation. The epoch's batches follow the rules of
+  // ops/read/bucket_sampler.h; bucket_tail says what becomes of each bucket's last, smaller batch.
+  // Needs every sample's size from the dataset's sample tables (read at open; a byte a sample), so
+  // a local dataset or mixture packed by shardpack; at most 255 buckets. drop_last is not used:
+  // bucket_tail kDrop is its counterpart.
+  std::vector<Bucket> buckets;
+  BucketTail bucket_tail = BucketTail::kPartial;
   BatchAllocator allocator;  // empty: new[] / delete[]
   Env* env = nullptr;
   // A dataset URL: cache folder, cache bound, shards downloaded ahead (docs/remote.md). The loader
@@ -84,6 +96,8 @@ struct Batch {
   uint64_t epoch = 0;
   uint64_t index = 0;               // among this worker's batches of the epoch
   uint32_t count = 0;               // images in this batch (the last may be smaller)
+  uint32_t height = 0, width = 0;   // of every image in this batch: the options', or its bucket's
+  int32_t bucket = -1;              // with buckets: its place in LoaderOptions::buckets
   const uint8_t* images = nullptr;  // count x H x W x 3 (NHWC) or count x 3 x H x W (NCHW), uint8
   size_t image_bytes = 0;           // bytes used in `images`
   std::vector<int32_t> labels;
@@ -127,15 +141,21 @@ class Loader {
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
-  // Batches per epoch for this rank and worker.
+  // Batches per epoch for this rank and worker: of the epoch last started (0 before any). With
+  // buckets over a mixture the count may differ by epoch (each epoch draws its samples):
+  // batches_in_epoch tells any epoch's.
   uint64_t batches_per_epoch() const;
+  uint64_t batches_in_epoch(uint64_t epoch) const;
   // Starts (or restarts) epoch `epoch` at batch `first_batch`: the batches from there are exactly
   // those an uninterrupted epoch produces. Elastic resume (other ranks or batch size than the run
   // that stopped): `samples_done` from that run's SamplesConsumed, and the batches are made from
-  // the rest of the epoch (EpochSampler::SetEpochStart).
+  // the rest of the epoch (EpochSampler::SetEpochStart). With buckets, `samples_done` counts the
+  // epoch's global batches taken instead (BucketSampler::SetEpochStart), and the batch size must be
+  // the earlier run's.
   Status StartEpoch(uint64_t epoch, uint64_t first_batch = 0, uint64_t samples_done = 0);
   // The epoch's samples taken once every rank has taken its first `rank_batches_done` batches of
   // this epoch (counting those before a samples_done start): what an elastic resume passes on.
+  // With buckets: the epoch's global batches taken (BucketSampler::BatchesConsumed).
   uint64_t SamplesConsumed(uint64_t rank_batches_done) const;
   // The next batch, valid until the following call to Next() or StartEpoch(); nullptr at the end
   // of the epoch.
@@ -174,10 +194,11 @@ class Loader {
   struct Impl;
   explicit Loader(std::unique_ptr<Impl> impl);
   // Both Opens over a reader: one dataset (mixture null), or a mixture's reader, plan and the
-  // shard sizes of each source.
+  // shard sizes of each source; with buckets, each sample's (in the reader's numbering).
   static Status OpenOver(const std::string& name, std::unique_ptr<DatasetReader> reader,
                          std::shared_ptr<const MixturePlan> mixture,
-                         std::vector<std::vector<uint64_t>> source_shard_sizes, const LoaderOptions& options,
+                         std::vector<std::vector<uint64_t>> source_shard_sizes,
+                         std::shared_ptr<const std::vector<uint8_t>> bucket_of, const LoaderOptions& options,
                          std::unique_ptr<Loader>* loader);
   std::unique_ptr<Impl> impl_;
 };

@@ -102,6 +102,8 @@ class EpochSampler {
   // `rank_batches_done` batches (counting the samples before SetEpochStart's start).
   uint64_t SamplesConsumed(uint64_t rank_batches_done) const;
 
+  // Positions in the epoch's order: the dataset's samples, or a mixture plan's epoch.
+  uint64_t epoch_size() const { return size_; }
   // Batches per epoch of this rank (equal for every rank), and of this worker within the rank.
   uint64_t rank_batches() const { return rank_batches_; }
   uint64_t worker_batches() const;

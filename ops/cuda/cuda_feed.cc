@@ -112,6 +112,11 @@ Status CudaFeed::Open(const std::string& dataset, const CudaFeedOptions& options
   std::string why;
   if (!CudaDeviceAvailable(&why)) return Status::Unsupported("no usable CUDA device: " + why);
   if (options.depth < 2) return Status::InvalidArgument("CUDA feed depth must be at least 2 (double buffering)");
+  if (!options.loader.buckets.empty()) {
+    return Status::Unsupported(
+        "the CUDA feed makes batches of one size, and buckets make batches of several: read buckets with the "
+        "CPU loader (pinned memory) and copy each batch to the device");
+  }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   LoaderOptions& lo = impl->options.loader;

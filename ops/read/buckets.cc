@@ -173,4 +173,26 @@ double CroppedShare(const Bucket& bucket, uint32_t width, uint32_t height) {
   return 1 - (double(bucket.width) * bucket.height) / (width * scale * height * scale);
 }
 
+Status ParseBucketTail(const std::string& text, const std::string& option, BucketTail* tail) {
+  for (const BucketTail t : {BucketTail::kDrop, BucketTail::kPartial, BucketTail::kPad}) {
+    if (text == BucketTailName(t)) {
+      *tail = t;
+      return Status::OK();
+    }
+  }
+  return Status::InvalidArgument(option + " takes drop, partial or pad, not '" + text + "'");
+}
+
+const char* BucketTailName(BucketTail tail) {
+  switch (tail) {
+    case BucketTail::kDrop:
+      return "drop";
+    case BucketTail::kPartial:
+      return "partial";
+    case BucketTail::kPad:
+      return "pad";
+  }
+  return "?";
+}
+
 }  // namespace shardpack

@@ -29,12 +29,15 @@
 #include "ground/tsan_annotations.h"
 #include "ground/units.h"
 #include "ground/worker_threads.h"
+#include "ops/read/bucket_ids.h"
+#include "ops/read/bucket_sampler.h"
 #include "ops/read/buffered_sample_reader.h"
 #include "ops/read/loader_crop.h"
 #include "ops/read/loader_fields.h"
 #include "ops/read/mixture_reader.h"
 #include "ops/read/read_planner.h"
 #include "shardpack/dataset_reader.h"
+#include "storage/location.h"
 
 namespace shardpack {
 namespace {
@@ -77,9 +80,33 @@ struct Slot {
 struct CropChoice {
   const LoaderOptions* options;
   std::mt19937_64* rng;
-  cv::Size full;  // the image's oriented size
+  const Bucket* bucket;  // with buckets: the batch's; else null
+  cv::Size full;         // the image's oriented size
   CropPlan plan;
 };
+
+// A bucket's crop: the image scaled to cover the bucket (one side fits, the other overhangs), cut at a
+// random offset along the overhang in training and at its centre in evaluation. Nothing is cut from
+// the side that fits: the crop keeps all of the image the bucket's aspect ratio allows.
+CropPlan BucketCropPlan(const Bucket& bucket, bool random, std::mt19937_64* rng, cv::Size full) {
+  CropPlan plan;
+  plan.out = cv::Size(int(bucket.width), int(bucket.height));
+  const double scale = std::max(double(bucket.width) / full.width, double(bucket.height) / full.height);
+  const double w = std::min<double>(full.width, bucket.width / scale);
+  const double h = std::min<double>(full.height, bucket.height / scale);
+  const double x = random ? Uniform(*rng, 0, full.width - w) : (full.width - w) / 2;
+  const double y = random ? Uniform(*rng, 0, full.height - h) : (full.height - h) / 2;
+  plan.box = cv::Rect2d(x, y, w, h);
+  // Evaluation samples the box where it is, to the sub-pixel; training rounds it to whole pixels,
+  // which halves the resize's time and moves nothing a random crop would not.
+  plan.exact = !random;
+  return plan;
+}
+
+CropPlan ChooseCrop(const CropChoice& c, cv::Size full) {
+  return c.bucket != nullptr ? BucketCropPlan(*c.bucket, !c.options->eval, c.rng, full)
+                             : LoaderCropPlan(*c.options, c.rng, full);
+}
 
 }  // namespace
 
@@ -93,7 +120,11 @@ struct Loader::Impl {
   // A reader that wants a plan (a remote dataset): the producer's, for the epoch it makes.
   std::unique_ptr<ReadPlanner> planner;
   std::vector<std::string> warnings;
-  EpochSampler sampler;                        // used by the producer thread only
+  EpochSampler sampler;  // used by the producer thread only
+  // With buckets: the epoch's batches (the producer's, and the caller's between epochs); `sampler`
+  // then only gives the order.
+  std::unique_ptr<BucketSampler> bucketed;
+  uint64_t epoch = 0;                          // the last started
   std::shared_ptr<const MixturePlan> mixture;  // a mixture's plan, or null for one dataset
   std::vector<std::vector<uint64_t>> source_shard_sizes;
   std::unique_ptr<tbb::task_arena> arena;
@@ -149,8 +180,8 @@ struct Loader::Impl {
   // Decodes and transforms sample `index` into `out` (H x W x 3, or 3 planes for NCHW), and its
   // mask, with the same crop and flip, into `mask_out` (H x W) when one is asked for.
   // `draw` seeds the sample's crop and flip: its index, or for a mixture its position in the epoch.
-  Status FillSample(uint64_t epoch, uint64_t index, uint64_t draw, uint8_t* out, uint8_t* mask_out, int32_t* label,
-                    std::string* key) {
+  Status FillSample(uint64_t epoch, uint64_t index, uint64_t draw, const Bucket* bucket, uint8_t* out,
+                    uint8_t* mask_out, int32_t* label, std::string* key) {
     thread_local ReadSample sample;
     const auto t0 = Clock::now();
     Status s = reader->Read(index, &sample);
@@ -160,11 +191,12 @@ struct Loader::Impl {
     *label = sample.label;
     *key = sample.key;
     bytes_read += sample.encoded.empty() ? sample.pixels.rgb.size() : sample.encoded.size();
-    const int H = int(options.height), W = int(options.width);
+    const int H = int(bucket != nullptr ? bucket->height : options.height);
+    const int W = int(bucket != nullptr ? bucket->width : options.width);
     thread_local cv::Mat hwc;
     cv::Mat dst = options.nchw ? (hwc.create(H, W, CV_8UC3), hwc) : cv::Mat(H, W, CV_8UC3, out);
     std::mt19937_64 rng = SampleRng(options.sampler.seed, epoch, draw);
-    CropChoice choice{&options, &rng, {}, {}};
+    CropChoice choice{&options, &rng, bucket, {}, {}};
     try {
       if (!sample.encoded.empty()) {
         // Training crops are drawn on the full size; only the crop is decoded, coarse enough to cover the output.
@@ -172,7 +204,7 @@ struct Loader::Impl {
             sample.encoded, options.max_pixels,
             [&choice](cv::Size full) {
               choice.full = full;
-              choice.plan = LoaderCropPlan(*choice.options, choice.rng, full);
+              choice.plan = ChooseCrop(choice, full);
               return choice.plan;
             },
             options.fast_decode && !options.eval, &dst);
@@ -180,7 +212,7 @@ struct Loader::Impl {
       } else {
         const cv::Mat rgb(int(sample.pixels.height), int(sample.pixels.width), CV_8UC3, sample.pixels.rgb.data());
         choice.full = rgb.size();
-        choice.plan = LoaderCropPlan(options, &rng, rgb.size());
+        choice.plan = ChooseCrop(choice, rgb.size());
         if (rgb.rows == H && rgb.cols == W && options.eval) {
           rgb.copyTo(dst);  // already the right size (raw shards packed for this crop)
           choice.plan.box = cv::Rect2d(0, 0, W, H);
@@ -192,7 +224,7 @@ struct Loader::Impl {
       if (flip) cv::flip(dst, dst, 1);
       if (options.nchw) SplitPlanes(dst, out);
       if (mask_out != nullptr) {
-        SHARDPACK_RETURN_IF_ERROR(FillMask(index, *key, choice, flip, sample.encoded.empty(), mask_out));
+        SHARDPACK_RETURN_IF_ERROR(FillMask(index, *key, choice, flip, sample.encoded.empty(), dst.size(), mask_out));
       }
     } catch (const cv::Exception& e) {
       return Status::Corrupt(std::string("cannot transform sample: ") + e.what());
@@ -204,7 +236,7 @@ struct Loader::Impl {
   // Sample `index`'s mask, given the crop and flip its image got, into `out` (H x W). stored: the
   // image came as stored pixels (raw), and so does its mask, cut as the image was at pack time.
   Status FillMask(uint64_t index, const std::string& key, const CropChoice& choice, bool flip, bool stored,
-                  uint8_t* out) {
+                  cv::Size size, uint8_t* out) {
     thread_local std::string bytes;
     thread_local cv::Mat mask;
     bool present = false;
@@ -222,7 +254,7 @@ struct Loader::Impl {
       const Status s = DecodeLabelMask(bytes, choice.full, options.max_pixels, &mask);
       if (!s.ok()) return Status::Corrupt(sample + ", field '" + options.mask + "': " + s.message());
     }
-    cv::Mat dst(int(options.height), int(options.width), CV_8UC1, out);
+    cv::Mat dst(size, CV_8UC1, out);
     CropLabelMask(stored ? wrapped : mask, choice.plan, &dst);
     if (flip) cv::flip(dst, dst, 1);
     return Status::OK();
@@ -252,10 +284,24 @@ struct Loader::Impl {
     Batch& batch = slot->batch;
     batch.epoch = epoch;
     batch.index = b;
-    sampler.Batch(epoch, b, &batch.indices);
+    // Each image's random crop is drawn from its first_position + i: the order's position for a
+    // mixture (whose small sources repeat samples), the global batch's for buckets.
+    uint64_t first_position = 0, end_position = 0;
+    const Bucket* bucket = nullptr;
+    if (bucketed != nullptr) {
+      uint32_t k = 0;
+      uint64_t global = 0;
+      bucketed->Batch(epoch, b, &batch.indices, &k, &global);
+      bucket = &options.buckets[k];
+      batch.bucket = int32_t(k);
+      first_position = global * options.sampler.batch_size;
+    } else {
+      sampler.Batch(epoch, b, &batch.indices);
+      sampler.BatchRange(b, &first_position, &end_position);
+    }
+    batch.height = bucket != nullptr ? bucket->height : options.height;
+    batch.width = bucket != nullptr ? bucket->width : options.width;
     batch.count = static_cast<uint32_t>(batch.indices.size());
-    uint64_t first_position = 0, end_position = 0;  // of the batch in the epoch's order
-    sampler.BatchRange(b, &first_position, &end_position);
     batch.sources.assign(batch.count, 0);
     if (mixture != nullptr) {
       for (uint32_t i = 0; i < batch.count; ++i) batch.sources[i] = mixture->SourceOf(batch.indices[i]);
@@ -264,10 +310,10 @@ struct Loader::Impl {
     batch.keys.resize(batch.count);
     batch.fields.resize(options.fields.size());
     for (std::vector<std::optional<std::string>>& column : batch.fields) column.assign(batch.count, std::nullopt);
-    const size_t per_image = size_t(options.height) * options.width * 3;
+    const size_t per_image = size_t(batch.height) * batch.width * 3;
     batch.image_bytes = per_image * batch.count;
     batch.images = slot->data;
-    const size_t per_mask = options.mask.empty() ? 0 : size_t(options.height) * options.width;
+    const size_t per_mask = options.mask.empty() ? 0 : size_t(batch.height) * batch.width;
     batch.masks = slot->mask_data;
     batch.mask_bytes = per_mask * batch.count;
     std::vector<Status> errors(batch.count);
@@ -278,8 +324,8 @@ struct Loader::Impl {
       HappensAfter(&start);
       uint8_t* out = slot->data + per_image * i;
       uint8_t* mask_out = per_mask == 0 ? nullptr : slot->mask_data + per_mask * i;
-      const uint64_t draw = mixture != nullptr ? first_position + i : batch.indices[i];
-      errors[i] = FillSample(epoch, batch.indices[i], draw, out, mask_out, &batch.labels[i], &batch.keys[i]);
+      const uint64_t draw = mixture != nullptr || bucket != nullptr ? first_position + i : batch.indices[i];
+      errors[i] = FillSample(epoch, batch.indices[i], draw, bucket, out, mask_out, &batch.labels[i], &batch.keys[i]);
       if (errors[i].ok() && !options.fields.empty()) errors[i] = ReadFields(batch.indices[i], i, &batch);
       if (!errors[i].ok()) {
         std::memset(out, 0, per_image);
@@ -345,6 +391,10 @@ struct Loader::Impl {
     batch->mask_bytes = per_mask * kept;
   }
 
+  uint64_t WorkerBatches(uint64_t e) const {
+    return bucketed != nullptr ? bucketed->worker_batches(e) : sampler.worker_batches();
+  }
+
   // A reader that wants it (a remote dataset) is told which shards the epoch reads from first_batch
   // on, a window of batches at a time (ops/read/read_planner.h): it downloads ahead in that order.
   void StartReadPlan(uint64_t epoch, uint64_t first_batch) {
@@ -406,7 +456,8 @@ struct Loader::Impl {
 
   void ProduceBatches(uint64_t epoch, uint64_t first_batch) {
     StartReadPlan(epoch, first_batch);
-    for (uint64_t b = first_batch; b < sampler.worker_batches(); ++b) {
+    const uint64_t batches = WorkerBatches(epoch);
+    for (uint64_t b = first_batch; b < batches; ++b) {
       PlanReads(b);  // (before waiting for a slot: the downloads start while the consumer works)
       size_t slot;
       {
@@ -507,7 +558,39 @@ namespace {
 Status CheckLoaderOptions(const LoaderOptions& options) {
   if (options.height == 0 || options.width == 0)
     return Status::InvalidArgument("image height and width must be above zero");
+  if (options.buckets.size() > kMaxLoaderBuckets) {
+    return Status::InvalidArgument(std::to_string(options.buckets.size()) + " buckets: the loader takes at most " +
+                                   std::to_string(kMaxLoaderBuckets) + "; use a larger step or a narrower max-ratio");
+  }
+  for (const Bucket& b : options.buckets) {
+    if (b.width == 0 || b.height == 0) return Status::InvalidArgument("a bucket has a side of 0 pixels");
+  }
+  if (!options.buckets.empty() && options.sampler.drop_last) {
+    return Status::InvalidArgument(
+        "drop_last with buckets: each bucket has a last batch, and bucket_tail says what becomes of them "
+        "(bucket_tail=drop leaves them out)");
+  }
   return EpochSampler::CheckOptions(options.sampler);
+}
+
+// With buckets: each sample's bucket, read from the sample tables of `locations` (a mixture's sources,
+// source after source); null without buckets.
+Status BucketsOf(const std::vector<std::string>& locations, const LoaderOptions& options,
+                 std::shared_ptr<const std::vector<uint8_t>>* bucket_of) {
+  bucket_of->reset();
+  if (options.buckets.empty()) return Status::OK();
+  auto ids = std::make_shared<std::vector<uint8_t>>();
+  for (const std::string& location : locations) {
+    Location parsed;
+    SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
+    if (parsed.remote()) {
+      return Status::Unsupported("buckets read local datasets for now, and " + parsed.shown +
+                                 " is a URL: copy it first (shardpack convert " + parsed.shown + " DIR)");
+    }
+    SHARDPACK_RETURN_IF_ERROR(ReadBucketIds(location, options.buckets, options.remote, options.env, ids.get()));
+  }
+  *bucket_of = std::move(ids);
+  return Status::OK();
 }
 
 }  // namespace
@@ -517,14 +600,25 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   RemoteOptions remote = options.remote;
   // Reads that go through the shards front to back can stream them without a cache folder.
   remote.sequential = !options.sampler.shuffle || options.sampler.shuffle_buffer > 0;
+  std::shared_ptr<const std::vector<uint8_t>> bucket_of;
+  SHARDPACK_RETURN_IF_ERROR(BucketsOf({dataset}, options, &bucket_of));
   std::unique_ptr<DatasetReader> reader;
   SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &reader, remote));
-  return Open(dataset, std::move(reader), options, loader);
+  return OpenOver(dataset, std::move(reader), nullptr, {}, std::move(bucket_of), options, loader);
 }
 
 Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::unique_ptr<Loader>* loader) {
   SHARDPACK_RETURN_IF_ERROR(CheckMixture(mixture));
   SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
+  if (!options.buckets.empty() && mixture.per_source_batches) {
+    return Status::InvalidArgument(
+        "per_source_batches with buckets: a batch holds one bucket, drawn from every source; make each "
+        "batch from one source without buckets, or bucket without per_source_batches");
+  }
+  std::vector<std::string> locations;
+  for (const MixtureSource& source : mixture.sources) locations.push_back(source.location);
+  std::shared_ptr<const std::vector<uint8_t>> bucket_of;
+  SHARDPACK_RETURN_IF_ERROR(BucketsOf(locations, options, &bucket_of));
   std::unique_ptr<MixtureReader> reader;
   SHARDPACK_RETURN_IF_ERROR(MixtureReader::Open(mixture, options, &reader));
   auto plan = std::make_shared<MixturePlan>();
@@ -532,8 +626,8 @@ Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::u
       MixturePlan::Create(mixture, reader->source_sizes(), reader->source_shard_sizes(), options.sampler, plan.get()));
   std::vector<std::vector<uint64_t>> shard_sizes = reader->source_shard_sizes();
   const std::vector<std::string> plan_warnings = plan->warnings();
-  SHARDPACK_RETURN_IF_ERROR(
-      OpenOver("the mixture", std::move(reader), std::move(plan), std::move(shard_sizes), options, loader));
+  SHARDPACK_RETURN_IF_ERROR(OpenOver("the mixture", std::move(reader), std::move(plan), std::move(shard_sizes),
+                                     std::move(bucket_of), options, loader));
   std::vector<std::string>& warnings = (*loader)->impl_->warnings;
   warnings.insert(warnings.begin(), plan_warnings.begin(), plan_warnings.end());
   return Status::OK();
@@ -541,12 +635,17 @@ Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::u
 
 Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
                     std::unique_ptr<Loader>* loader) {
-  return OpenOver(name, std::move(reader), nullptr, {}, options, loader);
+  if (!options.buckets.empty()) {
+    return Status::InvalidArgument("buckets need the dataset's location, to read its sizes: open " + name +
+                                   " with Loader::Open(location, options)");
+  }
+  return OpenOver(name, std::move(reader), nullptr, {}, nullptr, options, loader);
 }
 
 Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> reader,
                         std::shared_ptr<const MixturePlan> mixture,
-                        std::vector<std::vector<uint64_t>> source_shard_sizes, const LoaderOptions& options,
+                        std::vector<std::vector<uint64_t>> source_shard_sizes,
+                        std::shared_ptr<const std::vector<uint8_t>> bucket_of, const LoaderOptions& options,
                         std::unique_ptr<Loader>* loader) {
   SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
   if (mixture == nullptr) {  // (a mixture's reader checked each source, naming it)
@@ -570,13 +669,28 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
   for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
   impl->source_shard_sizes = std::move(source_shard_sizes);
   if (mixture == nullptr) impl->source_shard_sizes = {shard_sizes};  // one dataset: one source
+  // With buckets the sampler only gives the epoch's order, which does not depend on the ranks.
+  SamplerOptions order_options = options.sampler;
+  if (bucket_of != nullptr) {
+    order_options.rank = order_options.worker = 0;
+    order_options.world_size = order_options.num_workers = 1;
+  }
   if (mixture != nullptr) {
-    SHARDPACK_RETURN_IF_ERROR(EpochSampler::CreateMixture(mixture, options.sampler, &impl->sampler));
+    SHARDPACK_RETURN_IF_ERROR(EpochSampler::CreateMixture(mixture, order_options, &impl->sampler));
   } else {
-    SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), options.sampler, &impl->sampler, shard_sizes));
+    SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), order_options, &impl->sampler, shard_sizes));
+  }
+  if (bucket_of != nullptr) {
+    if (bucket_of->size() != impl->reader->size()) {
+      return Status::DataLoss(name + ": the sample tables list " + std::to_string(bucket_of->size()) +
+                              " samples and the reader " + std::to_string(impl->reader->size()));
+    }
+    SHARDPACK_RETURN_IF_ERROR(BucketSampler::Create(impl->sampler, std::move(bucket_of), options.buckets.size(),
+                                                    options.sampler, options.bucket_tail, mixture != nullptr,
+                                                    &impl->bucketed));
   }
   impl->warnings = OpenWarnings(name, *impl->reader, options);
-  if (impl->sampler.worker_batches() == 0) {
+  if (impl->bucketed == nullptr && impl->sampler.worker_batches() == 0) {
     // drop_last with a batch larger than what this rank (and worker) reads: a silent empty epoch.
     const SamplerOptions& so = options.sampler;
     impl->warnings.push_back(name + ": " + std::to_string(impl->reader->size()) + " samples" +
@@ -587,11 +701,16 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
                              "keep the last partial batch (no drop_last)");
   }
   impl->arena = std::make_unique<tbb::task_arena>(WorkerThreads(options.threads));
-  impl->batch_bytes = size_t(options.height) * options.width * 3 * options.sampler.batch_size;
+  // A buffer holds a batch of the largest image the options give.
+  size_t image_pixels = size_t(options.height) * options.width;
+  if (!options.buckets.empty()) {
+    image_pixels = 0;
+    for (const Bucket& b : options.buckets) image_pixels = std::max(image_pixels, size_t(b.width) * b.height);
+  }
+  impl->batch_bytes = image_pixels * 3 * options.sampler.batch_size;
   impl->slots.resize(size_t(options.prefetch) + 2);
   impl->held.assign(impl->slots.size(), false);
-  const size_t mask_bytes =
-      options.mask.empty() ? 0 : size_t(options.height) * options.width * options.sampler.batch_size;
+  const size_t mask_bytes = options.mask.empty() ? 0 : image_pixels * options.sampler.batch_size;
   for (Slot& s : impl->slots) {
     s.capacity = impl->batch_bytes;
     s.data = impl->AllocateBuffer(s.capacity);
@@ -607,9 +726,12 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
   return Status::OK();
 }
 
-uint64_t Loader::batches_per_epoch() const { return impl_->sampler.worker_batches(); }
+uint64_t Loader::batches_per_epoch() const { return batches_in_epoch(impl_->epoch); }
+
+uint64_t Loader::batches_in_epoch(uint64_t epoch) const { return impl_->WorkerBatches(epoch); }
 
 uint64_t Loader::SamplesConsumed(uint64_t rank_batches_done) const {
+  if (impl_->bucketed != nullptr) return impl_->bucketed->BatchesConsumed(impl_->epoch, rank_batches_done);
   return impl_->sampler.SamplesConsumed(rank_batches_done);
 }
 
@@ -617,7 +739,12 @@ Status Loader::StartEpoch(uint64_t epoch, uint64_t first_batch, uint64_t samples
   Impl& m = *impl_;
   m.StopProducer();
   // The producer has stopped, so the sampler is this thread's until the next one starts.
-  SHARDPACK_RETURN_IF_ERROR(m.sampler.SetEpochStart(samples_done));
+  if (m.bucketed != nullptr) {
+    SHARDPACK_RETURN_IF_ERROR(m.bucketed->SetEpochStart(epoch, samples_done));
+  } else {
+    SHARDPACK_RETURN_IF_ERROR(m.sampler.SetEpochStart(samples_done));
+  }
+  m.epoch = epoch;
   std::lock_guard<std::mutex> lock(m.mu);  // Release() may run on another thread meanwhile
   m.stop = false;
   m.finished = false;

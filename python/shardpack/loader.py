@@ -66,6 +66,23 @@ def mixture_sources(sources):
     return out
 
 
+def bucket_spec(buckets):
+    """buckets as the C++ loader takes them: a preset, list or rule string as given, or a sequence of
+    (width, height) pairs written as "WxH,WxH"."""
+    if isinstance(buckets, str):
+        return buckets
+    if isinstance(buckets, bytes) or not hasattr(buckets, "__iter__"):
+        raise TypeError(f"buckets takes a preset such as 'sdxl', a rule such as 'area=1024x1024,step=64,min=512,"
+                        f"max=2048', or a list of (width, height) pairs, not {type(buckets).__name__}")
+    parts = []
+    for item in buckets:
+        if isinstance(item, (str, bytes)) or not hasattr(item, "__len__") or len(item) != 2:
+            raise TypeError(f"buckets: each bucket is a (width, height) pair of ints, not {item!r}")
+        width, height = (_opt.integer("buckets", v) for v in item)
+        parts.append(f"{width}x{height}")
+    return ",".join(parts)
+
+
 def _worker_share(worker, num_workers):
     """(worker, num_workers): which share of the rank's batches this loader reads. Given together,
     as documented; neither given: torch's DataLoader worker info when this runs inside a DataLoader
@@ -97,7 +114,7 @@ def _check_state(state):
     whole numbers from 0 to 2**64 - 1, or it is refused here, naming the key, before any of it is used."""
     if not isinstance(state, dict):
         raise TypeError(f"load_state_dict takes the dict that state_dict() returned, not {type(state).__name__}")
-    for key in ("epoch", "batch", "samples_done", "epoch_samples_done"):
+    for key in ("epoch", "batch", "samples_done", "epoch_samples_done", "epoch_batches_done"):
         if key not in state:
             if key in ("epoch", "batch"):
                 raise ValueError(f"state_dict has no {key!r}: give load_state_dict what state_dict() returned")
@@ -177,6 +194,19 @@ class Loader:
         nearest neighbour so every value stays a class id. Iterating then yields (images, labels,
         masks[, fields]) with masks a (N, H, W) uint8 tensor. A sample without a usable mask counts
         as corrupt (skip_corrupt). CPU only for now.
+    buckets: aspect-ratio buckets (docs/buckets.md): "sdxl" (the SDXL paper's 41 resolutions), a
+        rule "area=1024x1024,step=64,min=512,max=2048[,max-ratio=4]", or a list of (width, height)
+        pairs. Every batch then holds images of one bucket, each resized to cover the bucket
+        nearest its aspect ratio (as shown, EXIF orientation applied) and cropped to it (random
+        offset and flip in "train", centred in "eval"); batches have that bucket's shape, and
+        batch.bucket (batches()) tells which. `size` is not used. Needs a local dataset packed by
+        shardpack (the image sizes in its sample tables). CPU only for now.
+    bucket_tail: what becomes of each bucket's last batch of an epoch when it holds fewer than
+        batch_size images: "partial" (handed out smaller; every sample once an epoch), "drop" (left
+        out; every batch full: drop_last's counterpart) or "pad" (filled up with the bucket's first
+        images of the epoch again). Ranks get equal batch counts: with "drop" a last round that
+        would leave a rank without a batch is left out, otherwise completed with the epoch's first
+        batches again, as DistributedSampler pads.
 
     Iterating yields (images, labels): images share memory with the C++ batch buffer (no copy);
     labels are int64. A buffer is reused only once nothing refers to its tensor any more, so
@@ -192,7 +222,7 @@ class Loader:
                  mean=(0.485 * 255, 0.456 * 255, 0.406 * 255), std=(0.229 * 255, 0.224 * 255, 0.225 * 255),
                  depth=3, cache_dir=None, cache_limit=0, prefetch_shards=0, downloads=4, fields=(),
                  require_fields=False, mask=None, sources=None, epoch_size=0, per_source_batches=False,
-                 shared_classes=False):
+                 shared_classes=False, buckets=None, bucket_tail="partial"):
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
         if layout not in ("channels_last", "NHWC", "NCHW"):
@@ -234,6 +264,8 @@ class Loader:
         self._config = dict(path=str(path), batch_size=batch_size, shuffle=shuffle, seed=seed,
                             world_size=world_size, rank=rank, drop_last=drop_last,
                             shuffle_buffer=shuffle_buffer, worker=worker, num_workers=num_workers)
+        if buckets is not None:
+            self._config.update(buckets=bucket_spec(buckets), bucket_tail=str(bucket_tail))
         resize = _opt.optional_integer("resize", resize, 1) if resize else None
         common = dict(
             batch_size=batch_size, shuffle=shuffle, seed=seed,
@@ -257,6 +289,9 @@ class Loader:
         if (self._fields or self._mask) and self._cuda:
             raise ValueError("fields and masks are delivered by the CPU loader only for now: use device='cpu' and "
                              "move the tensors with .to('cuda', non_blocking=True) (pin_memory=True)")
+        if self._cuda and buckets is not None:
+            raise ValueError("buckets are read by the CPU loader only for now (their batches differ in shape): use "
+                             "device='cpu' with pin_memory=True and move the tensors with .to('cuda', non_blocking=True)")
         if self._cuda and mixture is not None:
             raise ValueError("mixtures are read by the CPU loader only for now: use device='cpu' with pin_memory=True "
                              "and move the tensors with .to('cuda', non_blocking=True)")
@@ -269,9 +304,11 @@ class Loader:
             self._impl = _shardpack.CudaFeed(str(path), **common, device=index, depth=int(depth), dtype=dtype,
                                              mean=[float(v) for v in mean], std=[float(v) for v in std])
         elif device == "cpu":
+            bucketing = {} if buckets is None else dict(buckets=self._config["buckets"],
+                                                        bucket_tail=self._config["bucket_tail"])
             self._impl = _shardpack.Loader(str(path), **common, allocate=allocate, mixture=mixture,
                                            fields=list(self._fields),
-                                           require_fields=bool(require_fields), mask=self._mask or "")
+                                           require_fields=bool(require_fields), mask=self._mask or "", **bucketing)
             for message in self._impl.warnings():
                 warnings.warn(message, stacklevel=2)
         else:
@@ -283,7 +320,10 @@ class Loader:
         self._resume_pending = False  # a state was loaded and no iteration has started since
 
     def __len__(self):
-        return self._impl.batches_per_epoch()
+        """Batches of the epoch set_epoch() named (with buckets over a mixture, each epoch's count)."""
+        if self._cuda:
+            return self._impl.batches_per_epoch()
+        return self._impl.batches_in_epoch(self._epoch)
 
     def set_epoch(self, epoch):
         """Orders the next iteration as epoch `epoch`, from its start. Called with the epoch of a
@@ -348,7 +388,9 @@ class Loader:
         if self._mixture is not None:
             state["mixture"] = self._mixture
         if not self._cuda:
-            state["epoch_samples_done"] = self._impl.samples_consumed(self._done)
+            # With buckets the epoch is shared out by global batches, not by samples of the order.
+            done_key = "epoch_batches_done" if "buckets" in self._config else "epoch_samples_done"
+            state[done_key] = self._impl.samples_consumed(self._done)
         return state
 
     def load_state_dict(self, state):
@@ -358,11 +400,11 @@ class Loader:
         sample of the epoch is seen exactly once over both runs. Keeping batch_size x world_size
         keeps the steps left too; changing it keeps exactly-once but changes the steps left."""
         _check_state(state)
-        fixed = ("seed", "shuffle", "drop_last", "shuffle_buffer")
+        fixed = ("seed", "shuffle", "drop_last", "shuffle_buffer", "buckets", "bucket_tail")
         for key in fixed:
-            if state.get(key) != self._config[key]:
+            if state.get(key) != self._config.get(key):
                 raise ValueError(f"state_dict has {key}={state.get(key)!r} but this loader has "
-                                 f"{self._config[key]!r}: resume with the same {', '.join(fixed)}")
+                                 f"{self._config.get(key)!r}: resume with the same {', '.join(fixed)}")
         self._check_mixture(state)
         self._check_order(state)
         if "dataset" in state and not self._cuda and state["dataset"] != self._impl.dataset_fingerprint():
@@ -377,6 +419,17 @@ class Loader:
             self._start_batch = int(state["batch"])
             self._samples_done = int(state.get("samples_done", 0))
             self._done = self._start_batch
+            return
+        if "buckets" in self._config:
+            if state["batch_size"] != self._config["batch_size"]:
+                raise ValueError(f"state_dict has batch_size={state['batch_size']!r} but this loader has "
+                                 f"{self._config['batch_size']!r}: with buckets the batches themselves depend on the "
+                                 "batch size, so resume on other ranks with the same batch_size")
+            if state.get("num_workers", 1) != 1 or self._config["num_workers"] != 1:
+                raise ValueError("resuming on other ranks needs one worker per rank (num_workers=1) in both runs")
+            self._start_batch = 0
+            self._samples_done = int(state.get("epoch_batches_done", 0))
+            self._done = 0
             return
         if self._cuda or "epoch_samples_done" not in state:
             raise ValueError("resuming on other ranks or another batch size needs a state_dict of the CPU loader "

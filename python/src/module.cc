@@ -71,6 +71,7 @@ double PerSecond(double amount, double elapsed) { return elapsed > 0 ? amount / 
 // One batch on loan to Python.
 class BatchLease {
  public:
+  // h, w: the batch's image size (its bucket's, with buckets).
   BatchLease(std::shared_ptr<Loader> loader, const Batch* batch, uint32_t slot, bool nchw, uint32_t h, uint32_t w)
       : loader_(std::move(loader)), batch_(batch), slot_(slot), nchw_(nchw), h_(h), w_(w) {}
   ~BatchLease() { Release(); }
@@ -151,6 +152,7 @@ class PyLoader {
   }
 
   uint64_t batches_per_epoch() const { return loader_->batches_per_epoch(); }
+  uint64_t batches_in_epoch(uint64_t epoch) const { return loader_->batches_in_epoch(epoch); }
   std::vector<std::string> warnings() const {
     std::vector<std::string> words;
     for (const std::string& w : loader_->warnings()) words.push_back(InPythonWords(w));
@@ -180,7 +182,7 @@ class PyLoader {
     }
     Raise(s);
     if (batch == nullptr) return py::none();
-    return py::cast(std::make_unique<BatchLease>(loader_, batch, slot, options_.nchw, options_.height, options_.width));
+    return py::cast(std::make_unique<BatchLease>(loader_, batch, slot, options_.nchw, batch->height, batch->width));
   }
 
   std::vector<uintptr_t> Buffers() const {
@@ -503,6 +505,14 @@ LoaderOptions LoaderOptionsFrom(const py::kwargs& kwargs) {
       {"require_fields",
        [](LoaderOptions& o, py::handle v) { o.require_fields = OptionValue<bool>("require_fields", v, kBool); }},
       {"mask", [](LoaderOptions& o, py::handle v) { o.mask = OptionValue<std::string>("mask", v, kText); }},
+      {"buckets",
+       [](LoaderOptions& o, py::handle v) {
+         Raise(ParseBuckets(OptionValue<std::string>("buckets", v, kText), "buckets", &o.buckets));
+       }},
+      {"bucket_tail",
+       [](LoaderOptions& o, py::handle v) {
+         Raise(ParseBucketTail(OptionValue<std::string>("bucket_tail", v, kText), "bucket_tail", &o.bucket_tail));
+       }},
       {"remote", [](LoaderOptions& o, py::handle v) { o.remote = RemoteOptionsFrom(v.cast<py::dict>()); }},
   };
   LoaderOptions o;
@@ -596,6 +606,9 @@ PYBIND11_MODULE(_shardpack, m) {
           "The requested fields: one list per field, in the order asked, bytes or None per sample")
       .def_property_readonly("epoch", [](const BatchLease& l) { return l.batch().epoch; })
       .def_property_readonly("index", [](const BatchLease& l) { return l.batch().index; })
+      .def_property_readonly(
+          "bucket", [](const BatchLease& l) { return l.batch().bucket; },
+          "with buckets: the batch's bucket, its place in the loader's list; else -1")
       .def_property_readonly("count", [](const BatchLease& l) { return l.batch().count; })
       .def_property_readonly("slot", &BatchLease::slot)
       .def("release", &BatchLease::Release, "Give the buffer back now (arrays made from it must not be used after)");
@@ -608,6 +621,7 @@ PYBIND11_MODULE(_shardpack, m) {
            }),
            py::arg("path"), py::arg("allocate") = py::none(), py::arg("mixture") = py::none())
       .def("batches_per_epoch", &PyLoader::batches_per_epoch)
+      .def("batches_in_epoch", &PyLoader::batches_in_epoch, py::arg("epoch"))
       .def("warnings", &PyLoader::warnings)
       .def("take_skip_reports", &PyLoader::take_skip_reports,
            "One line per sample skipped as corrupt since the last call")

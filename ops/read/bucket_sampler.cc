@@ -1,0 +1,188 @@
+#include "ops/read/bucket_sampler.h"
+
+#include <algorithm>
+
+namespace shardpack {
+
+// Rules 2 and 3 of bucket_sampler.h, one global batch at a time. Keeps the open batch of every
+// bucket and, for kPad, every bucket's first samples.
+class BucketSampler::Walk {
+ public:
+  Walk(const BucketSampler& s, uint64_t epoch)
+      : s_(s), epoch_(epoch), order_(s.order_.NewOrder(epoch)), open_(s.buckets_), first_(s.buckets_) {}
+
+  uint64_t epoch() const { return epoch_; }
+  uint64_t next() const { return next_; }  // the global number of the batch Next() gives
+
+  // The next global batch; false when the epoch has no more.
+  bool Next(std::vector<uint64_t>* indices, uint32_t* bucket) {
+    const uint64_t batch_size = s_.options_.batch_size;
+    while (position_ < s_.order_size()) {
+      if (chunk_at_ == chunk_.size()) Refill();
+      const uint64_t index = chunk_[chunk_at_++];
+      ++position_;
+      const uint32_t k = (*s_.bucket_of_)[index];
+      if (s_.tail_ == BucketTail::kPad && first_[k].size() < batch_size) first_[k].push_back(index);
+      open_[k].push_back(index);
+      if (open_[k].size() == batch_size) return Hand(k, indices, bucket);
+    }
+    // The tails, in the bucket list's order.
+    while (tail_bucket_ < open_.size()) {
+      const uint32_t k = uint32_t(tail_bucket_++);
+      if (open_[k].empty() || s_.tail_ == BucketTail::kDrop) continue;
+      for (size_t i = 0; s_.tail_ == BucketTail::kPad && open_[k].size() < batch_size; ++i) {
+        open_[k].push_back(first_[k][i % first_[k].size()]);
+      }
+      return Hand(k, indices, bucket);
+    }
+    return false;
+  }
+
+ private:
+  bool Hand(uint32_t k, std::vector<uint64_t>* indices, uint32_t* bucket) {
+    indices->swap(open_[k]);
+    open_[k].clear();
+    *bucket = k;
+    ++next_;
+    return true;
+  }
+
+  // The next stretch of the order: asked for a few hundred positions at a time, as a streamed order
+  // (the streaming shuffle, a mixture) goes on from where it is.
+  void Refill() {
+    const uint64_t end = std::min<uint64_t>(s_.order_size(), position_ + 256);
+    chunk_.clear();
+    chunk_at_ = 0;
+    order_->Fill(position_, end, &chunk_);
+  }
+
+  const BucketSampler& s_;
+  uint64_t epoch_;
+  std::unique_ptr<EpochOrder> order_;
+  std::vector<std::vector<uint64_t>> open_;   // each bucket's batch being filled
+  std::vector<std::vector<uint64_t>> first_;  // kPad: each bucket's first batch_size samples
+  std::vector<uint64_t> chunk_;
+  size_t chunk_at_ = 0;
+  uint64_t position_ = 0;  // in the epoch's order
+  size_t tail_bucket_ = 0;
+  uint64_t next_ = 0;
+};
+
+Status BucketSampler::Create(EpochSampler order, std::shared_ptr<const std::vector<uint8_t>> bucket_of, size_t buckets,
+                             const SamplerOptions& options, BucketTail tail, bool per_epoch_counts,
+                             std::unique_ptr<BucketSampler>* sampler) {
+  SHARDPACK_RETURN_IF_ERROR(EpochSampler::CheckOptions(options));
+  std::unique_ptr<BucketSampler> s(new BucketSampler());
+  s->order_ = std::move(order);
+  s->bucket_of_ = std::move(bucket_of);
+  s->buckets_ = buckets;
+  s->options_ = options;
+  s->tail_ = tail;
+  s->per_epoch_counts_ = per_epoch_counts;
+  if (!per_epoch_counts) {
+    s->sizes_.assign(buckets, 0);
+    for (const uint8_t k : *s->bucket_of_) ++s->sizes_[k];
+  }
+  // Epoch 0 stands for every epoch of a dataset; a mixture's epochs are checked as they start.
+  const uint64_t global = s->global_batches(0);
+  if (global == 0) {
+    return Status::InvalidArgument(
+        "no bucket holds a whole batch of " + std::to_string(options.batch_size) +
+        " images, and bucket_tail=drop leaves out the smaller ones: every epoch would be empty. Use a smaller "
+        "batch size, fewer buckets, or bucket_tail=partial or pad");
+  }
+  if (tail == BucketTail::kDrop && global < options.world_size) {
+    return Status::InvalidArgument("the buckets make " + std::to_string(global) + " whole batches of " +
+                                   std::to_string(options.batch_size) + ", fewer than the " +
+                                   std::to_string(options.world_size) +
+                                   " ranks: with bucket_tail=drop some rank would get none. Use a smaller batch "
+                                   "size, or bucket_tail=partial or pad");
+  }
+  *sampler = std::move(s);
+  return Status::OK();
+}
+
+BucketSampler::~BucketSampler() = default;
+
+uint64_t BucketSampler::order_size() const { return order_.epoch_size(); }
+
+std::vector<uint64_t> BucketSampler::BucketSizes(uint64_t epoch) const {
+  if (!per_epoch_counts_) return sizes_;
+  std::vector<uint64_t> sizes(buckets_, 0);
+  std::vector<uint64_t> chunk;
+  std::unique_ptr<EpochOrder> order = order_.NewOrder(epoch);
+  for (uint64_t p = 0; p < order_size(); p += chunk.size()) {
+    chunk.clear();
+    order->Fill(p, std::min<uint64_t>(order_size(), p + 4096), &chunk);
+    for (const uint64_t index : chunk) ++sizes[(*bucket_of_)[index]];
+  }
+  return sizes;
+}
+
+uint64_t BucketSampler::GlobalBatches(const std::vector<uint64_t>& sizes) const {
+  uint64_t global = 0;
+  for (const uint64_t n : sizes) {
+    global += n / options_.batch_size;
+    if (n % options_.batch_size != 0 && tail_ != BucketTail::kDrop) ++global;
+  }
+  return global;
+}
+
+uint64_t BucketSampler::global_batches(uint64_t epoch) const {
+  std::lock_guard<std::mutex> lock(counts_mu_);
+  for (const auto& [e, n] : counts_) {
+    if (e == epoch) return n;
+  }
+  const uint64_t n = GlobalBatches(BucketSizes(epoch));
+  if (counts_.size() >= 4) counts_.erase(counts_.begin());
+  counts_.emplace_back(epoch, n);
+  return n;
+}
+
+uint64_t BucketSampler::Rounds(uint64_t global, uint64_t start) const {
+  const uint64_t rest = global > start ? global - start : 0, world = options_.world_size;
+  return tail_ == BucketTail::kDrop ? rest / world : (rest + world - 1) / world;
+}
+
+uint64_t BucketSampler::rank_batches(uint64_t epoch) const {
+  return Rounds(global_batches(epoch), epoch == start_epoch_ ? start_ : 0);
+}
+
+uint64_t BucketSampler::worker_batches(uint64_t epoch) const {
+  const uint64_t r = rank_batches(epoch), w = options_.num_workers;
+  return r / w + (options_.worker < r % w ? 1 : 0);
+}
+
+Status BucketSampler::SetEpochStart(uint64_t epoch, uint64_t batches_done) {
+  const uint64_t global = global_batches(epoch);
+  if (batches_done > global) {
+    return Status::InvalidArgument("resuming after " + std::to_string(batches_done) + " batches of an epoch of " +
+                                   std::to_string(global));
+  }
+  start_epoch_ = epoch;
+  start_ = batches_done;
+  return Status::OK();
+}
+
+uint64_t BucketSampler::BatchesConsumed(uint64_t epoch, uint64_t rank_batches_done) const {
+  const uint64_t start = epoch == start_epoch_ ? start_ : 0;
+  const uint64_t k = std::min(rank_batches_done, rank_batches(epoch));
+  return std::min(global_batches(epoch), start + k * options_.world_size);
+}
+
+void BucketSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices, uint32_t* bucket,
+                          uint64_t* global) {
+  const SamplerOptions& o = options_;
+  const uint64_t start = epoch == start_epoch_ ? start_ : 0;
+  uint64_t g = start + (b * o.num_workers + o.worker) * o.world_size + o.rank;
+  const uint64_t total = global_batches(epoch);
+  *global = g;
+  if (g >= total) g %= total;  // a completed last round: the epoch's first batches again
+  if (walk_ == nullptr || walk_->epoch() != epoch || walk_->next() > g) walk_ = std::make_unique<Walk>(*this, epoch);
+  indices->clear();
+  while (walk_->next() <= g) {
+    if (!walk_->Next(indices, bucket)) break;  // (never: g is below the epoch's batches)
+  }
+}
+
+}  // namespace shardpack

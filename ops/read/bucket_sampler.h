@@ -1,0 +1,92 @@
+// BucketSampler: the epoch's batches when every batch holds images of one aspect-ratio bucket
+// (docs/buckets.md). A pure function of (seed, epoch, position), as EpochSampler's, so that ranks
+// agree without talking and a resumed epoch gives exactly the batches of an uninterrupted one:
+//
+//  1. The epoch's order is the dataset's (EpochSampler::NewOrder: the global or streaming shuffle, a
+//     mixture's plan, or dataset order).
+//  2. Walking it front to back, each sample joins its bucket's open batch; a batch is complete when it
+//     holds batch_size samples. Complete batches are the epoch's global batches 0, 1, ... in the
+//     order they complete, so that the buckets take turns as the shuffle brings their samples.
+//  3. When the walk ends, the open batches, in the bucket list's order, are left out (kDrop), handed
+//     out as they are (kPartial), or filled up with the bucket's first samples of the epoch again,
+//     cycling through them when the bucket has fewer than a batch (kPad).
+//  4. Global batch g goes to rank g % world_size, as its batch g / world_size; a rank's batch b to
+//     worker b % num_workers. Every rank gets the same number: with kDrop a last round that would
+//     leave some rank without a batch is left out; otherwise it is completed with the epoch's first
+//     global batches again, as torch's DistributedSampler pads.
+//
+// Elastic resume: the global batches depend on the order, the buckets and the batch size, not on the
+// ranks or workers. A run with other ranks calls SetEpochStart(batches the earlier run's ranks took
+// together, BatchesConsumed) and shares out the rest by rule 4. Another batch size makes other
+// batches: the caller refuses it.
+//
+// Memory: the open batches (buckets x batch_size indices) and, for kPad, each bucket's first batch;
+// the caller's table of each sample's bucket (a byte a sample). Time: each rank walks the whole order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "shardpack/buckets.h"
+#include "shardpack/sampler.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+class BucketSampler {
+ public:
+  // order: an EpochSampler whose NewOrder gives the epoch's order (its own partition is not used).
+  // bucket_of[i]: the bucket of sample i in the order's numbering (a mixture's: source after source).
+  // per_epoch_counts: the samples in each bucket differ by epoch (a mixture draws its samples), so
+  // each epoch's batch count comes from walking it; otherwise from bucket_of's histogram.
+  // InvalidArgument when the dataset gives no batch, or too few for every rank.
+  static Status Create(EpochSampler order, std::shared_ptr<const std::vector<uint8_t>> bucket_of, size_t buckets,
+                       const SamplerOptions& options, BucketTail tail, bool per_epoch_counts,
+                       std::unique_ptr<BucketSampler>* sampler);
+  ~BucketSampler();
+
+  // This rank's batches of `epoch` (equal for every rank), and this worker's. Thread-safe.
+  uint64_t rank_batches(uint64_t epoch) const;
+  uint64_t worker_batches(uint64_t epoch) const;
+  // Global batches of `epoch` before the rounds are completed or cut (rule 4).
+  uint64_t global_batches(uint64_t epoch) const;
+  // From now on the epoch's batches are shared out from global batch `batches_done` on (0: the whole
+  // epoch). InvalidArgument past the epoch's global batches.
+  Status SetEpochStart(uint64_t epoch, uint64_t batches_done);
+  // The global batches of the epoch taken once every rank has taken its first `rank_batches_done`.
+  uint64_t BatchesConsumed(uint64_t epoch, uint64_t rank_batches_done) const;
+
+  // This worker's batch `b` of `epoch`: its samples in order, its bucket, and its global number
+  // (from which each image's random crop is drawn: a repeated batch is cropped afresh). Walks on
+  // from where the last call was; a batch behind it starts the walk again. Not thread-safe.
+  void Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices, uint32_t* bucket, uint64_t* global);
+
+ private:
+  BucketSampler() = default;
+  uint64_t order_size() const;  // samples in the epoch's order
+  // Samples per bucket in `epoch`.
+  std::vector<uint64_t> BucketSizes(uint64_t epoch) const;
+  // Global batches `bucket sizes` make under the tail rule.
+  uint64_t GlobalBatches(const std::vector<uint64_t>& sizes) const;
+  // Rounds a rank takes from `global` batches after `start` of them.
+  uint64_t Rounds(uint64_t global, uint64_t start) const;
+
+  // Walks the epoch's order, handing out its global batches one after another (rules 2 and 3).
+  class Walk;
+
+  EpochSampler order_;
+  std::shared_ptr<const std::vector<uint8_t>> bucket_of_;
+  size_t buckets_ = 0;
+  SamplerOptions options_;
+  BucketTail tail_ = BucketTail::kPartial;
+  std::vector<uint64_t> sizes_;  // without per-epoch counts: samples per bucket, every epoch
+  bool per_epoch_counts_ = false;
+  uint64_t start_epoch_ = 0, start_ = 0;  // SetEpochStart's epoch and global batches
+  mutable std::mutex counts_mu_;
+  mutable std::vector<std::pair<uint64_t, uint64_t>> counts_;  // (epoch, global batches), a few kept
+  std::unique_ptr<Walk> walk_;
+};
+
+}  // namespace shardpack

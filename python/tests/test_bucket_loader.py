@@ -1,0 +1,326 @@
+"""Bucketed batches from shardpack.Loader (issue 41), against a reference written here from the rules
+docs/buckets.md states: each image's bucket from PIL's size of its source file as shown, the walk that
+fills buckets in the epoch's order, the tail rules, the rank rounds and elastic resume. The epoch's
+order itself comes from the same loader without buckets (world size 1: its batches, one after another,
+are the order), whose shuffles are tested elsewhere. Pixels against PIL's resize of the same box."""
+
+import math
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import tool
+from test_buckets import nearest
+
+BUCKETS = [(64, 64), (96, 48), (48, 96), (80, 64), (64, 80), (112, 48)]
+SPEC = ",".join(f"{w}x{h}" for w, h in BUCKETS)
+
+
+def smooth_image(w, h, seed):
+    """A picture with detail at every scale a bucket keeps, and none finer than a JPEG keeps."""
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    r = 128 + 100 * np.sin(x / (7 + seed % 5)) * np.cos(y / 11)
+    g = 255 * x / max(w - 1, 1)
+    b = 128 + 120 * np.sin((x + y) / (13 + seed % 3))
+    return np.clip(np.stack([r, g, b], -1), 0, 255).astype(np.uint8)
+
+
+def make_tree(root, count, seed, turned=()):
+    """`count` JPEGs of many shapes in 3 classes; those in `turned` stored sideways with EXIF orientation 6."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        w, h = int(rng.integers(40, 200)), int(rng.integers(40, 200))
+        folder = root / f"c{i % 3}"
+        folder.mkdir(parents=True, exist_ok=True)
+        image = Image.fromarray(smooth_image(w, h, i))
+        if i in turned:  # stored turned a quarter back: shown as w x h
+            exif = Image.Exif()
+            exif[0x0112] = 6
+            image.transpose(Image.Transpose.ROTATE_90).save(folder / f"{seed}-{i:03d}.jpg", quality=95,
+                                                            exif=exif.tobytes())
+        else:
+            image.save(folder / f"{seed}-{i:03d}.jpg", quality=95)
+
+
+def pack(src, out, *extra):
+    subprocess.run([tool("SHARDPACK_CLI"), "pack", str(src), str(out), "--quiet", "--no-sync", *extra], check=True)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bucketed")
+    make_tree(root / "a", 90, 1, turned={3, 10, 17})
+    make_tree(root / "b", 40, 2)
+    pack(root / "a", root / "wds", "--samples-per-shard", "16")
+    pack(root / "a", root / "lmdb", "--format", "lmdb")
+    pack(root / "b", root / "small", "--samples-per-shard", "8")
+    return root
+
+
+def shown_sizes(dataset):
+    """[(width, height) as shown] of every sample, read by PIL from the stored image bytes."""
+    import io
+
+    from PIL import Image, ImageOps
+
+    import shardpack
+
+    sizes = []
+    for sample in shardpack.open(str(dataset)):
+        with Image.open(io.BytesIO(sample["jpg"])) as im:
+            sizes.append(ImageOps.exif_transpose(im).size)
+    return sizes
+
+
+def epoch_order(epoch, **kwargs):
+    """The epoch's order: the same loader without buckets, on one rank, its batches one after another."""
+    import shardpack
+
+    kwargs = dict(kwargs, world_size=1, rank=0, transform="eval", size=8)
+    loader = shardpack.Loader(**kwargs)
+    loader.set_epoch(epoch)
+    return [int(i) for b in loader.batches() for i in b.indices()]
+
+
+def reference_batches(order, bucket_of, batch_size, tail):
+    """docs/buckets.md, rules 2 and 3: the epoch's global batches as (bucket, [indices])."""
+    open_batches = {k: [] for k in range(len(BUCKETS))}
+    first = {k: [] for k in range(len(BUCKETS))}
+    out = []
+    for i in order:
+        k = bucket_of[i]
+        if len(first[k]) < batch_size:
+            first[k].append(i)
+        open_batches[k].append(i)
+        if len(open_batches[k]) == batch_size:
+            out.append((k, open_batches[k]))
+            open_batches[k] = []
+    for k in range(len(BUCKETS)):
+        if not open_batches[k] or tail == "drop":
+            continue
+        batch = open_batches[k]
+        if tail == "pad":
+            batch = batch + [first[k][j % len(first[k])] for j in range(batch_size - len(batch))]
+        out.append((k, batch))
+    return out
+
+
+def rank_share(batches, tail, rank, world, start=0):
+    """Rule 4: rank `rank`'s batches from global batch `start` on."""
+    rest = len(batches) - start
+    rounds = rest // world if tail == "drop" else math.ceil(rest / world)
+    return [batches[(start + r * world + rank) % len(batches)] for r in range(rounds)]
+
+
+def loader_batches(loader, epoch=None, limit=None):
+    """(bucket, [indices], shape) of each batch the loader hands out."""
+    if epoch is not None:
+        loader.set_epoch(epoch)
+    out = []
+    for b in loader.batches():
+        out.append((b.bucket, [int(i) for i in b.indices()], b.images().shape))
+        if limit is not None and len(out) == limit:
+            break
+    return out
+
+
+def expected(batches):
+    return [(k, idx, (len(idx), BUCKETS[k][1], BUCKETS[k][0], 3)) for k, idx in batches]
+
+
+def bucket_table(*datasets):
+    """Each sample's bucket, source after source, from PIL's sizes."""
+    return [nearest(BUCKETS, w, h) for d in datasets for w, h in shown_sizes(d)]
+
+
+@pytest.mark.parametrize("world", [1, 2, 3])
+@pytest.mark.parametrize("tail", ["partial", "drop", "pad"])
+@pytest.mark.parametrize("shuffle", ["global", "streaming"])
+def test_batches_follow_the_documented_rules_on_every_rank(data, world, tail, shuffle):
+    import shardpack
+
+    bucket_of = bucket_table(data / "wds")
+    options = dict(path=str(data / "wds"), batch_size=4, seed=7, shuffle_buffer=20 if shuffle == "streaming" else 0)
+    for epoch in range(3):
+        batches = reference_batches(epoch_order(epoch, **options), bucket_of, 4, tail)
+        for rank in range(world):
+            loader = shardpack.Loader(**options, buckets=SPEC, bucket_tail=tail, world_size=world, rank=rank)
+            want = expected(rank_share(batches, tail, rank, world))
+            assert len(loader) == len(want)
+            assert loader_batches(loader, epoch) == want, (epoch, rank)
+    if tail == "partial":  # every sample once an epoch, over the ranks, before the completed round
+        assert sorted(i for _, idx in batches for i in idx) == list(range(len(bucket_of)))
+
+
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_a_mixture_is_bucketed_over_its_plan(data, world):
+    import shardpack
+
+    bucket_of = bucket_table(data / "wds", data / "small")
+    sources = [(str(data / "wds"), 0.6), (str(data / "small"), 0.4)]
+    options = dict(sources=sources, epoch_size=100, batch_size=4, seed=3)
+    for epoch in range(3):
+        batches = reference_batches(epoch_order(epoch, **options), bucket_of, 4, "partial")
+        for rank in range(world):
+            loader = shardpack.Loader(**options, buckets=BUCKETS, world_size=world, rank=rank)
+            loader.set_epoch(epoch)
+            want = expected(rank_share(batches, "partial", rank, world))
+            assert len(loader) == len(want)
+            assert loader_batches(loader) == want, (epoch, rank)
+
+
+@pytest.mark.parametrize("tail", ["partial", "pad"])
+def test_resume_mid_epoch_gives_the_rest_of_the_same_epoch(data, tail):
+    import shardpack
+
+    options = dict(path=str(data / "lmdb"), batch_size=3, seed=11, buckets=SPEC, bucket_tail=tail, world_size=2,
+                   rank=1)
+    whole = loader_batches(shardpack.Loader(**options), epoch=1)
+    first = shardpack.Loader(**options)
+    first.set_epoch(1)
+    taken = loader_batches(first, limit=5)
+    state = first.state_dict()
+    resumed = shardpack.Loader(**options)
+    resumed.load_state_dict(state)
+    resumed.set_epoch(1)
+    assert taken + loader_batches(resumed) == whole
+
+
+def test_elastic_resume_shares_the_global_batches_left_among_the_new_ranks(data):
+    import shardpack
+
+    bucket_of = bucket_table(data / "wds")
+    options = dict(path=str(data / "wds"), batch_size=4, seed=5, buckets=SPEC)
+    batches = reference_batches(epoch_order(2, path=options["path"], batch_size=4, seed=5), bucket_of, 4, "partial")
+    states = []
+    for rank in range(2):  # two ranks take 3 batches each
+        loader = shardpack.Loader(**options, world_size=2, rank=rank)
+        loader.set_epoch(2)
+        loader_batches(loader, limit=3)
+        states.append(loader.state_dict())
+    assert states[0]["epoch_batches_done"] == 6
+    got = []
+    for rank in range(3):  # three ranks go on from global batch 6
+        loader = shardpack.Loader(**options, world_size=3, rank=rank)
+        loader.load_state_dict(states[0])
+        loader.set_epoch(2)
+        mine = loader_batches(loader)
+        assert mine == expected(rank_share(batches, "partial", rank, 3, start=6))
+        got += [i for _, idx, _ in mine for i in idx]
+    # Exactly once over both runs, but for the batches that complete the last round again.
+    repeats = 3 * math.ceil((len(batches) - 6) / 3) - (len(batches) - 6)
+    done = [i for _, idx in batches[:6] for i in idx]
+    assert sorted(done + got) == sorted(list(range(len(bucket_of))) + [i for _, idx in batches[:repeats] for i in idx])
+
+
+def reference_crop(jpeg, bucket):
+    """docs/buckets.md's crop in evaluation, by PIL in floating point: the image as shown, scaled to cover
+    the bucket, its centre cut to the bucket."""
+    import io
+
+    from PIL import Image, ImageOps
+
+    with Image.open(io.BytesIO(jpeg)) as im:
+        shown = ImageOps.exif_transpose(im).convert("RGB")
+    w, h = shown.size
+    bw, bh = bucket
+    scale = max(bw / w, bh / h)
+    cw, ch = min(w, bw / scale), min(h, bh / scale)  # (one of them is the whole side, up to rounding)
+    box = ((w - cw) / 2, (h - ch) / 2, (w + cw) / 2, (h + ch) / 2)
+    planes = [Image.fromarray(np.asarray(shown, np.float32)[:, :, c], mode="F").resize(bucket, Image.BILINEAR, box=box)
+              for c in range(3)]
+    return np.stack([np.asarray(p) for p in planes], -1)
+
+
+def psnr(a, b):
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return 10 * math.log10(255 ** 2 / mse) if mse > 0 else math.inf
+
+
+@pytest.mark.parametrize("dataset", ["wds", "lmdb"])
+def test_each_image_is_its_bucket_cut_from_the_cover_scaled_image(data, dataset):
+    import shardpack
+
+    ds = shardpack.open(str(data / dataset))
+    loader = shardpack.Loader(str(data / dataset), batch_size=5, buckets=SPEC, transform="eval", seed=2)
+    worst, seen = math.inf, 0
+    for batch in loader.batches():
+        images = batch.images()
+        for image, index in zip(images, batch.indices()):
+            want = reference_crop(ds[int(index)]["jpg"], BUCKETS[batch.bucket])
+            worst = min(worst, psnr(image, want))
+            seen += 1
+    assert seen == len(ds)
+    print(f"worst PSNR {worst:.2f} dB over {seen} images")
+    assert worst >= 30, worst
+
+
+def test_training_crops_keep_the_whole_side_that_fits(tmp_path):
+    """An image wider than its bucket keeps all its rows, whatever random offset the crop takes along
+    its width: a red band at the top and a blue one at the bottom are always in the crop's edge rows."""
+    from PIL import Image
+
+    import shardpack
+
+    for i in range(24):
+        pixels = np.full((90, 240, 3), 128, np.uint8)  # 8:3, wider than every bucket
+        pixels[:6] = (255, 0, 0)
+        pixels[-6:] = (0, 0, 255)
+        (tmp_path / "src" / "c").mkdir(parents=True, exist_ok=True)
+        Image.fromarray(pixels).save(tmp_path / "src" / "c" / f"{i:02d}.png")
+    pack(tmp_path / "src", tmp_path / "ds")
+    loader = shardpack.Loader(str(tmp_path / "ds"), batch_size=8, buckets=SPEC, seed=4)
+    for batch in loader.batches():
+        assert BUCKETS[batch.bucket] == (112, 48)  # the widest
+        images = batch.images().astype(int)
+        assert np.abs(images[:, 0] - (255, 0, 0)).max() <= 2
+        assert np.abs(images[:, -1] - (0, 0, 255)).max() <= 2
+        assert np.abs(images[:, 24] - 128).max() <= 2
+
+
+def test_bad_bucket_options_are_refused_in_pythons_words(data, tmp_path):
+    import shardpack
+
+    ds = str(data / "wds")
+    cases = [
+        (dict(buckets=[]), ValueError,
+         "buckets: no buckets given (a preset: sdxl; a list: 1024x1024,1152x896,...; or a rule: "
+         "area=1024x1024,step=64,min=512,max=2048)"),
+        (dict(buckets=[(0, 64)]), ValueError, "buckets: bucket 0x64 has a side of 0 pixels"),
+        (dict(buckets="sdlx"), ValueError,
+         "buckets: 'sdlx' is not a preset (a preset: sdxl; a list: 1024x1024,1152x896,...; or a rule: "
+         "area=1024x1024,step=64,min=512,max=2048)"),
+        (dict(buckets=[64]), TypeError, "buckets: each bucket is a (width, height) pair of ints, not 64"),
+        (dict(buckets=SPEC, bucket_tail="last"), ValueError, "bucket_tail takes drop, partial or pad, not 'last'"),
+        (dict(buckets=SPEC, drop_last=True), ValueError,
+         "drop_last with buckets: each bucket has a last batch, and bucket_tail says what becomes of them "
+         "(bucket_tail=drop leaves them out)"),
+        (dict(buckets=SPEC, batch_size=64, bucket_tail="drop"), ValueError,
+         "no bucket holds a whole batch of 64 images, and bucket_tail=drop leaves out the smaller ones: every epoch "
+         "would be empty. Use a smaller batch size, fewer buckets, or bucket_tail=partial or pad"),
+        (dict(buckets=SPEC, device="cuda"), ValueError,
+         "buckets are read by the CPU loader only for now (their batches differ in shape): use device='cpu' with "
+         "pin_memory=True and move the tensors with .to('cuda', non_blocking=True)"),
+    ]
+    for kwargs, error, message in cases:
+        with pytest.raises(error) as e:
+            shardpack.Loader(ds, **kwargs)
+        assert str(e.value) == message, kwargs
+    shards = sorted(str(p) for p in (data / "wds").glob("*.tar"))
+    with pytest.raises(ValueError) as e:
+        shardpack.Loader(shards[:2], buckets=SPEC)
+    assert str(e.value) == (f"buckets need each image's size, and the shards {shards[0]}::{shards[1]} come without "
+                            f"shardpack's sample tables; `shardpack convert {shards[0]}::{shards[1]} NEW --format wds` "
+                            "writes a dataset that has them")
+    with pytest.raises(RuntimeError) as e:
+        shardpack.Loader("http://127.0.0.1:9/ds", buckets=SPEC)
+    assert str(e.value).endswith("buckets read local datasets for now, and http://127.0.0.1:9/ds is a URL: copy it "
+                                 "first (shardpack convert http://127.0.0.1:9/ds DIR)")
+    with pytest.raises(ValueError) as e:
+        shardpack.Loader(sources=[ds, str(data / "small")], per_source_batches=True, buckets=SPEC)
+    assert str(e.value) == ("per_source_batches with buckets: a batch holds one bucket, drawn from every source; make "
+                            "each batch from one source without buckets, or bucket without per_source_batches")
