@@ -506,10 +506,13 @@ Status MixtureFromFlags(const std::vector<std::pair<std::string, std::string>>& 
 
 int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool json, const std::string& device,
              const std::string& dtype, const std::string& cache_limit,
-             const std::vector<std::pair<std::string, std::string>>& sources) {
+             const std::vector<std::pair<std::string, std::string>>& sources, const std::string& buckets,
+             const std::string& bucket_tail) {
   o.loader.height = o.loader.width = crop;
   BenchResult r;
   Status s = cache_limit.empty() ? Status::OK() : ParseByteSize(cache_limit, &o.loader.remote.cache_limit);
+  if (s.ok() && !buckets.empty()) s = ParseBuckets(buckets, "--buckets", &o.loader.buckets);
+  if (s.ok()) s = ParseBucketTail(bucket_tail, "--bucket-tail", &o.loader.bucket_tail);
   if (s.ok() && dataset.empty() == sources.empty()) {
     s = Status::InvalidArgument("give a DATASET, or the sources of a mixture with --source LOCATION WEIGHT (repeated)");
   }
@@ -528,6 +531,16 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
   std::printf("%s in %.2f s: %.0f images/s, %.1f MB/s read%s\n", Count(r.images, "image").c_str(), r.seconds,
               r.images_per_second, r.bytes_per_second / 1e6,
               r.corrupt ? (", " + Count(r.corrupt, "corrupt sample") + " skipped").c_str() : "");
+  if (!r.buckets.empty()) {
+    std::printf("%.1f Mpixels/s out; per bucket (its batches' fill time, all threads):\n", r.pixels_per_second / 1e6);
+    for (const BucketRate& b : r.buckets) {
+      if (b.batches == 0) continue;
+      const std::string shape = std::to_string(b.bucket.width) + "x" + std::to_string(b.bucket.height);
+      std::printf("  %-11s %s in %s: %.0f images/s, %.1f Mpixels/s\n", shape.c_str(), Count(b.images, "image").c_str(),
+                  (std::to_string(b.batches) + (b.batches == 1 ? " batch" : " batches")).c_str(), b.images_per_second,
+                  b.pixels_per_second / 1e6);
+    }
+  }
   if (r.device == "cuda") {
     std::printf("into GPU memory; copy engine busy %.1f%% of the time\n", 100 * r.copy_busy_share);
   } else {
@@ -695,6 +708,13 @@ int RunCommandLine(int argc, char** argv) {
   bench->add_option("--crop", bench_crop, "Output size: random-resized-crop to SIZE x SIZE plus flip")
       ->capture_default_str();
   bench->add_flag("--eval", bo.loader.eval, "Resize (to 256/224 of SIZE) + centre crop instead");
+  std::string bench_buckets, bench_bucket_tail = "partial";
+  bench->add_option("--buckets", bench_buckets,
+                    "Aspect-ratio buckets instead of --crop (docs/buckets.md): sdxl, WxH,WxH,... or "
+                    "area=WxH,step=S,min=A,max=B; prints images/s and pixels/s per bucket");
+  bench
+      ->add_option("--bucket-tail", bench_bucket_tail, "With --buckets: each bucket's last batch: partial, drop or pad")
+      ->capture_default_str();
   bench->add_option("--epochs", bo.epochs, "Epochs to run")->capture_default_str();
   bench->add_option("--seconds", bo.seconds, "Run this long instead of --epochs");
   bench->add_option("--consumer-rate", bo.consumer_rate,
@@ -777,7 +797,8 @@ int RunCommandLine(int argc, char** argv) {
   if (doctor->parsed()) return RunDoctor(doctor_path, dop, doctor_json);
   if (bench->parsed()) {
     if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);
-    return RunBench(bench_dir, bo, bench_crop, bench_json, bench_device, bench_dtype, bench_cache_limit, bench_sources);
+    return RunBench(bench_dir, bo, bench_crop, bench_json, bench_device, bench_dtype, bench_cache_limit, bench_sources,
+                    bench_buckets, bench_bucket_tail);
   }
   return 2;
 }

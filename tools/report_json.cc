@@ -87,6 +87,16 @@ nlohmann::json ShuffleQualityToJson(const ShuffleQuality& q) {
 }
 
 nlohmann::json BenchResultToJson(const BenchResult& r) {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const BucketRate& b : r.buckets) {
+    buckets.push_back({{"width", b.bucket.width},
+                       {"height", b.bucket.height},
+                       {"batches", b.batches},
+                       {"images", b.images},
+                       {"fill_seconds", b.fill_seconds},
+                       {"images_per_s", b.images_per_second},
+                       {"pixels_per_s", b.pixels_per_second}});
+  }
   return {{"batches", r.batches},
           {"images", r.images},
           {"corrupt", r.corrupt},
@@ -104,6 +114,9 @@ nlohmann::json BenchResultToJson(const BenchResult& r) {
           {"copy_seconds", r.copy_seconds},
           {"copy_busy_share", r.copy_busy_share},
           {"shuffle_quality", ShuffleQualityToJson(r.shuffle_quality)},
+          {"pixels", r.pixels},
+          {"pixels_per_s", r.pixels_per_second},
+          {"buckets", buckets},
           {"warnings", r.warnings}};
 }
 

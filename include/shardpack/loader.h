@@ -98,6 +98,7 @@ struct Batch {
   uint32_t count = 0;               // images in this batch (the last may be smaller)
   uint32_t height = 0, width = 0;   // of every image in this batch: the options', or its bucket's
   int32_t bucket = -1;              // with buckets: its place in LoaderOptions::buckets
+  double fill_seconds = 0;          // wall time the producer took to fill it, on all its threads
   const uint8_t* images = nullptr;  // count x H x W x 3 (NHWC) or count x 3 x H x W (NCHW), uint8
   size_t image_bytes = 0;           // bytes used in `images`
   std::vector<int32_t> labels;

@@ -30,6 +30,14 @@ struct ShuffleQuality {
   double ideal = 0;
 };
 
+// With buckets: how fast the loader made each bucket's batches (their fill time, all threads).
+struct BucketRate {
+  Bucket bucket;
+  uint64_t batches = 0, images = 0;
+  double fill_seconds = 0;
+  double images_per_second = 0, pixels_per_second = 0;
+};
+
 struct BenchResult {
   uint64_t batches = 0;     // consumed
   uint64_t images = 0;      // consumed
@@ -54,6 +62,9 @@ struct BenchResult {
   double copy_busy_share = 0;         // cuda: of the wall time; the rest the copy engine waited
   std::vector<std::string> warnings;  // Loader::warnings()
   ShuffleQuality shuffle_quality;     // of epoch 0, for buffers of 1,000 and 10,000 samples
+  uint64_t pixels = 0;                // in the images consumed (each image's height x width)
+  double pixels_per_second = 0;
+  std::vector<BucketRate> buckets;  // with LoaderOptions::buckets: one per bucket, in their order
 };
 
 Status RunLoaderBench(const std::string& dataset, const BenchOptions& options, BenchResult* result);

@@ -23,6 +23,7 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
   r->open_seconds = std::chrono::duration<double>(start - open_start).count();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   std::set<std::string> seen;  // skip lines already kept
+  for (const Bucket& b : o.loader.buckets) r->buckets.push_back({b, 0, 0, 0, 0, 0});
   for (uint64_t epoch = 0;; ++epoch) {
     if (o.seconds <= 0 && epoch >= o.epochs) break;
     if (o.seconds > 0 && elapsed() >= o.seconds) break;
@@ -38,6 +39,13 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
       if (batch == nullptr) break;
       ++r->batches;
       r->images += batch->count;  // consumed; batches still prefetched at the end do not count
+      r->pixels += uint64_t(batch->count) * batch->height * batch->width;
+      if (batch->bucket >= 0) {
+        BucketRate& b = r->buckets[size_t(batch->bucket)];
+        ++b.batches;
+        b.images += batch->count;
+        b.fill_seconds += batch->fill_seconds;
+      }
       if (o.consumer_rate > 0) {  // the simulated GPU works on this batch
         std::this_thread::sleep_for(std::chrono::duration<double>(batch->count / o.consumer_rate));
       }
@@ -60,11 +68,17 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
 void FinishBenchResult(const BenchOptions& o, BenchResult* r) {
   if (r->seconds > 0) {
     r->images_per_second = r->images / r->seconds;
+    r->pixels_per_second = double(r->pixels) / r->seconds;
     r->bytes_per_second = r->bytes_read / r->seconds;
     r->consumer_wait_share = r->consumer_wait_seconds / r->seconds;
     r->copy_busy_share = r->copy_seconds / r->seconds;
   }
   r->keeps_up = o.consumer_rate <= 0 || r->consumer_wait_share < 0.05;
+  for (BucketRate& b : r->buckets) {
+    if (b.fill_seconds <= 0) continue;
+    b.images_per_second = b.images / b.fill_seconds;
+    b.pixels_per_second = double(b.images) * b.bucket.width * b.bucket.height / b.fill_seconds;
+  }
 }
 
 }  // namespace shardpack

@@ -474,6 +474,7 @@ struct Loader::Impl {
       KeepWaitingSamples(b);
       if (planner != nullptr) reader->ReachedPosition(planner->BatchPosition(b));
       Status s = FillBatch(epoch, b, &slots[slot]);
+      slots[slot].batch.fill_seconds = Since(t0);
       if (buffered != nullptr) {
         for (const uint64_t index : slots[slot].batch.indices) buffered->Forget(index);
       }

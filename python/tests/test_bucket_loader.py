@@ -324,3 +324,25 @@ def test_bad_bucket_options_are_refused_in_pythons_words(data, tmp_path):
         shardpack.Loader(sources=[ds, str(data / "small")], per_source_batches=True, buckets=SPEC)
     assert str(e.value) == ("per_source_batches with buckets: a batch holds one bucket, drawn from every source; make "
                             "each batch from one source without buckets, or bucket without per_source_batches")
+
+
+def test_bench_reports_each_bucket_it_made(data):
+    import json
+
+    bucket_of = bucket_table(data / "wds")
+    r = subprocess.run([tool("SHARDPACK_CLI"), "bench", str(data / "wds"), "--buckets", SPEC, "--batch", "4", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    sizes = [bucket_of.count(k) for k in range(len(BUCKETS))]
+    assert [(b["width"], b["height"], b["images"], b["batches"]) for b in got["buckets"]] == [
+        (w, h, n, math.ceil(n / 4)) for (w, h), n in zip(BUCKETS, sizes)]
+    assert got["pixels"] == sum(n * w * h for (w, h), n in zip(BUCKETS, sizes))
+    for b in got["buckets"]:
+        if b["images"]:
+            assert b["fill_seconds"] > 0
+            assert b["pixels_per_s"] == pytest.approx(b["images_per_s"] * b["width"] * b["height"])
+    text = subprocess.run([tool("SHARDPACK_CLI"), "bench", str(data / "wds"), "--buckets", SPEC, "--batch", "4"],
+                          capture_output=True, text=True, check=True).stdout
+    lines = [line.split()[0] for line in text.splitlines() if line.startswith("  ")]
+    assert lines == [f"{w}x{h}" for (w, h), n in zip(BUCKETS, sizes) if n]
