@@ -52,6 +52,11 @@ enum class BucketTail { kDrop, kPartial, kPad };
 Status ParseBucketTail(const std::string& text, const std::string& option, BucketTail* tail);
 const char* BucketTailName(BucketTail tail);
 
+// Native resolution (docs/buckets.md): an image of width x height (as shown) scaled, never enlarged,
+// so that its longer side is at most max_side (0: as it is), then each side rounded down to a
+// multiple of `patch`, at least one patch. Expects sides and patch above 0.
+Bucket PatchedSize(uint32_t width, uint32_t height, uint32_t max_side, uint32_t patch);
+
 // The share of an image's pixels a bucket crops away: the image scaled (up or down) to cover the
 // bucket, then cut to it; 0 when the aspect ratios are equal.
 double CroppedShare(const Bucket& bucket, uint32_t width, uint32_t height);

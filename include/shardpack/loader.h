@@ -75,12 +75,24 @@ struct LoaderOptions {
   // (Batch::width, height; height and width above are not used): each image, as shown, resized to
   // cover its bucket (the nearest in aspect ratio) and cropped to it, at a random offset and flipped
   // with `flip` in training, centred in evaluation. The epoch's batches follow the rules of
-  // ops/read/bucket_sampler.h; bucket_tail says what becomes of each bucket's last, smaller batch.
+  // ops/read/grouped_batch_sampler.h; bucket_tail says what becomes of each bucket's last, smaller batch.
   // Needs every sample's size from the dataset's sample tables (read at open; a byte a sample), so
   // a local dataset or mixture packed by shardpack; at most 255 buckets. drop_last is not used:
   // bucket_tail kDrop is its counterpart.
   std::vector<Bucket> buckets;
   BucketTail bucket_tail = BucketTail::kPartial;
+  // Native resolution under a token budget (docs/buckets.md); patch > 0 turns it on. Each image, as
+  // shown, is resized without a crop to PatchedSize(w, h, max_side, patch) (never enlarged; sides
+  // multiples of `patch`), and a batch holds images whose patches, (h / patch) x (w / patch) each,
+  // sum to at most tokens_per_batch (GroupedBatchSampler's budget rules). Batch::images then holds
+  // the batch's patches: image after image, each image's patches row by row, each patch patch x
+  // patch x 3 (HWC), so that (tokens, patch * patch * 3) is what a linear patch embedding takes
+  // without a copy; Batch::sizes and token_offsets say where each image is. Needs max_side (a
+  // multiple of patch) and a budget of at least one image of max_side; batch_size, height, width,
+  // buckets and nchw are not used. Sizes come from the sample tables, as for buckets.
+  uint32_t patch = 0;
+  uint32_t max_side = 0;
+  uint64_t tokens_per_batch = 0;
   BatchAllocator allocator;  // empty: new[] / delete[]
   Env* env = nullptr;
   // A dataset URL: cache folder, cache bound, shards downloaded ahead (docs/remote.md). The loader
@@ -94,11 +106,15 @@ struct LoaderOptions {
 
 struct Batch {
   uint64_t epoch = 0;
-  uint64_t index = 0;               // among this worker's batches of the epoch
-  uint32_t count = 0;               // images in this batch (the last may be smaller)
-  uint32_t height = 0, width = 0;   // of every image in this batch: the options', or its bucket's
-  int32_t bucket = -1;              // with buckets: its place in LoaderOptions::buckets
-  double fill_seconds = 0;          // wall time the producer took to fill it, on all its threads
+  uint64_t index = 0;              // among this worker's batches of the epoch
+  uint32_t count = 0;              // images in this batch (the last may be smaller)
+  uint32_t height = 0, width = 0;  // of every image in this batch: the options', or its bucket's
+  int32_t bucket = -1;             // with buckets: its place in LoaderOptions::buckets
+  double fill_seconds = 0;         // wall time the producer took to fill it, on all its threads
+  // With a token budget (LoaderOptions::patch): each image's height and width (2 per image), and
+  // where its patches start in `images`, in patches (count + 1 entries: the last is the total).
+  std::vector<uint32_t> sizes;
+  std::vector<uint64_t> token_offsets;
   const uint8_t* images = nullptr;  // count x H x W x 3 (NHWC) or count x 3 x H x W (NCHW), uint8
   size_t image_bytes = 0;           // bytes used in `images`
   std::vector<int32_t> labels;
@@ -126,6 +142,8 @@ struct LoaderStats {
   double elapsed_seconds = 0;        // since the epoch started
 };
 
+struct SampleGroups;  // ops/read/grouped_batch_sampler.h
+
 class Loader {
  public:
   static Status Open(const std::string& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* loader);
@@ -151,12 +169,12 @@ class Loader {
   // those an uninterrupted epoch produces. Elastic resume (other ranks or batch size than the run
   // that stopped): `samples_done` from that run's SamplesConsumed, and the batches are made from
   // the rest of the epoch (EpochSampler::SetEpochStart). With buckets, `samples_done` counts the
-  // epoch's global batches taken instead (BucketSampler::SetEpochStart), and the batch size must be
+  // epoch's global batches taken instead (GroupedBatchSampler::SetEpochStart), and the batch size must be
   // the earlier run's.
   Status StartEpoch(uint64_t epoch, uint64_t first_batch = 0, uint64_t samples_done = 0);
   // The epoch's samples taken once every rank has taken its first `rank_batches_done` batches of
   // this epoch (counting those before a samples_done start): what an elastic resume passes on.
-  // With buckets: the epoch's global batches taken (BucketSampler::BatchesConsumed).
+  // With buckets: the epoch's global batches taken (GroupedBatchSampler::BatchesConsumed).
   uint64_t SamplesConsumed(uint64_t rank_batches_done) const;
   // The next batch, valid until the following call to Next() or StartEpoch(); nullptr at the end
   // of the epoch.
@@ -195,11 +213,11 @@ class Loader {
   struct Impl;
   explicit Loader(std::unique_ptr<Impl> impl);
   // Both Opens over a reader: one dataset (mixture null), or a mixture's reader, plan and the
-  // shard sizes of each source; with buckets, each sample's (in the reader's numbering).
+  // shard sizes of each source; with buckets or a token budget, each sample's group.
   static Status OpenOver(const std::string& name, std::unique_ptr<DatasetReader> reader,
                          std::shared_ptr<const MixturePlan> mixture,
                          std::vector<std::vector<uint64_t>> source_shard_sizes,
-                         std::shared_ptr<const std::vector<uint8_t>> bucket_of, const LoaderOptions& options,
+                         std::shared_ptr<const SampleGroups> groups, const LoaderOptions& options,
                          std::unique_ptr<Loader>* loader);
   std::unique_ptr<Impl> impl_;
 };

@@ -173,6 +173,18 @@ double CroppedShare(const Bucket& bucket, uint32_t width, uint32_t height) {
   return 1 - (double(bucket.width) * bucket.height) / (width * scale * height * scale);
 }
 
+Bucket PatchedSize(uint32_t width, uint32_t height, uint32_t max_side, uint32_t patch) {
+  // In whole numbers, so that the longer side lands on max_side exactly: the shorter is scaled by
+  // max_side / longer, rounded down.
+  const uint64_t longer = std::max(width, height);
+  const uint64_t target = max_side == 0 ? longer : std::min<uint64_t>(longer, max_side);
+  const auto fit = [&](uint64_t side) {
+    const uint64_t scaled = side * target / longer;
+    return uint32_t(std::max<uint64_t>(patch, scaled / patch * patch));
+  };
+  return {fit(width), fit(height)};
+}
+
 Status ParseBucketTail(const std::string& text, const std::string& option, BucketTail* tail) {
   for (const BucketTail t : {BucketTail::kDrop, BucketTail::kPartial, BucketTail::kPad}) {
     if (text == BucketTailName(t)) {

@@ -29,13 +29,13 @@
 #include "ground/tsan_annotations.h"
 #include "ground/units.h"
 #include "ground/worker_threads.h"
-#include "ops/read/bucket_ids.h"
-#include "ops/read/bucket_sampler.h"
 #include "ops/read/buffered_sample_reader.h"
+#include "ops/read/grouped_batch_sampler.h"
 #include "ops/read/loader_crop.h"
 #include "ops/read/loader_fields.h"
 #include "ops/read/mixture_reader.h"
 #include "ops/read/read_planner.h"
+#include "ops/read/shown_sizes.h"
 #include "shardpack/dataset_reader.h"
 #include "storage/location.h"
 
@@ -52,6 +52,19 @@ std::mt19937_64 SampleRng(uint64_t seed, uint64_t epoch, uint64_t index) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return std::mt19937_64(z ^ (z >> 31));
+}
+
+// Writes HWC pixels as patches of p x p pixels (each p rows of p x 3 bytes), the patches row by row:
+// what a linear patch embedding takes as (patches, p * p * 3). The sides are multiples of p.
+void ScatterPatches(const cv::Mat& hwc, int p, uint8_t* out) {
+  const size_t row_bytes = size_t(p) * 3;
+  for (int py = 0; py < hwc.rows / p; ++py) {
+    for (int px = 0; px < hwc.cols / p; ++px) {
+      for (int y = 0; y < p; ++y, out += row_bytes) {
+        std::memcpy(out, hwc.ptr<uint8_t>(py * p + y) + size_t(px) * row_bytes, row_bytes);
+      }
+    }
+  }
 }
 
 // Splits HWC pixels into 3 planes (CHW) at out.
@@ -123,7 +136,9 @@ struct Loader::Impl {
   EpochSampler sampler;  // used by the producer thread only
   // With buckets: the epoch's batches (the producer's, and the caller's between epochs); `sampler`
   // then only gives the order.
-  std::unique_ptr<BucketSampler> bucketed;
+  std::unique_ptr<GroupedBatchSampler> bucketed;
+  // With a token budget: each sample's patch grid (PatchGrid), for the batch's layout.
+  std::shared_ptr<const std::vector<uint32_t>> patch_grid;
   uint64_t epoch = 0;                          // the last started
   std::shared_ptr<const MixturePlan> mixture;  // a mixture's plan, or null for one dataset
   std::vector<std::vector<uint64_t>> source_shard_sizes;
@@ -194,7 +209,8 @@ struct Loader::Impl {
     const int H = int(bucket != nullptr ? bucket->height : options.height);
     const int W = int(bucket != nullptr ? bucket->width : options.width);
     thread_local cv::Mat hwc;
-    cv::Mat dst = options.nchw ? (hwc.create(H, W, CV_8UC3), hwc) : cv::Mat(H, W, CV_8UC3, out);
+    const bool staged = options.nchw || options.patch > 0;  // written to `out` rearranged
+    cv::Mat dst = staged ? (hwc.create(H, W, CV_8UC3), hwc) : cv::Mat(H, W, CV_8UC3, out);
     std::mt19937_64 rng = SampleRng(options.sampler.seed, epoch, draw);
     CropChoice choice{&options, &rng, bucket, {}, {}};
     try {
@@ -222,7 +238,11 @@ struct Loader::Impl {
       }
       const bool flip = !options.eval && Uniform(rng, 0, 1) < options.flip;
       if (flip) cv::flip(dst, dst, 1);
-      if (options.nchw) SplitPlanes(dst, out);
+      if (options.patch > 0) {
+        ScatterPatches(dst, int(options.patch), out);
+      } else if (options.nchw) {
+        SplitPlanes(dst, out);
+      }
       if (mask_out != nullptr) {
         SHARDPACK_RETURN_IF_ERROR(FillMask(index, *key, choice, flip, sample.encoded.empty(), dst.size(), mask_out));
       }
@@ -292,9 +312,12 @@ struct Loader::Impl {
       uint32_t k = 0;
       uint64_t global = 0;
       bucketed->Batch(epoch, b, &batch.indices, &k, &global);
-      bucket = &options.buckets[k];
-      batch.bucket = int32_t(k);
-      first_position = global * options.sampler.batch_size;
+      if (patch_grid == nullptr) {
+        bucket = &options.buckets[k];
+        batch.bucket = int32_t(k);
+      }
+      // (A batch holds at most batch_size images, or tokens_per_batch under a budget.)
+      first_position = global * std::max<uint64_t>(options.sampler.batch_size, options.tokens_per_batch);
     } else {
       sampler.Batch(epoch, b, &batch.indices);
       sampler.BatchRange(b, &first_position, &end_position);
@@ -302,6 +325,26 @@ struct Loader::Impl {
     batch.height = bucket != nullptr ? bucket->height : options.height;
     batch.width = bucket != nullptr ? bucket->width : options.width;
     batch.count = static_cast<uint32_t>(batch.indices.size());
+    // Where each image's bytes go: one size, or a token budget's images each of its own.
+    const size_t per_token = size_t(options.patch) * options.patch * 3;
+    std::vector<Bucket> native;  // with a token budget: each image's size
+    std::vector<size_t> image_at(size_t(batch.count) + 1, 0);
+    batch.sizes.clear();
+    batch.token_offsets.clear();
+    if (patch_grid != nullptr) {
+      batch.bucket = -1;
+      batch.height = batch.width = 0;
+      batch.token_offsets.push_back(0);
+      for (uint32_t i = 0; i < batch.count; ++i) {
+        const uint32_t grid = (*patch_grid)[batch.indices[i]];
+        native.push_back({GridColumns(grid) * options.patch, GridRows(grid) * options.patch});
+        batch.sizes.insert(batch.sizes.end(), {native.back().height, native.back().width});
+        batch.token_offsets.push_back(batch.token_offsets.back() + uint64_t(GridColumns(grid)) * GridRows(grid));
+        image_at[i + 1] = batch.token_offsets.back() * per_token;
+      }
+    } else {
+      for (uint32_t i = 0; i <= batch.count; ++i) image_at[i] = size_t(batch.height) * batch.width * 3 * i;
+    }
     batch.sources.assign(batch.count, 0);
     if (mixture != nullptr) {
       for (uint32_t i = 0; i < batch.count; ++i) batch.sources[i] = mixture->SourceOf(batch.indices[i]);
@@ -310,8 +353,7 @@ struct Loader::Impl {
     batch.keys.resize(batch.count);
     batch.fields.resize(options.fields.size());
     for (std::vector<std::optional<std::string>>& column : batch.fields) column.assign(batch.count, std::nullopt);
-    const size_t per_image = size_t(batch.height) * batch.width * 3;
-    batch.image_bytes = per_image * batch.count;
+    batch.image_bytes = image_at[batch.count];
     batch.images = slot->data;
     const size_t per_mask = options.mask.empty() ? 0 : size_t(batch.height) * batch.width;
     batch.masks = slot->mask_data;
@@ -322,13 +364,15 @@ struct Loader::Impl {
     static const char start = 0, finish = 0;
     const auto fill = [&](uint32_t i) {
       HappensAfter(&start);
-      uint8_t* out = slot->data + per_image * i;
+      uint8_t* out = slot->data + image_at[i];
       uint8_t* mask_out = per_mask == 0 ? nullptr : slot->mask_data + per_mask * i;
-      const uint64_t draw = mixture != nullptr || bucket != nullptr ? first_position + i : batch.indices[i];
-      errors[i] = FillSample(epoch, batch.indices[i], draw, bucket, out, mask_out, &batch.labels[i], &batch.keys[i]);
+      const bool grouped = mixture != nullptr || bucketed != nullptr;
+      const uint64_t draw = grouped ? first_position + i : batch.indices[i];
+      const Bucket* size = native.empty() ? bucket : &native[i];
+      errors[i] = FillSample(epoch, batch.indices[i], draw, size, out, mask_out, &batch.labels[i], &batch.keys[i]);
       if (errors[i].ok() && !options.fields.empty()) errors[i] = ReadFields(batch.indices[i], i, &batch);
       if (!errors[i].ok()) {
-        std::memset(out, 0, per_image);
+        std::memset(out, 0, image_at[i + 1] - image_at[i]);
         if (mask_out != nullptr) std::memset(mask_out, 0, per_mask);
         for (std::vector<std::optional<std::string>>& column : batch.fields) column[i].reset();
       }
@@ -350,7 +394,7 @@ struct Loader::Impl {
                                           : "sample " + (batch.keys[i].empty() ? "" : batch.keys[i] + " ") + "(index " +
                                                 std::to_string(batch.indices[i]) + "): " + why));
     }
-    if (!skipped.empty()) LeaveOut(errors, per_image, per_mask, &batch);
+    if (!skipped.empty()) LeaveOut(errors, image_at, per_mask, &batch);
     images += batch.count;
     corrupt += skipped.size();
     if (!skipped.empty()) {
@@ -364,14 +408,26 @@ struct Loader::Impl {
   // sample is not in its batch at all (no zeros labelled -1 for a loss function to trip on). The
   // batch is smaller by as many; which samples those are depends on the data alone, so a resumed
   // epoch skips the same ones and its batches stay exactly those of an uninterrupted run.
-  static void LeaveOut(const std::vector<Status>& errors, size_t per_image, size_t per_mask, Batch* batch) {
+  // image_at: where each image's bytes start (count + 1 entries, the last the end): images of one
+  // size, or a token budget's images of their own sizes (whose sizes and token_offsets follow).
+  static void LeaveOut(const std::vector<Status>& errors, const std::vector<size_t>& image_at, size_t per_mask,
+                       Batch* batch) {
     uint8_t* images = const_cast<uint8_t*>(batch->images);
     uint8_t* masks = const_cast<uint8_t*>(batch->masks);
     uint32_t kept = 0;
+    size_t kept_bytes = 0;
+    const bool patched = !batch->token_offsets.empty();
     for (uint32_t i = 0; i < batch->count; ++i) {
       if (!errors[i].ok()) continue;
+      const size_t bytes = image_at[i + 1] - image_at[i];
       if (kept != i) {
-        std::memmove(images + per_image * kept, images + per_image * i, per_image);
+        std::memmove(images + kept_bytes, images + image_at[i], bytes);
+        if (patched) {
+          batch->sizes[2 * kept] = batch->sizes[2 * i];
+          batch->sizes[2 * kept + 1] = batch->sizes[2 * i + 1];
+          batch->token_offsets[kept + 1] =
+              batch->token_offsets[kept] + (batch->token_offsets[i + 1] - batch->token_offsets[i]);
+        }
         if (masks != nullptr) std::memmove(masks + per_mask * kept, masks + per_mask * i, per_mask);
         batch->labels[kept] = batch->labels[i];
         batch->keys[kept] = std::move(batch->keys[i]);
@@ -379,7 +435,12 @@ struct Loader::Impl {
         batch->sources[kept] = batch->sources[i];
         for (std::vector<std::optional<std::string>>& column : batch->fields) column[kept] = std::move(column[i]);
       }
+      kept_bytes += bytes;
       ++kept;
+    }
+    if (patched) {
+      batch->sizes.resize(2 * size_t(kept));
+      batch->token_offsets.resize(size_t(kept) + 1);
     }
     batch->count = kept;
     batch->labels.resize(kept);
@@ -387,7 +448,7 @@ struct Loader::Impl {
     batch->indices.resize(kept);
     batch->sources.resize(kept);
     for (std::vector<std::optional<std::string>>& column : batch->fields) column.resize(kept);
-    batch->image_bytes = per_image * kept;
+    batch->image_bytes = kept_bytes;
     batch->mask_bytes = per_mask * kept;
   }
 
@@ -555,6 +616,40 @@ Loader::~Loader() = default;
 
 namespace {
 
+// A token budget's options (LoaderOptions::patch), each refusal with the way out.
+Status CheckTokenBudget(const LoaderOptions& o) {
+  const std::string p = std::to_string(o.patch), m = std::to_string(o.max_side);
+  if (!o.buckets.empty()) {
+    return Status::InvalidArgument("buckets and a token budget (patch) are two ways to make batches: give one");
+  }
+  if (o.max_side == 0) {
+    return Status::InvalidArgument(
+        "a token budget needs max_side, the longest side an image is resized to (a "
+        "multiple of patch " +
+        p + ")");
+  }
+  if (o.max_side % o.patch != 0) {
+    return Status::InvalidArgument("patch " + p + " does not divide max_side " + m + ": give a max_side that is a " +
+                                   "multiple of the patch size, such as " +
+                                   std::to_string(std::max(o.patch, o.max_side / o.patch * o.patch)));
+  }
+  if (o.max_side / o.patch > 0xFFFF) return Status::InvalidArgument("max_side " + m + " is over 65,535 patches");
+  const uint64_t largest = uint64_t(o.max_side / o.patch) * (o.max_side / o.patch);
+  if (o.tokens_per_batch < largest) {
+    return Status::InvalidArgument("tokens_per_batch " + std::to_string(o.tokens_per_batch) +
+                                   " is smaller than one image of max_side " + m + " (" + std::to_string(largest) +
+                                   " patches of " + p + "): raise tokens_per_batch to at least " +
+                                   std::to_string(largest) + ", or lower max_side");
+  }
+  if (!o.mask.empty()) return Status::InvalidArgument("masks with a token budget: not yet; read masks without patch");
+  if (o.sampler.drop_last) {
+    return Status::InvalidArgument(
+        "drop_last with a token budget: batches are made to the budget and every one "
+        "is kept; leave drop_last off");
+  }
+  return Status::OK();
+}
+
 // What can be checked before a dataset is opened (downloaded, for a URL).
 Status CheckLoaderOptions(const LoaderOptions& options) {
   if (options.height == 0 || options.width == 0)
@@ -566,6 +661,7 @@ Status CheckLoaderOptions(const LoaderOptions& options) {
   for (const Bucket& b : options.buckets) {
     if (b.width == 0 || b.height == 0) return Status::InvalidArgument("a bucket has a side of 0 pixels");
   }
+  if (options.patch > 0) SHARDPACK_RETURN_IF_ERROR(CheckTokenBudget(options));
   if (!options.buckets.empty() && options.sampler.drop_last) {
     return Status::InvalidArgument(
         "drop_last with buckets: each bucket has a last batch, and bucket_tail says what becomes of them "
@@ -574,23 +670,31 @@ Status CheckLoaderOptions(const LoaderOptions& options) {
   return EpochSampler::CheckOptions(options.sampler);
 }
 
-// With buckets: each sample's bucket, read from the sample tables of `locations` (a mixture's sources,
-// source after source); null without buckets.
-Status BucketsOf(const std::vector<std::string>& locations, const LoaderOptions& options,
-                 std::shared_ptr<const std::vector<uint8_t>>* bucket_of) {
-  bucket_of->reset();
-  if (options.buckets.empty()) return Status::OK();
-  auto ids = std::make_shared<std::vector<uint8_t>>();
+// With buckets or a token budget: each sample's bucket or patch grid, from the sample tables of
+// `locations` (a mixture's sources, source after source); null with neither.
+Status GroupsOf(const std::vector<std::string>& locations, const LoaderOptions& options,
+                std::shared_ptr<const SampleGroups>* groups) {
+  groups->reset();
+  if (options.buckets.empty() && options.patch == 0) return Status::OK();
+  auto made = std::make_shared<SampleGroups>();
+  const auto add = [&](uint32_t width, uint32_t height) {
+    if (!options.buckets.empty()) {
+      made->bucket_of.push_back(uint8_t(NearestBucket(options.buckets, width, height)));
+      return;
+    }
+    const Bucket size = PatchedSize(width, height, options.max_side, options.patch);
+    made->patch_grid.push_back(PatchGrid(size.width / options.patch, size.height / options.patch));
+  };
   for (const std::string& location : locations) {
     Location parsed;
     SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
     if (parsed.remote()) {
-      return Status::Unsupported("buckets read local datasets for now, and " + parsed.shown +
+      return Status::Unsupported("buckets and token budgets read local datasets for now, and " + parsed.shown +
                                  " is a URL: copy it first (shardpack convert " + parsed.shown + " DIR)");
     }
-    SHARDPACK_RETURN_IF_ERROR(ReadBucketIds(location, options.buckets, options.remote, options.env, ids.get()));
+    SHARDPACK_RETURN_IF_ERROR(ForEachShownSize(location, options.remote, options.env, add));
   }
-  *bucket_of = std::move(ids);
+  *groups = std::move(made);
   return Status::OK();
 }
 
@@ -601,25 +705,25 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   RemoteOptions remote = options.remote;
   // Reads that go through the shards front to back can stream them without a cache folder.
   remote.sequential = !options.sampler.shuffle || options.sampler.shuffle_buffer > 0;
-  std::shared_ptr<const std::vector<uint8_t>> bucket_of;
-  SHARDPACK_RETURN_IF_ERROR(BucketsOf({dataset}, options, &bucket_of));
+  std::shared_ptr<const SampleGroups> groups;
+  SHARDPACK_RETURN_IF_ERROR(GroupsOf({dataset}, options, &groups));
   std::unique_ptr<DatasetReader> reader;
   SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &reader, remote));
-  return OpenOver(dataset, std::move(reader), nullptr, {}, std::move(bucket_of), options, loader);
+  return OpenOver(dataset, std::move(reader), nullptr, {}, std::move(groups), options, loader);
 }
 
 Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::unique_ptr<Loader>* loader) {
   SHARDPACK_RETURN_IF_ERROR(CheckMixture(mixture));
   SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
-  if (!options.buckets.empty() && mixture.per_source_batches) {
+  if ((!options.buckets.empty() || options.patch > 0) && mixture.per_source_batches) {
     return Status::InvalidArgument(
-        "per_source_batches with buckets: a batch holds one bucket, drawn from every source; make each "
-        "batch from one source without buckets, or bucket without per_source_batches");
+        "per_source_batches with buckets or a token budget: a batch is made from every source; make each "
+        "batch from one source without them, or group without per_source_batches");
   }
   std::vector<std::string> locations;
   for (const MixtureSource& source : mixture.sources) locations.push_back(source.location);
-  std::shared_ptr<const std::vector<uint8_t>> bucket_of;
-  SHARDPACK_RETURN_IF_ERROR(BucketsOf(locations, options, &bucket_of));
+  std::shared_ptr<const SampleGroups> groups;
+  SHARDPACK_RETURN_IF_ERROR(GroupsOf(locations, options, &groups));
   std::unique_ptr<MixtureReader> reader;
   SHARDPACK_RETURN_IF_ERROR(MixtureReader::Open(mixture, options, &reader));
   auto plan = std::make_shared<MixturePlan>();
@@ -628,7 +732,7 @@ Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::u
   std::vector<std::vector<uint64_t>> shard_sizes = reader->source_shard_sizes();
   const std::vector<std::string> plan_warnings = plan->warnings();
   SHARDPACK_RETURN_IF_ERROR(OpenOver("the mixture", std::move(reader), std::move(plan), std::move(shard_sizes),
-                                     std::move(bucket_of), options, loader));
+                                     std::move(groups), options, loader));
   std::vector<std::string>& warnings = (*loader)->impl_->warnings;
   warnings.insert(warnings.begin(), plan_warnings.begin(), plan_warnings.end());
   return Status::OK();
@@ -636,9 +740,9 @@ Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::u
 
 Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> reader, const LoaderOptions& options,
                     std::unique_ptr<Loader>* loader) {
-  if (!options.buckets.empty()) {
-    return Status::InvalidArgument("buckets need the dataset's location, to read its sizes: open " + name +
-                                   " with Loader::Open(location, options)");
+  if (!options.buckets.empty() || options.patch > 0) {
+    return Status::InvalidArgument("buckets and token budgets need the dataset's location, to read its sizes: open " +
+                                   name + " with Loader::Open(location, options)");
   }
   return OpenOver(name, std::move(reader), nullptr, {}, nullptr, options, loader);
 }
@@ -646,7 +750,7 @@ Status Loader::Open(const std::string& name, std::unique_ptr<DatasetReader> read
 Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> reader,
                         std::shared_ptr<const MixturePlan> mixture,
                         std::vector<std::vector<uint64_t>> source_shard_sizes,
-                        std::shared_ptr<const std::vector<uint8_t>> bucket_of, const LoaderOptions& options,
+                        std::shared_ptr<const SampleGroups> groups, const LoaderOptions& options,
                         std::unique_ptr<Loader>* loader) {
   SHARDPACK_RETURN_IF_ERROR(CheckLoaderOptions(options));
   if (mixture == nullptr) {  // (a mixture's reader checked each source, naming it)
@@ -670,9 +774,9 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
   for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
   impl->source_shard_sizes = std::move(source_shard_sizes);
   if (mixture == nullptr) impl->source_shard_sizes = {shard_sizes};  // one dataset: one source
-  // With buckets the sampler only gives the epoch's order, which does not depend on the ranks.
+  // With groups the sampler only gives the epoch's order, which does not depend on the ranks.
   SamplerOptions order_options = options.sampler;
-  if (bucket_of != nullptr) {
+  if (groups != nullptr) {
     order_options.rank = order_options.worker = 0;
     order_options.world_size = order_options.num_workers = 1;
   }
@@ -681,14 +785,22 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
   } else {
     SHARDPACK_RETURN_IF_ERROR(EpochSampler::Create(impl->reader->size(), order_options, &impl->sampler, shard_sizes));
   }
-  if (bucket_of != nullptr) {
-    if (bucket_of->size() != impl->reader->size()) {
-      return Status::DataLoss(name + ": the sample tables list " + std::to_string(bucket_of->size()) +
-                              " samples and the reader " + std::to_string(impl->reader->size()));
+  if (groups != nullptr) {
+    const size_t listed = std::max(groups->bucket_of.size(), groups->patch_grid.size());
+    if (listed != impl->reader->size()) {
+      return Status::DataLoss(name + ": the sample tables list " + std::to_string(listed) + " samples and the reader " +
+                              std::to_string(impl->reader->size()));
     }
-    SHARDPACK_RETURN_IF_ERROR(BucketSampler::Create(impl->sampler, std::move(bucket_of), options.buckets.size(),
-                                                    options.sampler, options.bucket_tail, mixture != nullptr,
-                                                    &impl->bucketed));
+    if (options.patch > 0) {
+      SHARDPACK_RETURN_IF_ERROR(GroupedBatchSampler::CreateBudget(
+          impl->sampler, std::shared_ptr<const std::vector<uint32_t>>(groups, &groups->patch_grid),
+          options.tokens_per_batch, options.sampler, &impl->bucketed));
+      impl->patch_grid = std::shared_ptr<const std::vector<uint32_t>>(groups, &groups->patch_grid);
+    } else {
+      SHARDPACK_RETURN_IF_ERROR(GroupedBatchSampler::Create(
+          impl->sampler, std::shared_ptr<const std::vector<uint8_t>>(groups, &groups->bucket_of),
+          options.buckets.size(), options.sampler, options.bucket_tail, mixture != nullptr, &impl->bucketed));
+    }
   }
   impl->warnings = OpenWarnings(name, *impl->reader, options);
   if (impl->bucketed == nullptr && impl->sampler.worker_batches() == 0) {
@@ -709,6 +821,7 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
     for (const Bucket& b : options.buckets) image_pixels = std::max(image_pixels, size_t(b.width) * b.height);
   }
   impl->batch_bytes = image_pixels * 3 * options.sampler.batch_size;
+  if (options.patch > 0) impl->batch_bytes = size_t(options.tokens_per_batch) * options.patch * options.patch * 3;
   impl->slots.resize(size_t(options.prefetch) + 2);
   impl->held.assign(impl->slots.size(), false);
   const size_t mask_bytes = options.mask.empty() ? 0 : image_pixels * options.sampler.batch_size;

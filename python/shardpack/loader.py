@@ -207,6 +207,15 @@ class Loader:
         images of the epoch again). Ranks get equal batch counts: with "drop" a last round that
         would leave a rank without a batch is left out, otherwise completed with the epoch's first
         batches again, as DistributedSampler pads.
+    patch, max_side, tokens_per_batch: native resolution under a token budget (docs/buckets.md).
+        Each image, as shown, is resized (never enlarged) so that its longer side is at most
+        max_side, each side rounded down to a multiple of `patch` (what is left over, less than a
+        patch a side, is cut); a batch holds the images whose patches, (h / patch) x (w / patch)
+        each, sum to at most tokens_per_batch, packed first-fit in the epoch's order. Iterating then
+        yields (patches, labels, sizes, offsets): patches a (tokens, patch, patch, 3) uint8 tensor,
+        each image's patches row by row (patches.flatten(1) is what a linear patch embedding takes,
+        without a copy), sizes (N, 2) int64 heights and widths, offsets (N + 1,) int64 where each
+        image's patches start. batch_size and size are not used. CPU only for now.
 
     Iterating yields (images, labels): images share memory with the C++ batch buffer (no copy);
     labels are int64. A buffer is reused only once nothing refers to its tensor any more, so
@@ -222,7 +231,8 @@ class Loader:
                  mean=(0.485 * 255, 0.456 * 255, 0.406 * 255), std=(0.229 * 255, 0.224 * 255, 0.225 * 255),
                  depth=3, cache_dir=None, cache_limit=0, prefetch_shards=0, downloads=4, fields=(),
                  require_fields=False, mask=None, sources=None, epoch_size=0, per_source_batches=False,
-                 shared_classes=False, buckets=None, bucket_tail="partial"):
+                 shared_classes=False, buckets=None, bucket_tail="partial", patch=None, max_side=None,
+                 tokens_per_batch=None):
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
         if layout not in ("channels_last", "NHWC", "NCHW"):
@@ -266,6 +276,16 @@ class Loader:
                             shuffle_buffer=shuffle_buffer, worker=worker, num_workers=num_workers)
         if buckets is not None:
             self._config.update(buckets=bucket_spec(buckets), bucket_tail=str(bucket_tail))
+        self._patched = patch is not None
+        if patch is not None or max_side is not None or tokens_per_batch is not None:
+            if patch is None or max_side is None or tokens_per_batch is None:
+                missing = [n for n, v in (("patch", patch), ("max_side", max_side),
+                                          ("tokens_per_batch", tokens_per_batch)) if v is None]
+                raise ValueError(f"a token budget takes patch, max_side and tokens_per_batch together: give "
+                                 f"{' and '.join(missing)} too")
+            self._config.update(patch=_opt.integer("patch", patch, 1), max_side=_opt.integer("max_side", max_side, 1),
+                                tokens_per_batch=_opt.integer("tokens_per_batch", tokens_per_batch, 1))
+            self._patched = True
         resize = _opt.optional_integer("resize", resize, 1) if resize else None
         common = dict(
             batch_size=batch_size, shuffle=shuffle, seed=seed,
@@ -289,8 +309,9 @@ class Loader:
         if (self._fields or self._mask) and self._cuda:
             raise ValueError("fields and masks are delivered by the CPU loader only for now: use device='cpu' and "
                              "move the tensors with .to('cuda', non_blocking=True) (pin_memory=True)")
-        if self._cuda and buckets is not None:
-            raise ValueError("buckets are read by the CPU loader only for now (their batches differ in shape): use "
+        if self._cuda and (buckets is not None or self._patched):
+            raise ValueError("buckets and token budgets are read by the CPU loader only for now (their batches "
+                             "differ in shape): use "
                              "device='cpu' with pin_memory=True and move the tensors with .to('cuda', non_blocking=True)")
         if self._cuda and mixture is not None:
             raise ValueError("mixtures are read by the CPU loader only for now: use device='cpu' with pin_memory=True "
@@ -306,6 +327,8 @@ class Loader:
         elif device == "cpu":
             bucketing = {} if buckets is None else dict(buckets=self._config["buckets"],
                                                         bucket_tail=self._config["bucket_tail"])
+            if self._patched:
+                bucketing.update({k: self._config[k] for k in ("patch", "max_side", "tokens_per_batch")})
             self._impl = _shardpack.Loader(str(path), **common, allocate=allocate, mixture=mixture,
                                            fields=list(self._fields),
                                            require_fields=bool(require_fields), mask=self._mask or "", **bucketing)
@@ -343,6 +366,10 @@ class Loader:
         for lease in self.batches():
             # CUDA: DLPack, on torch's current stream, which waits for the batch's copy.
             images = torch.from_dlpack(lease) if self._cuda else torch.from_numpy(lease.images())
+            if self._patched:  # (tokens, patch, patch, 3), with each image's size and first patch
+                yield (images, torch.from_numpy(lease.labels()), torch.from_numpy(lease.sizes()),
+                       torch.from_numpy(lease.token_offsets()))
+                continue
             if self._channels_last:  # (N, H, W, 3) bytes seen as (N, 3, H, W): torch.channels_last, no copy
                 images = images.permute(0, 3, 1, 2)
             batch = (images, torch.from_numpy(lease.labels()))
@@ -389,7 +416,7 @@ class Loader:
             state["mixture"] = self._mixture
         if not self._cuda:
             # With buckets the epoch is shared out by global batches, not by samples of the order.
-            done_key = "epoch_batches_done" if "buckets" in self._config else "epoch_samples_done"
+            done_key = "epoch_batches_done" if self._grouped() else "epoch_samples_done"
             state[done_key] = self._impl.samples_consumed(self._done)
         return state
 
@@ -400,7 +427,8 @@ class Loader:
         sample of the epoch is seen exactly once over both runs. Keeping batch_size x world_size
         keeps the steps left too; changing it keeps exactly-once but changes the steps left."""
         _check_state(state)
-        fixed = ("seed", "shuffle", "drop_last", "shuffle_buffer", "buckets", "bucket_tail")
+        fixed = ("seed", "shuffle", "drop_last", "shuffle_buffer", "buckets", "bucket_tail", "patch", "max_side",
+                 "tokens_per_batch")
         for key in fixed:
             if state.get(key) != self._config.get(key):
                 raise ValueError(f"state_dict has {key}={state.get(key)!r} but this loader has "
@@ -420,8 +448,8 @@ class Loader:
             self._samples_done = int(state.get("samples_done", 0))
             self._done = self._start_batch
             return
-        if "buckets" in self._config:
-            if state["batch_size"] != self._config["batch_size"]:
+        if self._grouped():
+            if state["batch_size"] != self._config["batch_size"] and not self._patched:
                 raise ValueError(f"state_dict has batch_size={state['batch_size']!r} but this loader has "
                                  f"{self._config['batch_size']!r}: with buckets the batches themselves depend on the "
                                  "batch size, so resume on other ranks with the same batch_size")
@@ -440,6 +468,10 @@ class Loader:
         self._start_batch = 0
         self._samples_done = int(state["epoch_samples_done"])
         self._done = 0
+
+    def _grouped(self):
+        """Batches grouped by bucket or packed to a token budget: an epoch shared out by global batches."""
+        return "buckets" in self._config or self._patched
 
     def _check_order(self, state):
         """A state taken mid-epoch under another order of the epoch (sampler.h's kOrderVersion; a state

@@ -71,9 +71,11 @@ double PerSecond(double amount, double elapsed) { return elapsed > 0 ? amount / 
 // One batch on loan to Python.
 class BatchLease {
  public:
-  // h, w: the batch's image size (its bucket's, with buckets).
-  BatchLease(std::shared_ptr<Loader> loader, const Batch* batch, uint32_t slot, bool nchw, uint32_t h, uint32_t w)
-      : loader_(std::move(loader)), batch_(batch), slot_(slot), nchw_(nchw), h_(h), w_(w) {}
+  // h, w: the batch's image size (its bucket's, with buckets). patch > 0: the batch is a token
+  // budget's patches (LoaderOptions::patch).
+  BatchLease(std::shared_ptr<Loader> loader, const Batch* batch, uint32_t slot, bool nchw, uint32_t h, uint32_t w,
+             uint32_t patch = 0)
+      : loader_(std::move(loader)), batch_(batch), slot_(slot), nchw_(nchw), h_(h), w_(w), patch_(patch) {}
   ~BatchLease() { Release(); }
   BatchLease(const BatchLease&) = delete;
   BatchLease& operator=(const BatchLease&) = delete;
@@ -91,6 +93,10 @@ class BatchLease {
   static py::array Images(py::object self) {
     BatchLease& l = self.cast<BatchLease&>();
     const Batch& b = l.batch();
+    if (l.patch_ > 0) {  // (tokens, patch, patch, 3)
+      const py::ssize_t p = l.patch_, tokens = py::ssize_t(b.token_offsets.empty() ? 0 : b.token_offsets.back());
+      return py::array(py::dtype::of<uint8_t>(), std::vector<py::ssize_t>{tokens, p, p, 3}, b.images, self);
+    }
     std::vector<py::ssize_t> shape = {py::ssize_t(b.count)};
     if (l.nchw_)
       shape.insert(shape.end(), {3, py::ssize_t(l.h_), py::ssize_t(l.w_)});
@@ -107,6 +113,19 @@ class BatchLease {
     return py::array(py::dtype::of<uint8_t>(), shape, b.masks, self);
   }
   uint32_t slot() const { return slot_; }
+  // A token budget's batch: each image's (height, width), and where its patches start (count + 1).
+  py::array_t<int64_t> Sizes() const {
+    const Batch& b = batch();
+    py::array_t<int64_t> out({py::ssize_t(b.sizes.size() / 2), py::ssize_t(2)});
+    for (size_t i = 0; i < b.sizes.size(); ++i) out.mutable_data()[i] = b.sizes[i];
+    return out;
+  }
+  py::array_t<int64_t> TokenOffsets() const {
+    const Batch& b = batch();
+    py::array_t<int64_t> out(py::ssize_t(b.token_offsets.size()));
+    for (size_t i = 0; i < b.token_offsets.size(); ++i) out.mutable_data()[i] = int64_t(b.token_offsets[i]);
+    return out;
+  }
 
  private:
   std::shared_ptr<Loader> loader_;
@@ -114,6 +133,7 @@ class BatchLease {
   uint32_t slot_;
   bool nchw_;
   uint32_t h_, w_;
+  uint32_t patch_;
 };
 
 class PyLoader {
@@ -182,7 +202,8 @@ class PyLoader {
     }
     Raise(s);
     if (batch == nullptr) return py::none();
-    return py::cast(std::make_unique<BatchLease>(loader_, batch, slot, options_.nchw, batch->height, batch->width));
+    return py::cast(
+        std::make_unique<BatchLease>(loader_, batch, slot, options_.nchw, batch->height, batch->width, options_.patch));
   }
 
   std::vector<uintptr_t> Buffers() const {
@@ -509,6 +530,12 @@ LoaderOptions LoaderOptionsFrom(const py::kwargs& kwargs) {
        [](LoaderOptions& o, py::handle v) {
          Raise(ParseBuckets(OptionValue<std::string>("buckets", v, kText), "buckets", &o.buckets));
        }},
+      {"patch", [](LoaderOptions& o, py::handle v) { o.patch = OptionValue<uint32_t>("patch", v, kCount); }},
+      {"max_side", [](LoaderOptions& o, py::handle v) { o.max_side = OptionValue<uint32_t>("max_side", v, kCount); }},
+      {"tokens_per_batch",
+       [](LoaderOptions& o, py::handle v) {
+         o.tokens_per_batch = OptionValue<uint64_t>("tokens_per_batch", v, kCount);
+       }},
       {"bucket_tail",
        [](LoaderOptions& o, py::handle v) {
          Raise(ParseBucketTail(OptionValue<std::string>("bucket_tail", v, kText), "bucket_tail", &o.bucket_tail));
@@ -609,6 +636,9 @@ PYBIND11_MODULE(_shardpack, m) {
       .def_property_readonly(
           "bucket", [](const BatchLease& l) { return l.batch().bucket; },
           "with buckets: the batch's bucket, its place in the loader's list; else -1")
+      .def("sizes", &BatchLease::Sizes, "with a token budget: (count, 2) int64, each image's height and width")
+      .def("token_offsets", &BatchLease::TokenOffsets,
+           "with a token budget: (count + 1,) int64, where each image's patches start; the last is the total")
       .def_property_readonly("count", [](const BatchLease& l) { return l.batch().count; })
       .def_property_readonly("slot", &BatchLease::slot)
       .def("release", &BatchLease::Release, "Give the buffer back now (arrays made from it must not be used after)");

@@ -303,7 +303,8 @@ def test_bad_bucket_options_are_refused_in_pythons_words(data, tmp_path):
          "no bucket holds a whole batch of 64 images, and bucket_tail=drop leaves out the smaller ones: every epoch "
          "would be empty. Use a smaller batch size, fewer buckets, or bucket_tail=partial or pad"),
         (dict(buckets=SPEC, device="cuda"), ValueError,
-         "buckets are read by the CPU loader only for now (their batches differ in shape): use device='cpu' with "
+         "buckets and token budgets are read by the CPU loader only for now (their batches differ in shape): use "
+         "device='cpu' with "
          "pin_memory=True and move the tensors with .to('cuda', non_blocking=True)"),
     ]
     for kwargs, error, message in cases:
@@ -313,17 +314,17 @@ def test_bad_bucket_options_are_refused_in_pythons_words(data, tmp_path):
     shards = sorted(str(p) for p in (data / "wds").glob("*.tar"))
     with pytest.raises(ValueError) as e:
         shardpack.Loader(shards[:2], buckets=SPEC)
-    assert str(e.value) == (f"buckets need each image's size, and the shards {shards[0]}::{shards[1]} come without "
+    assert str(e.value) == (f"buckets and token budgets need each image's size, and the shards {shards[0]}::{shards[1]} come without "
                             f"shardpack's sample tables; `shardpack convert {shards[0]}::{shards[1]} NEW --format wds` "
                             "writes a dataset that has them")
     with pytest.raises(RuntimeError) as e:
         shardpack.Loader("http://127.0.0.1:9/ds", buckets=SPEC)
-    assert str(e.value).endswith("buckets read local datasets for now, and http://127.0.0.1:9/ds is a URL: copy it "
+    assert str(e.value).endswith("buckets and token budgets read local datasets for now, and http://127.0.0.1:9/ds is a URL: copy it "
                                  "first (shardpack convert http://127.0.0.1:9/ds DIR)")
     with pytest.raises(ValueError) as e:
         shardpack.Loader(sources=[ds, str(data / "small")], per_source_batches=True, buckets=SPEC)
-    assert str(e.value) == ("per_source_batches with buckets: a batch holds one bucket, drawn from every source; make "
-                            "each batch from one source without buckets, or bucket without per_source_batches")
+    assert str(e.value) == ("per_source_batches with buckets or a token budget: a batch is made from every source; make "
+                            "each batch from one source without them, or group without per_source_batches")
 
 
 def test_bench_reports_each_bucket_it_made(data):
@@ -346,3 +347,123 @@ def test_bench_reports_each_bucket_it_made(data):
                           capture_output=True, text=True, check=True).stdout
     lines = [line.split()[0] for line in text.splitlines() if line.startswith("  ")]
     assert lines == [f"{w}x{h}" for (w, h), n in zip(BUCKETS, sizes) if n]
+
+
+# --- native resolution under a token budget ---
+
+def patched_size(w, h, max_side, patch):
+    """docs/buckets.md: never enlarged, the longer side at most max_side (the shorter scaled in whole
+    numbers, rounded down), each side then rounded down to a multiple of patch, at least one."""
+    longer = max(w, h)
+    target = min(longer, max_side)
+    return tuple(max(patch, side * target // longer // patch * patch) for side in (w, h))
+
+
+def reference_packing(order, tokens, budget, open_most=8):
+    """docs/buckets.md's first-fit over at most 8 open batches, oldest first."""
+    open_batches, out = [], []
+    for i in order:
+        fit = next((b for b in open_batches if b[0] + tokens[i] <= budget), None)
+        if fit is None:
+            fit = [0, []]
+            open_batches.append(fit)
+        fit[0] += tokens[i]
+        fit[1].append(i)
+        if fit[0] == budget:
+            open_batches.remove(fit)
+            out.append(fit[1])
+        elif len(open_batches) > open_most:
+            out.append(open_batches.pop(0)[1])
+    return out + [b[1] for b in open_batches]
+
+
+def patched_batches(loader, epoch=None, limit=None):
+    if epoch is not None:
+        loader.set_epoch(epoch)
+    out = []
+    for patches, labels, sizes, offsets in loader:
+        out.append(([tuple(s) for s in sizes.tolist()], offsets.tolist(), tuple(patches.shape)))
+        if limit is not None and len(out) == limit:
+            break
+    return out
+
+
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_budget_batches_follow_the_documented_packing(data, world):
+    import shardpack
+
+    patch, max_side, budget = 16, 128, 160
+    sizes = [patched_size(w, h, max_side, patch) for w, h in shown_sizes(data / "wds")]
+    tokens = [(w // patch) * (h // patch) for w, h in sizes]
+    options = dict(path=str(data / "wds"), seed=9, batch_size=4)
+    for epoch in range(3):
+        batches = reference_packing(epoch_order(epoch, **options), tokens, budget)
+        assert sorted(i for b in batches for i in b) == list(range(len(tokens)))
+        for rank in range(world):
+            loader = shardpack.Loader(**options, world_size=world, rank=rank, patch=patch, max_side=max_side,
+                                      tokens_per_batch=budget)
+            want = []
+            for _, idx in rank_share([(0, b) for b in batches], "partial", rank, world):
+                offsets = [0]
+                for i in idx:
+                    offsets.append(offsets[-1] + tokens[i])
+                assert offsets[-1] <= budget
+                want.append(([(sizes[i][1], sizes[i][0]) for i in idx], offsets, (offsets[-1], patch, patch, 3)))
+            assert len(loader) == len(want)
+            assert patched_batches(loader, epoch) == want, (epoch, rank)
+
+
+def test_budget_patches_are_the_image_resized_to_its_patched_size(data):
+    import shardpack
+
+    patch, max_side = 16, 96
+    ds = shardpack.open(str(data / "wds"))
+    loader = shardpack.Loader(str(data / "wds"), patch=patch, max_side=max_side, tokens_per_batch=100,
+                              transform="eval", seed=3)
+    worst, seen = math.inf, 0
+    for batch in loader.batches():
+        patches = batch.images()
+        for index, (h, w), start in zip(batch.indices(), batch.sizes(), batch.token_offsets()):
+            grid = patches[start:start + (h // patch) * (w // patch)]
+            image = grid.reshape(h // patch, w // patch, patch, patch, 3).transpose(0, 2, 1, 3, 4).reshape(h, w, 3)
+            worst = min(worst, psnr(image, reference_crop(ds[int(index)]["jpg"], (int(w), int(h)))))
+            seen += 1
+    print(f"worst PSNR {worst:.2f} dB over {seen} images")
+    assert seen == len(ds)
+    assert worst >= 30, worst
+
+
+def test_budget_resume_mid_epoch_gives_the_rest_of_the_same_epoch(data):
+    import shardpack
+
+    options = dict(path=str(data / "lmdb"), seed=4, patch=16, max_side=128, tokens_per_batch=200, world_size=2,
+                   rank=0)
+    whole = patched_batches(shardpack.Loader(**options), epoch=2)
+    first = shardpack.Loader(**options)
+    first.set_epoch(2)
+    taken = patched_batches(first, limit=3)
+    resumed = shardpack.Loader(**options)
+    resumed.load_state_dict(first.state_dict())
+    resumed.set_epoch(2)
+    assert taken + patched_batches(resumed) == whole
+
+
+def test_bad_budgets_are_refused_with_the_way_out(data):
+    import shardpack
+
+    ds = str(data / "wds")
+    cases = [
+        (dict(patch=16, max_side=100, tokens_per_batch=100),
+         "patch 16 does not divide max_side 100: give a max_side that is a multiple of the patch size, such as 96"),
+        (dict(patch=16, max_side=128, tokens_per_batch=63),
+         "tokens_per_batch 63 is smaller than one image of max_side 128 (64 patches of 16): raise tokens_per_batch "
+         "to at least 64, or lower max_side"),
+        (dict(patch=16, tokens_per_batch=64),
+         "a token budget takes patch, max_side and tokens_per_batch together: give max_side too"),
+        (dict(patch=16, max_side=128, tokens_per_batch=64, buckets=SPEC),
+         "buckets and a token budget (patch) are two ways to make batches: give one"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as e:
+            shardpack.Loader(ds, **kwargs)
+        assert str(e.value) == message, kwargs

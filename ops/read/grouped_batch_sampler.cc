@@ -1,14 +1,21 @@
-#include "ops/read/bucket_sampler.h"
+#include "ops/read/grouped_batch_sampler.h"
 
 #include <algorithm>
+#include <deque>
 
 namespace shardpack {
 
-// Rules 2 and 3 of bucket_sampler.h, one global batch at a time. Keeps the open batch of every
+// Rules 2 and 3 of grouped_batch_sampler.h, one global batch at a time. Keeps the open batch of every
 // bucket and, for kPad, every bucket's first samples.
-class BucketSampler::Walk {
+class GroupedBatchSampler::Walk {
+  // Budget: an open batch and its tokens.
+  struct OpenBatch {
+    uint64_t tokens = 0;
+    std::vector<uint64_t> indices;
+  };
+
  public:
-  Walk(const BucketSampler& s, uint64_t epoch)
+  Walk(const GroupedBatchSampler& s, uint64_t epoch)
       : s_(s), epoch_(epoch), order_(s.order_.NewOrder(epoch)), open_(s.buckets_), first_(s.buckets_) {}
 
   uint64_t epoch() const { return epoch_; }
@@ -16,6 +23,7 @@ class BucketSampler::Walk {
 
   // The next global batch; false when the epoch has no more.
   bool Next(std::vector<uint64_t>* indices, uint32_t* bucket) {
+    if (s_.patch_grid_ != nullptr) return NextUnderBudget(indices, bucket);
     const uint64_t batch_size = s_.options_.batch_size;
     while (position_ < s_.order_size()) {
       if (chunk_at_ == chunk_.size()) Refill();
@@ -39,6 +47,37 @@ class BucketSampler::Walk {
   }
 
  private:
+  // Rules 2 and 3 under a budget.
+  bool NextUnderBudget(std::vector<uint64_t>* indices, uint32_t* bucket) {
+    *bucket = 0;
+    while (position_ < s_.order_size()) {
+      if (chunk_at_ == chunk_.size()) Refill();
+      const uint64_t index = chunk_[chunk_at_++];
+      ++position_;
+      const uint32_t grid = (*s_.patch_grid_)[index];
+      const uint64_t t = uint64_t(GridColumns(grid)) * GridRows(grid);
+      auto fit = std::find_if(packing_.begin(), packing_.end(),
+                              [&](const OpenBatch& b) { return b.tokens + t <= s_.budget_; });
+      if (fit == packing_.end()) {
+        packing_.push_back({});
+        fit = packing_.end() - 1;
+      }
+      fit->tokens += t;
+      fit->indices.push_back(index);
+      if (fit->tokens == s_.budget_) return HandOpen(fit, indices);
+      if (packing_.size() > kOpenBatches) return HandOpen(packing_.begin(), indices);
+    }
+    if (packing_.empty()) return false;
+    return HandOpen(packing_.begin(), indices);
+  }
+
+  bool HandOpen(std::deque<OpenBatch>::iterator batch, std::vector<uint64_t>* indices) {
+    indices->swap(batch->indices);
+    packing_.erase(batch);
+    ++next_;
+    return true;
+  }
+
   bool Hand(uint32_t k, std::vector<uint64_t>* indices, uint32_t* bucket) {
     indices->swap(open_[k]);
     open_[k].clear();
@@ -56,23 +95,24 @@ class BucketSampler::Walk {
     order_->Fill(position_, end, &chunk_);
   }
 
-  const BucketSampler& s_;
+  const GroupedBatchSampler& s_;
   uint64_t epoch_;
   std::unique_ptr<EpochOrder> order_;
   std::vector<std::vector<uint64_t>> open_;   // each bucket's batch being filled
   std::vector<std::vector<uint64_t>> first_;  // kPad: each bucket's first batch_size samples
   std::vector<uint64_t> chunk_;
   size_t chunk_at_ = 0;
-  uint64_t position_ = 0;  // in the epoch's order
+  std::deque<OpenBatch> packing_;  // budget: the open batches, oldest first
+  uint64_t position_ = 0;          // in the epoch's order
   size_t tail_bucket_ = 0;
   uint64_t next_ = 0;
 };
 
-Status BucketSampler::Create(EpochSampler order, std::shared_ptr<const std::vector<uint8_t>> bucket_of, size_t buckets,
-                             const SamplerOptions& options, BucketTail tail, bool per_epoch_counts,
-                             std::unique_ptr<BucketSampler>* sampler) {
+Status GroupedBatchSampler::Create(EpochSampler order, std::shared_ptr<const std::vector<uint8_t>> bucket_of,
+                                   size_t buckets, const SamplerOptions& options, BucketTail tail,
+                                   bool per_epoch_counts, std::unique_ptr<GroupedBatchSampler>* sampler) {
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::CheckOptions(options));
-  std::unique_ptr<BucketSampler> s(new BucketSampler());
+  std::unique_ptr<GroupedBatchSampler> s(new GroupedBatchSampler());
   s->order_ = std::move(order);
   s->bucket_of_ = std::move(bucket_of);
   s->buckets_ = buckets;
@@ -102,11 +142,27 @@ Status BucketSampler::Create(EpochSampler order, std::shared_ptr<const std::vect
   return Status::OK();
 }
 
-BucketSampler::~BucketSampler() = default;
+GroupedBatchSampler::~GroupedBatchSampler() = default;
 
-uint64_t BucketSampler::order_size() const { return order_.epoch_size(); }
+Status GroupedBatchSampler::CreateBudget(EpochSampler order, std::shared_ptr<const std::vector<uint32_t>> patch_grid,
+                                         uint64_t budget, const SamplerOptions& options,
+                                         std::unique_ptr<GroupedBatchSampler>* sampler) {
+  SHARDPACK_RETURN_IF_ERROR(EpochSampler::CheckOptions(options));
+  std::unique_ptr<GroupedBatchSampler> s(new GroupedBatchSampler());
+  s->order_ = std::move(order);
+  s->patch_grid_ = std::move(patch_grid);
+  s->budget_ = budget;
+  s->options_ = options;
+  s->tail_ = BucketTail::kPartial;
+  s->per_epoch_counts_ = true;
+  if (s->global_batches(0) == 0) return Status::InvalidArgument("an empty dataset makes no batch");
+  *sampler = std::move(s);
+  return Status::OK();
+}
 
-std::vector<uint64_t> BucketSampler::BucketSizes(uint64_t epoch) const {
+uint64_t GroupedBatchSampler::order_size() const { return order_.epoch_size(); }
+
+std::vector<uint64_t> GroupedBatchSampler::BucketSizes(uint64_t epoch) const {
   if (!per_epoch_counts_) return sizes_;
   std::vector<uint64_t> sizes(buckets_, 0);
   std::vector<uint64_t> chunk;
@@ -119,7 +175,7 @@ std::vector<uint64_t> BucketSampler::BucketSizes(uint64_t epoch) const {
   return sizes;
 }
 
-uint64_t BucketSampler::GlobalBatches(const std::vector<uint64_t>& sizes) const {
+uint64_t GroupedBatchSampler::GlobalBatches(const std::vector<uint64_t>& sizes) const {
   uint64_t global = 0;
   for (const uint64_t n : sizes) {
     global += n / options_.batch_size;
@@ -128,32 +184,40 @@ uint64_t BucketSampler::GlobalBatches(const std::vector<uint64_t>& sizes) const 
   return global;
 }
 
-uint64_t BucketSampler::global_batches(uint64_t epoch) const {
+uint64_t GroupedBatchSampler::global_batches(uint64_t epoch) const {
   std::lock_guard<std::mutex> lock(counts_mu_);
   for (const auto& [e, n] : counts_) {
     if (e == epoch) return n;
   }
-  const uint64_t n = GlobalBatches(BucketSizes(epoch));
+  uint64_t n = 0;
+  if (patch_grid_ != nullptr) {  // the packing is known only by walking it
+    Walk walk(*this, epoch);
+    std::vector<uint64_t> indices;
+    uint32_t bucket = 0;
+    while (walk.Next(&indices, &bucket)) ++n;
+  } else {
+    n = GlobalBatches(BucketSizes(epoch));
+  }
   if (counts_.size() >= 4) counts_.erase(counts_.begin());
   counts_.emplace_back(epoch, n);
   return n;
 }
 
-uint64_t BucketSampler::Rounds(uint64_t global, uint64_t start) const {
+uint64_t GroupedBatchSampler::Rounds(uint64_t global, uint64_t start) const {
   const uint64_t rest = global > start ? global - start : 0, world = options_.world_size;
   return tail_ == BucketTail::kDrop ? rest / world : (rest + world - 1) / world;
 }
 
-uint64_t BucketSampler::rank_batches(uint64_t epoch) const {
+uint64_t GroupedBatchSampler::rank_batches(uint64_t epoch) const {
   return Rounds(global_batches(epoch), epoch == start_epoch_ ? start_ : 0);
 }
 
-uint64_t BucketSampler::worker_batches(uint64_t epoch) const {
+uint64_t GroupedBatchSampler::worker_batches(uint64_t epoch) const {
   const uint64_t r = rank_batches(epoch), w = options_.num_workers;
   return r / w + (options_.worker < r % w ? 1 : 0);
 }
 
-Status BucketSampler::SetEpochStart(uint64_t epoch, uint64_t batches_done) {
+Status GroupedBatchSampler::SetEpochStart(uint64_t epoch, uint64_t batches_done) {
   const uint64_t global = global_batches(epoch);
   if (batches_done > global) {
     return Status::InvalidArgument("resuming after " + std::to_string(batches_done) + " batches of an epoch of " +
@@ -164,14 +228,14 @@ Status BucketSampler::SetEpochStart(uint64_t epoch, uint64_t batches_done) {
   return Status::OK();
 }
 
-uint64_t BucketSampler::BatchesConsumed(uint64_t epoch, uint64_t rank_batches_done) const {
+uint64_t GroupedBatchSampler::BatchesConsumed(uint64_t epoch, uint64_t rank_batches_done) const {
   const uint64_t start = epoch == start_epoch_ ? start_ : 0;
   const uint64_t k = std::min(rank_batches_done, rank_batches(epoch));
   return std::min(global_batches(epoch), start + k * options_.world_size);
 }
 
-void BucketSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices, uint32_t* bucket,
-                          uint64_t* global) {
+void GroupedBatchSampler::Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices, uint32_t* bucket,
+                                uint64_t* global) {
   const SamplerOptions& o = options_;
   const uint64_t start = epoch == start_epoch_ ? start_ : 0;
   uint64_t g = start + (b * o.num_workers + o.worker) * o.world_size + o.rank;

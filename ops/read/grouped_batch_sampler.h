@@ -1,15 +1,23 @@
-// BucketSampler: the epoch's batches when every batch holds images of one aspect-ratio bucket
-// (docs/buckets.md). A pure function of (seed, epoch, position), as EpochSampler's, so that ranks
-// agree without talking and a resumed epoch gives exactly the batches of an uninterrupted one:
+// GroupedBatchSampler: the epoch's batches when every batch holds images of one aspect-ratio bucket,
+// or images of their own sizes up to a token budget (docs/buckets.md). A pure function of (seed, epoch, position), as
+// EpochSampler's, so that ranks agree without talking and a resumed epoch gives exactly the batches of an uninterrupted
+// one:
 //
 //  1. The epoch's order is the dataset's (EpochSampler::NewOrder: the global or streaming shuffle, a
 //     mixture's plan, or dataset order).
-//  2. Walking it front to back, each sample joins its bucket's open batch; a batch is complete when it
-//     holds batch_size samples. Complete batches are the epoch's global batches 0, 1, ... in the
-//     order they complete, so that the buckets take turns as the shuffle brings their samples.
-//  3. When the walk ends, the open batches, in the bucket list's order, are left out (kDrop), handed
-//     out as they are (kPartial), or filled up with the bucket's first samples of the epoch again,
-//     cycling through them when the bucket has fewer than a batch (kPad).
+//  2. Buckets: walking the order front to back, each sample joins its bucket's open batch; a batch is
+//     complete when it holds batch_size samples. Complete batches are the epoch's global batches 0,
+//     1, ... in the order they complete, so that the buckets take turns as the shuffle brings their
+//     samples.
+//     Budget: walking the order front to back, each sample goes into the first of the open batches
+//     (oldest first) that it fits in (their tokens and its at most the budget), else into a new
+//     batch; a batch whose tokens reach the budget is complete at once, and when a new batch would
+//     make more than kOpenBatches open, the oldest is complete. First-fit over a window of open
+//     batches: a small sample fills a gap an earlier large one left.
+//  3. Buckets: when the walk ends, the open batches, in the bucket list's order, are left out (kDrop),
+//     handed out as they are (kPartial), or filled up with the bucket's first samples of the epoch
+//     again, cycling through them when the bucket has fewer than a batch (kPad).
+//     Budget: when the walk ends, the open batches are complete, oldest first (as kPartial).
 //  4. Global batch g goes to rank g % world_size, as its batch g / world_size; a rank's batch b to
 //     worker b % num_workers. Every rank gets the same number: with kDrop a last round that would
 //     leave some rank without a batch is left out; otherwise it is completed with the epoch's first
@@ -21,7 +29,8 @@
 // batches: the caller refuses it.
 //
 // Memory: the open batches (buckets x batch_size indices) and, for kPad, each bucket's first batch;
-// the caller's table of each sample's bucket (a byte a sample). Time: each rank walks the whole order.
+// the caller's table of each sample's bucket (a byte a sample) or tokens (4 bytes). Time: each rank
+// walks the whole order; with a budget, counting an epoch's batches walks it once more.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +44,19 @@
 
 namespace shardpack {
 
-class BucketSampler {
+// A sample's grid of patches in a word: columns << 16 | rows; and back.
+inline uint32_t PatchGrid(uint32_t columns, uint32_t rows) { return columns << 16 | rows; }
+inline uint32_t GridColumns(uint32_t grid) { return grid >> 16; }
+inline uint32_t GridRows(uint32_t grid) { return grid & 0xFFFF; }
+
+// What the loader groups samples by, an entry a sample in its numbering (a mixture's: source after
+// source): each sample's bucket, or its patch grid; the other empty.
+struct SampleGroups {
+  std::vector<uint8_t> bucket_of;
+  std::vector<uint32_t> patch_grid;
+};
+
+class GroupedBatchSampler {
  public:
   // order: an EpochSampler whose NewOrder gives the epoch's order (its own partition is not used).
   // bucket_of[i]: the bucket of sample i in the order's numbering (a mixture's: source after source).
@@ -44,8 +65,14 @@ class BucketSampler {
   // InvalidArgument when the dataset gives no batch, or too few for every rank.
   static Status Create(EpochSampler order, std::shared_ptr<const std::vector<uint8_t>> bucket_of, size_t buckets,
                        const SamplerOptions& options, BucketTail tail, bool per_epoch_counts,
-                       std::unique_ptr<BucketSampler>* sampler);
-  ~BucketSampler();
+                       std::unique_ptr<GroupedBatchSampler>* sampler);
+  // Batches under a token budget: patch_grid[i] is sample i's grid of patches, columns << 16 | rows
+  // (PatchGrid), its cost columns x rows (at most `budget`). options.batch_size is not used.
+  static Status CreateBudget(EpochSampler order, std::shared_ptr<const std::vector<uint32_t>> patch_grid,
+                             uint64_t budget, const SamplerOptions& options,
+                             std::unique_ptr<GroupedBatchSampler>* sampler);
+  static constexpr size_t kOpenBatches = 8;
+  ~GroupedBatchSampler();
 
   // This rank's batches of `epoch` (equal for every rank), and this worker's. Thread-safe.
   uint64_t rank_batches(uint64_t epoch) const;
@@ -64,7 +91,7 @@ class BucketSampler {
   void Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices, uint32_t* bucket, uint64_t* global);
 
  private:
-  BucketSampler() = default;
+  GroupedBatchSampler() = default;
   uint64_t order_size() const;  // samples in the epoch's order
   // Samples per bucket in `epoch`.
   std::vector<uint64_t> BucketSizes(uint64_t epoch) const;
@@ -78,6 +105,8 @@ class BucketSampler {
 
   EpochSampler order_;
   std::shared_ptr<const std::vector<uint8_t>> bucket_of_;
+  std::shared_ptr<const std::vector<uint32_t>> patch_grid_;  // CreateBudget: each sample's patches
+  uint64_t budget_ = 0;
   size_t buckets_ = 0;
   SamplerOptions options_;
   BucketTail tail_ = BucketTail::kPartial;
