@@ -467,3 +467,22 @@ def test_bad_budgets_are_refused_with_the_way_out(data):
         with pytest.raises(ValueError) as e:
             shardpack.Loader(ds, **kwargs)
         assert str(e.value) == message, kwargs
+
+
+def test_a_conv_patch_embedding_equals_the_linear_one_on_the_patches(data):
+    """docs/buckets.md: Conv2d(3, D, P, stride=P) on an image = its patches, flattened, times the conv's
+    weight permuted to (D, P, P, 3) and flattened."""
+    import torch
+
+    import shardpack
+
+    patch = 16
+    loader = shardpack.Loader(str(data / "wds"), patch=patch, max_side=96, tokens_per_batch=100, seed=1)
+    patches, _, sizes, offsets = next(iter(loader))
+    conv = torch.nn.Conv2d(3, 8, patch, stride=patch, bias=False).double()
+    linear = patches.flatten(1).double() @ conv.weight.permute(0, 2, 3, 1).reshape(8, -1).T
+    for (h, w), start, end in zip(sizes.tolist(), offsets[:-1].tolist(), offsets[1:].tolist()):
+        grid = patches[start:end].reshape(h // patch, w // patch, patch, patch, 3)
+        image = grid.permute(0, 2, 1, 3, 4).reshape(h, w, 3).permute(2, 0, 1).double()
+        by_conv = conv(image[None])[0].permute(1, 2, 0).reshape(-1, 8)
+        assert torch.allclose(by_conv, linear[start:end])
