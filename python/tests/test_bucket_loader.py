@@ -486,3 +486,32 @@ def test_a_conv_patch_embedding_equals_the_linear_one_on_the_patches(data):
         image = grid.permute(0, 2, 1, 3, 4).reshape(h, w, 3).permute(2, 0, 1).double()
         by_conv = conv(image[None])[0].permute(1, 2, 0).reshape(-1, 8)
         assert torch.allclose(by_conv, linear[start:end])
+
+
+def test_shards_of_another_tool_work_once_converted_as_the_message_says(data, tmp_path):
+    """The refusal of shards without sample tables names a command: it works."""
+    import io
+    import tarfile
+
+    import shardpack
+
+    ds = shardpack.open(str(data / "wds"))
+    with tarfile.open(tmp_path / "web-000000.tar", "w") as tar:  # as webdataset's writers make them
+        for i in range(12):
+            for name, data_bytes in ((f"s{i:03d}.jpg", ds[i]["jpg"]), (f"s{i:03d}.cls", b"%d" % ds[i]["cls"])):
+                info = tarfile.TarInfo(name)
+                info.size = len(data_bytes)
+                tar.addfile(info, io.BytesIO(data_bytes))
+    shard = str(tmp_path / "web-000000.tar")
+    with pytest.raises(ValueError) as e:
+        shardpack.Loader([shard], buckets=SPEC)
+    command = str(e.value).split("`")[1].replace("NEW", str(tmp_path / "converted")).split()
+    assert command[:2] == ["shardpack", "convert"]
+    subprocess.run([tool("SHARDPACK_CLI")] + command[1:], check=True, capture_output=True)
+    bucket_of = bucket_table(tmp_path / "converted")  # from PIL
+    loader = shardpack.Loader(str(tmp_path / "converted"), buckets=SPEC, batch_size=4, shuffle=False)
+    seen = []
+    for batch in loader.batches():
+        assert all(bucket_of[int(i)] == batch.bucket for i in batch.indices())
+        seen += [int(i) for i in batch.indices()]
+    assert sorted(seen) == list(range(12))
