@@ -515,3 +515,37 @@ def test_shards_of_another_tool_work_once_converted_as_the_message_says(data, tm
         assert all(bucket_of[int(i)] == batch.bucket for i in batch.indices())
         seen += [int(i) for i in batch.indices()]
     assert sorted(seen) == list(range(12))
+
+
+def test_a_mixture_is_packed_to_the_budget_over_its_plan_and_resumes_elastically(data):
+    import shardpack
+
+    patch, max_side, budget = 16, 128, 160
+    sizes = [patched_size(w, h, max_side, patch) for d in ("wds", "small") for w, h in shown_sizes(data / d)]
+    tokens = [(w // patch) * (h // patch) for w, h in sizes]
+    options = dict(sources=[(str(data / "wds"), 0.5), (str(data / "small"), 0.5)], epoch_size=110, seed=6,
+                   batch_size=4)
+    budgeted = dict(patch=patch, max_side=max_side, tokens_per_batch=budget)
+    for epoch in range(2):
+        batches = [(0, b) for b in reference_packing(epoch_order(epoch, **options), tokens, budget)]
+        for rank in range(2):
+            loader = shardpack.Loader(**options, **budgeted, world_size=2, rank=rank)
+            got = [offsets for _, offsets, _ in patched_batches(loader, epoch)]
+            want = []
+            for _, idx in rank_share(batches, "partial", rank, 2):
+                want.append([0])
+                for i in idx:
+                    want[-1].append(want[-1][-1] + tokens[i])
+            assert got == want, (epoch, rank)
+    # Elastic: two ranks take 2 batches each of epoch 1 (`batches`, the loop's last); three go on from 4.
+    first = shardpack.Loader(**options, **budgeted, world_size=2, rank=0)
+    first.set_epoch(1)
+    patched_batches(first, limit=2)
+    state = first.state_dict()
+    assert state["epoch_batches_done"] == 4
+    for rank in range(3):
+        loader = shardpack.Loader(**options, **budgeted, world_size=3, rank=rank)
+        loader.load_state_dict(state)
+        loader.set_epoch(1)
+        got = [[int(i) for i in b.indices()] for b in loader.batches()]
+        assert got == [idx for _, idx in rank_share(batches, "partial", rank, 3, start=4)]
