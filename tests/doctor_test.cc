@@ -208,6 +208,29 @@ TEST(DoctorVerdict, DecodeBoundCountsTheCoresTheModelNeeds) {
 // The case a user met: decode alone at 2 threads (1,691 images/s) was given as the feed while the
 // loader row beside it said 757. The loader measures decode, transform and reads together as the
 // training path runs them, so its rate is the feed, and the advice is computed from it.
+TEST(DoctorVerdict, WithBucketsPreDecodingKeepsEachImageWholeForTheBucketsToCut) {
+  DoctorReport r;
+  r.path = "/data/train";
+  r.threads = 4;
+  r.cores = 8;
+  r.readn_files_per_s = 5000;
+  r.crop_decode_per_core = 100;
+  r.transform_per_core = 1000;
+  r.mean_image_bytes = 200'000;
+  r.median_megapixels = 0.25;
+  DoctorOptions o;
+  o.buckets = {{1024, 1024}, {1152, 896}};
+  o.model_rate = 450;
+  DrawVerdict(o, &r);
+  EXPECT_EQ(r.bottleneck, "decode");
+  ASSERT_EQ(r.actions.size(), 2u);
+  // 0.25 megapixels x 3 bytes = 750 kB = 3.8x the 200 kB encoded; no fixed crop offered.
+  EXPECT_EQ(r.actions[1],
+            "pre-decode to raw at each image's own size (shardpack pack SRC OUT --format raw --keep-size): no decode "
+            "at load time, and the buckets still cut each image as it loads; costs 750 KB of disk per image at the "
+            "median size, 3.8x the encoded size (estimate)");
+}
+
 TEST(DoctorVerdict, TheFeedIsNeverAboveTheLoaderRowPrintedBesideIt) {
   DoctorReport r;
   r.path = "/data/packed";

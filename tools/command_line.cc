@@ -763,6 +763,10 @@ int RunCommandLine(int argc, char** argv) {
   doctor->add_option("--batch", dop.batch, "Images per batch for the loader stage")->capture_default_str();
   doctor->add_option("--crop", dop.crop, "Training crop: random-resized-crop to SIZE x SIZE plus flip")
       ->capture_default_str();
+  std::string doctor_buckets;
+  doctor->add_option(
+      "--buckets", doctor_buckets,
+      "Aspect-ratio buckets instead of --crop (docs/buckets.md): each stage cuts images to their bucket");
   doctor->add_option("--seconds", dop.seconds, "Time for all the measurements together")->capture_default_str();
   doctor->add_option("--threads", dop.threads, "Threads for the parallel reads and the loader (0 = all cores)")
       ->check(CLI::Range(0, 1024))
@@ -794,7 +798,13 @@ int RunCommandLine(int argc, char** argv) {
     return RunSlurmScript(so);
   }
   if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top, stat_buckets);
-  if (doctor->parsed()) return RunDoctor(doctor_path, dop, doctor_json);
+  if (doctor->parsed()) {
+    if (!doctor_buckets.empty()) {
+      const Status s = ParseBuckets(doctor_buckets, "--buckets", &dop.buckets);
+      if (!s.ok()) return Fail("doctor", s);
+    }
+    return RunDoctor(doctor_path, dop, doctor_json);
+  }
   if (bench->parsed()) {
     if (bo.loader.eval) bo.loader.eval_resize = static_cast<uint32_t>(bench_crop * 256 / 224);
     return RunBench(bench_dir, bo, bench_crop, bench_json, bench_device, bench_dtype, bench_cache_limit, bench_sources,

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/buckets.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 
@@ -32,9 +33,12 @@ struct HostToDeviceFigures {
 using HostToDeviceBench = std::function<Status(uint64_t batch_bytes, double seconds, HostToDeviceFigures*)>;
 
 struct DoctorOptions {
-  double model_rate = 0;         // images/s the training step consumes; 0: unknown (the verdict says how to measure it)
-  uint32_t batch = 256;          // images per batch, for the loader stage
-  uint32_t crop = 224;           // output size of the training transform (random-resized-crop + flip)
+  double model_rate = 0;  // images/s the training step consumes; 0: unknown (the verdict says how to measure it)
+  uint32_t batch = 256;   // images per batch, for the loader stage
+  uint32_t crop = 224;    // output size of the training transform (random-resized-crop + flip)
+  // Aspect-ratio buckets instead of `crop` (docs/buckets.md): the decode, transform, host-to-device
+  // and loader stages cut each image to its bucket, as Loader(buckets=...) does.
+  std::vector<Bucket> buckets;
   double seconds = 60;           // the whole measurement, shared among the stages
   int threads = 0;               // threads for the parallel measurements and the loader; 0 = all cores
   uint64_t sample_files = 2000;  // an image folder: at most this many files are read (a random sample)

@@ -350,14 +350,15 @@ class Doctor {
     r_->decoded = n;
     r_->full_decode_per_core = n / seconds;
 
-    Progress("decode: the training crop only (shardpack's decode), 1 thread");
+    Progress(o_.buckets.empty() ? "decode: the training crop only (shardpack's decode), 1 thread"
+                                : "decode: each image's bucket crop only (shardpack's decode), 1 thread");
     LoaderOptions lo = CropOptions();
     cv::Mat dst;
     n = TimedParallel(
         1, RepeatCount(), budget,
         [&](uint64_t i) {
           std::mt19937_64 rng(o_.seed + i);
-          const auto choose = [&lo, &rng](cv::Size size) { return LoaderCropPlan(lo, &rng, size); };
+          const auto choose = [this, &lo, &rng](cv::Size size) { return TrainingCrop(lo, &rng, size); };
           return DecodeCrop(Image(i), kMaxPixels, choose, lo.fast_decode, &dst).ok();
         },
         &seconds);
@@ -373,17 +374,19 @@ class Doctor {
       if (DecodeOrientedRgb(sample_[i].bytes, kMaxPixels, &rgb, &full).ok()) decoded.push_back(rgb.clone());
     }
     if (decoded.empty()) return;
-    Progress("transform: random-resized-crop " + std::to_string(o_.crop) + " and flip, 1 thread");
+    Progress(o_.buckets.empty() ? "transform: random-resized-crop " + std::to_string(o_.crop) + " and flip, 1 thread"
+                                : "transform: each image's bucket crop and flip, 1 thread");
     const LoaderOptions lo = CropOptions();
-    std::vector<uint8_t> batch(size_t(o_.crop) * o_.crop * 3);
-    cv::Mat out(int(o_.crop), int(o_.crop), CV_8UC3, batch.data());
+    std::vector<uint8_t> batch(OutputPixels() * 3);
     double seconds = 0;
     const uint64_t n = TimedParallel(
         1, RepeatCount(), o_.seconds * kTransformShare,
         [&](uint64_t i) {
           std::mt19937_64 rng(o_.seed + i);
           const cv::Mat& rgb = decoded[i % decoded.size()];
-          ResizeCrop(rgb, LoaderCropPlan(lo, &rng, rgb.size()), &out);
+          const CropPlan plan = TrainingCrop(lo, &rng, rgb.size());
+          cv::Mat out(plan.out, CV_8UC3, batch.data());  // (the largest output fits)
+          ResizeCrop(rgb, plan, &out);
           if (Uniform(rng, 0, 1) < lo.flip) cv::flip(out, out, 1);
           return true;
         },
@@ -399,7 +402,7 @@ class Doctor {
       return;
     }
     Progress("host to device: batches of " + std::to_string(o_.batch) + ", pageable and pinned");
-    const uint64_t batch_bytes = uint64_t(o_.batch) * o_.crop * o_.crop * 3;
+    const uint64_t batch_bytes = uint64_t(o_.batch) * OutputPixels() * 3;
     const Status s = o_.host_to_device(batch_bytes, o_.seconds * kTransformShare, &r_->host_to_device);
     if (!s.ok()) {
       r_->host_to_device_note = "not measured: " + s.message();
@@ -413,6 +416,7 @@ class Doctor {
     Progress("loader: " + std::to_string(r_->threads) + " threads, batch " + std::to_string(o_.batch));
     BenchOptions bo;
     bo.loader = CropOptions();
+    bo.loader.buckets = o_.buckets;
     bo.loader.threads = r_->threads;
     bo.loader.sampler.batch_size = o_.batch;
     bo.seconds = o_.seconds * kLoaderShare;
@@ -423,6 +427,20 @@ class Doctor {
     r_->loader_decode_seconds = b.decode_seconds;
     r_->loader_slowest_stage = b.read_seconds > b.decode_seconds ? "read" : "decode+transform";
     return Status::OK();
+  }
+
+  // The training crop the loader gives an image of `full` size: random-resized-crop, or its bucket's.
+  CropPlan TrainingCrop(const LoaderOptions& lo, std::mt19937_64* rng, cv::Size full) const {
+    if (o_.buckets.empty()) return LoaderCropPlan(lo, rng, full);
+    return BucketCropPlan(o_.buckets[NearestBucket(o_.buckets, uint32_t(full.width), uint32_t(full.height))], true, rng,
+                          full);
+  }
+  // Pixels of the largest image the loader outputs: the crop's, or the largest bucket's.
+  size_t OutputPixels() const {
+    size_t most = size_t(o_.crop) * o_.crop;
+    if (!o_.buckets.empty()) most = 0;
+    for (const Bucket& b : o_.buckets) most = std::max(most, size_t(b.width) * b.height);
+    return most;
   }
 
   LoaderOptions CropOptions() const {

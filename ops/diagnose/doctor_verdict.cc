@@ -167,7 +167,16 @@ void DrawVerdict(const DoctorOptions& o, DoctorReport* r) {
                          " pageable, measured), and send uint8 batches, normalising on the GPU (4x fewer bytes "
                          "than float32)");
   }
-  if (input_layer == "decode") {
+  if (input_layer == "decode" && !o.buckets.empty()) {
+    // Buckets cut at load time: stored pixels must keep each image whole (raw --keep-size).
+    const double raw_bytes = 3e6 * r->median_megapixels;
+    r->actions.push_back(
+        "pre-decode to raw at each image's own size (shardpack pack SRC OUT --format raw --keep-size): no decode at "
+        "load time, and the buckets still cut each image as it loads; costs " +
+        Fixed("%.0f KB", raw_bytes / 1e3) + " of disk per image at the median size, " +
+        (r->mean_image_bytes > 0 ? Fixed("%.1fx", raw_bytes / r->mean_image_bytes) : std::string("?")) +
+        " the encoded size (estimate)");
+  } else if (input_layer == "decode") {
     const double raw_bytes = 3.0 * o.crop * o.crop;
     r->actions.push_back(
         "pre-decode to raw (shardpack pack SRC OUT --format raw --crop " + std::to_string(o.crop) +

@@ -98,24 +98,6 @@ struct CropChoice {
   CropPlan plan;
 };
 
-// A bucket's crop: the image scaled to cover the bucket (one side fits, the other overhangs), cut at a
-// random offset along the overhang in training and at its centre in evaluation. Nothing is cut from
-// the side that fits: the crop keeps all of the image the bucket's aspect ratio allows.
-CropPlan BucketCropPlan(const Bucket& bucket, bool random, std::mt19937_64* rng, cv::Size full) {
-  CropPlan plan;
-  plan.out = cv::Size(int(bucket.width), int(bucket.height));
-  const double scale = std::max(double(bucket.width) / full.width, double(bucket.height) / full.height);
-  const double w = std::min<double>(full.width, bucket.width / scale);
-  const double h = std::min<double>(full.height, bucket.height / scale);
-  const double x = random ? Uniform(*rng, 0, full.width - w) : (full.width - w) / 2;
-  const double y = random ? Uniform(*rng, 0, full.height - h) : (full.height - h) / 2;
-  plan.box = cv::Rect2d(x, y, w, h);
-  // Evaluation samples the box where it is, to the sub-pixel; training rounds it to whole pixels,
-  // which halves the resize's time and moves nothing a random crop would not.
-  plan.exact = !random;
-  return plan;
-}
-
 CropPlan ChooseCrop(const CropChoice& c, cv::Size full) {
   return c.bucket != nullptr ? BucketCropPlan(*c.bucket, !c.options->eval, c.rng, full)
                              : LoaderCropPlan(*c.options, c.rng, full);

@@ -51,4 +51,19 @@ CropPlan LoaderCropPlan(const LoaderOptions& o, std::mt19937_64* rng, cv::Size f
   return plan;
 }
 
+CropPlan BucketCropPlan(const Bucket& bucket, bool random, std::mt19937_64* rng, cv::Size full) {
+  CropPlan plan;
+  plan.out = cv::Size(int(bucket.width), int(bucket.height));
+  const double scale = std::max(double(bucket.width) / full.width, double(bucket.height) / full.height);
+  const double w = std::min<double>(full.width, bucket.width / scale);
+  const double h = std::min<double>(full.height, bucket.height / scale);
+  const double x = random ? Uniform(*rng, 0, full.width - w) : (full.width - w) / 2;
+  const double y = random ? Uniform(*rng, 0, full.height - h) : (full.height - h) / 2;
+  plan.box = cv::Rect2d(x, y, w, h);
+  // Evaluation samples the box where it is, to the sub-pixel; training rounds it to whole pixels,
+  // which halves the resize's time and moves nothing a random crop would not.
+  plan.exact = !random;
+  return plan;
+}
+
 }  // namespace shardpack

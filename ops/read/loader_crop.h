@@ -1,6 +1,6 @@
-// The loader's crop: torchvision's random-resized-crop box for training, the resize-and-centre-crop
-// box for evaluation, both on the image's full size. Shared by the loader and `shardpack doctor`,
-// which measures the same decode.
+// The loader's crops: torchvision's random-resized-crop box for training, the resize-and-centre-crop
+// box for evaluation, both on the image's full size; and a bucket's cover-and-cut. Shared by the loader and `shardpack
+// doctor`, which measures the same decode.
 #pragma once
 
 #include <opencv2/core.hpp>
@@ -18,5 +18,10 @@ double Uniform(std::mt19937_64& rng, double lo, double hi);
 // o.height. Evaluation: the shorter side resized to o.eval_resize, then the centre crop, as a box
 // on `full`.
 CropPlan LoaderCropPlan(const LoaderOptions& o, std::mt19937_64* rng, cv::Size full);
+
+// A bucket's crop (docs/buckets.md): the image scaled to cover the bucket (one side fits, the other
+// overhangs), cut at a random offset along the overhang (`random`) or at its centre. Nothing is cut
+// from the side that fits.
+CropPlan BucketCropPlan(const Bucket& bucket, bool random, std::mt19937_64* rng, cv::Size full);
 
 }  // namespace shardpack

@@ -549,3 +549,19 @@ def test_a_mixture_is_packed_to_the_budget_over_its_plan_and_resumes_elastically
         loader.set_epoch(1)
         got = [[int(i) for i in b.indices()] for b in loader.batches()]
         assert got == [idx for _, idx in rank_share(batches, "partial", rank, 3, start=4)]
+
+
+def test_doctor_measures_the_bucket_crops(data):
+    import json
+
+    r = subprocess.run([tool("SHARDPACK_CLI"), "doctor", str(data / "wds"), "--buckets", SPEC, "--seconds", "3",
+                        "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "decode: each image's bucket crop only (shardpack's decode), 1 thread" in r.stderr
+    assert "transform: each image's bucket crop and flip, 1 thread" in r.stderr
+    report = json.loads(r.stdout)
+    assert report["loader"]["images_per_s"] > 0
+    bad = subprocess.run([tool("SHARDPACK_CLI"), "doctor", str(data / "wds"), "--buckets", "sdlx"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0
+    assert bad.stderr.startswith("doctor failed: --buckets: 'sdlx' is not a preset")
