@@ -5,7 +5,10 @@ samples), and the process's resident memory above the interpreter with torch and
 imported: anonymous (RssAnon: what this rank holds alone) and file-backed (RssFile: mapped pages,
 which the ranks of a node share through the page cache).
 
-    bench_scale_probe.py DATASET global|streaming|random
+    bench_scale_probe.py DATASET global|streaming|random|buckets
+
+buckets: the global shuffle in SDXL's aspect-ratio buckets, which reads every shard's sample table at
+open and keeps a byte a sample (docs/buckets.md).
 """
 import json
 import random
@@ -36,8 +39,9 @@ def main():
             ds[rng.randrange(len(ds))]
         samples = len(ds)
     else:
+        grouping = dict(buckets="sdxl") if mode == "buckets" else {}
         loader = shardpack.Loader(dataset, batch_size=256, size=16, threads=2, seed=1,
-                                  shuffle_buffer=10000 if mode == "streaming" else 0)
+                                  shuffle_buffer=10000 if mode == "streaming" else 0, **grouping)
         next(iter(loader))
         samples = len(loader) * 256
     seconds = time.perf_counter() - start
