@@ -7,7 +7,7 @@ which the ranks of a node share through the page cache).
 
     bench_scale_probe.py DATASET global|streaming|random|buckets
 
-buckets: the global shuffle in SDXL's aspect-ratio buckets, which reads every shard's sample table at
+buckets: the global shuffle in three small aspect-ratio buckets, which reads every shard's sample table at
 open and keeps a byte a sample (docs/buckets.md).
 """
 import json
@@ -39,7 +39,7 @@ def main():
             ds[rng.randrange(len(ds))]
         samples = len(ds)
     else:
-        grouping = dict(buckets="sdxl") if mode == "buckets" else {}
+        grouping = dict(buckets="64x64,80x48,48x80") if mode == "buckets" else {}
         loader = shardpack.Loader(dataset, batch_size=256, size=16, threads=2, seed=1,
                                   shuffle_buffer=10000 if mode == "streaming" else 0, **grouping)
         next(iter(loader))
