@@ -105,6 +105,46 @@ TEST_F(LoaderTest, RanksAndWorkersCoverTheEpochOnceWithEqualBatchCounts) {
   EXPECT_EQ(rank_batches[0], rank_batches[1]);
 }
 
+// Buckets and token budgets (docs/buckets.md; their rules are checked against a reference in
+// python/tests/test_bucket_loader.py): here, under the sanitizers, that every sample arrives once, in
+// a batch of its group's shape and bytes, and that a resumed epoch gives the same bytes.
+TEST_F(LoaderTest, BucketsAndBudgetsFillTheirShapesAndResumeExactly) {
+  const auto epoch_of = [&](const LoaderOptions& o, uint64_t first) {
+    std::unique_ptr<Loader> loader;
+    EXPECT_TRUE(Loader::Open(out(), o, &loader).ok());
+    EXPECT_TRUE(loader->StartEpoch(1, first).ok());
+    std::vector<std::string> images;
+    std::vector<uint64_t> indices;
+    for (const Batch* b = nullptr; loader->Next(&b).ok() && b != nullptr;) {
+      if (o.patch > 0) {
+        EXPECT_EQ(b->token_offsets.size(), size_t(b->count) + 1);
+        EXPECT_EQ(b->image_bytes, b->token_offsets.back() * o.patch * o.patch * 3);
+        EXPECT_LE(b->token_offsets.back(), o.tokens_per_batch);
+      } else {
+        EXPECT_EQ(b->image_bytes, size_t(b->count) * b->width * b->height * 3);
+        EXPECT_EQ(Bucket({b->width, b->height}), o.buckets[size_t(b->bucket)]);
+      }
+      images.emplace_back(reinterpret_cast<const char*>(b->images), b->image_bytes);
+      indices.insert(indices.end(), b->indices.begin(), b->indices.end());
+    }
+    return std::make_pair(images, indices);
+  };
+  LoaderOptions bucketed = Options();
+  bucketed.buckets = {{16, 12}, {12, 16}, {20, 8}};
+  LoaderOptions budgeted = Options();
+  budgeted.patch = 4;
+  budgeted.max_side = 16;
+  budgeted.tokens_per_batch = 40;
+  for (const LoaderOptions& o : {bucketed, budgeted}) {
+    const auto [images, indices] = epoch_of(o, 0);
+    EXPECT_EQ(std::set<uint64_t>(indices.begin(), indices.end()).size(), 27u);
+    EXPECT_EQ(indices.size(), 27u);
+    const auto [resumed, unused] = epoch_of(o, 2);
+    ASSERT_EQ(resumed.size() + 2, images.size());
+    for (size_t i = 0; i < resumed.size(); ++i) EXPECT_EQ(resumed[i], images[i + 2]) << i;
+  }
+}
+
 TEST_F(LoaderTest, LabelsFollowTheIndices) {
   Epoch e = Run(Options(), 0);
   std::unique_ptr<DatasetReader> reader;
