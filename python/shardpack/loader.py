@@ -276,6 +276,9 @@ class Loader:
                             shuffle_buffer=shuffle_buffer, worker=worker, num_workers=num_workers)
         if buckets is not None:
             self._config.update(buckets=bucket_spec(buckets), bucket_tail=str(bucket_tail))
+        elif bucket_tail != "partial":
+            raise ValueError(f"bucket_tail={bucket_tail!r} without buckets: it says what becomes of each bucket's last "
+                             "batch; give buckets= too, or drop_last= for batches without buckets")
         self._patched = patch is not None
         if patch is not None or max_side is not None or tokens_per_batch is not None:
             if patch is None or max_side is None or tokens_per_batch is None:

@@ -296,6 +296,9 @@ def test_bad_bucket_options_are_refused_in_pythons_words(data, tmp_path):
          "area=1024x1024,step=64,min=512,max=2048)"),
         (dict(buckets=[64]), TypeError, "buckets: each bucket is a (width, height) pair of ints, not 64"),
         (dict(buckets=SPEC, bucket_tail="last"), ValueError, "bucket_tail takes drop, partial or pad, not 'last'"),
+        (dict(bucket_tail="drop"), ValueError,
+         "bucket_tail='drop' without buckets: it says what becomes of each bucket's last batch; give buckets= too, "
+         "or drop_last= for batches without buckets"),
         (dict(buckets=SPEC, drop_last=True), ValueError,
          "drop_last with buckets: each bucket has a last batch, and bucket_tail says what becomes of them "
          "(bucket_tail=drop leaves them out)"),
