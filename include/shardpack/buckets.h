@@ -57,6 +57,9 @@ const char* BucketTailName(BucketTail tail);
 // multiple of `patch`, at least one patch. Expects sides and patch above 0.
 Bucket PatchedSize(uint32_t width, uint32_t height, uint32_t max_side, uint32_t patch);
 
+// The pixels of the largest bucket (0 for none): what a batch buffer must hold an image of.
+uint64_t LargestBucketPixels(const std::vector<Bucket>& buckets);
+
 // The share of an image's pixels a bucket crops away: the image scaled (up or down) to cover the
 // bucket, then cut to it; 0 when the aspect ratios are equal.
 double CroppedShare(const Bucket& bucket, uint32_t width, uint32_t height);

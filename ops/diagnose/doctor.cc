@@ -437,10 +437,7 @@ class Doctor {
   }
   // Pixels of the largest image the loader outputs: the crop's, or the largest bucket's.
   size_t OutputPixels() const {
-    size_t most = size_t(o_.crop) * o_.crop;
-    if (!o_.buckets.empty()) most = 0;
-    for (const Bucket& b : o_.buckets) most = std::max(most, size_t(b.width) * b.height);
-    return most;
+    return o_.buckets.empty() ? size_t(o_.crop) * o_.crop : size_t(LargestBucketPixels(o_.buckets));
   }
 
   LoaderOptions CropOptions() const {

@@ -185,6 +185,12 @@ Bucket PatchedSize(uint32_t width, uint32_t height, uint32_t max_side, uint32_t 
   return {fit(width), fit(height)};
 }
 
+uint64_t LargestBucketPixels(const std::vector<Bucket>& buckets) {
+  uint64_t most = 0;
+  for (const Bucket& b : buckets) most = std::max(most, uint64_t(b.width) * b.height);
+  return most;
+}
+
 Status ParseBucketTail(const std::string& text, const std::string& option, BucketTail* tail) {
   for (const BucketTail t : {BucketTail::kDrop, BucketTail::kPartial, BucketTail::kPad}) {
     if (text == BucketTailName(t)) {

@@ -112,13 +112,9 @@ Status GroupedBatchSampler::Create(EpochSampler order, std::shared_ptr<const std
                                    size_t buckets, const SamplerOptions& options, BucketTail tail,
                                    bool per_epoch_counts, std::unique_ptr<GroupedBatchSampler>* sampler) {
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::CheckOptions(options));
-  std::unique_ptr<GroupedBatchSampler> s(new GroupedBatchSampler());
-  s->order_ = std::move(order);
+  std::unique_ptr<GroupedBatchSampler> s(new GroupedBatchSampler(std::move(order), options, tail, per_epoch_counts));
   s->bucket_of_ = std::move(bucket_of);
   s->buckets_ = buckets;
-  s->options_ = options;
-  s->tail_ = tail;
-  s->per_epoch_counts_ = per_epoch_counts;
   if (!per_epoch_counts) {
     s->sizes_.assign(buckets, 0);
     for (const uint8_t k : *s->bucket_of_) ++s->sizes_[k];
@@ -142,19 +138,21 @@ Status GroupedBatchSampler::Create(EpochSampler order, std::shared_ptr<const std
   return Status::OK();
 }
 
+GroupedBatchSampler::GroupedBatchSampler(EpochSampler order, const SamplerOptions& options, BucketTail tail,
+                                         bool per_epoch_counts)
+    : order_(std::move(order)), options_(options), tail_(tail), per_epoch_counts_(per_epoch_counts) {}
+
 GroupedBatchSampler::~GroupedBatchSampler() = default;
 
 Status GroupedBatchSampler::CreateBudget(EpochSampler order, std::shared_ptr<const std::vector<uint32_t>> patch_grid,
                                          uint64_t budget, const SamplerOptions& options,
                                          std::unique_ptr<GroupedBatchSampler>* sampler) {
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::CheckOptions(options));
-  std::unique_ptr<GroupedBatchSampler> s(new GroupedBatchSampler());
-  s->order_ = std::move(order);
+  // (Each epoch packs its own order, so its batch count is known only by walking it.)
+  std::unique_ptr<GroupedBatchSampler> s(
+      new GroupedBatchSampler(std::move(order), options, BucketTail::kPartial, /*per_epoch_counts=*/true));
   s->patch_grid_ = std::move(patch_grid);
   s->budget_ = budget;
-  s->options_ = options;
-  s->tail_ = BucketTail::kPartial;
-  s->per_epoch_counts_ = true;
   if (s->global_batches(0) == 0) return Status::InvalidArgument("an empty dataset makes no batch");
   *sampler = std::move(s);
   return Status::OK();

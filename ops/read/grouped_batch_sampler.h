@@ -49,6 +49,9 @@ inline uint32_t PatchGrid(uint32_t columns, uint32_t rows) { return columns << 1
 inline uint32_t GridColumns(uint32_t grid) { return grid >> 16; }
 inline uint32_t GridRows(uint32_t grid) { return grid & 0xFFFF; }
 
+// The most buckets a loader takes: a bucket is kept in a byte a sample (SampleGroups::bucket_of).
+inline constexpr size_t kMaxLoaderBuckets = 255;
+
 // What the loader groups samples by, an entry a sample in its numbering (a mixture's: source after
 // source): each sample's bucket, or its patch grid; the other empty.
 struct SampleGroups {
@@ -91,7 +94,8 @@ class GroupedBatchSampler {
   void Batch(uint64_t epoch, uint64_t b, std::vector<uint64_t>* indices, uint32_t* bucket, uint64_t* global);
 
  private:
-  GroupedBatchSampler() = default;
+  // What both ways of grouping share; Create and CreateBudget add theirs.
+  GroupedBatchSampler(EpochSampler order, const SamplerOptions& options, BucketTail tail, bool per_epoch_counts);
   uint64_t order_size() const;  // samples in the epoch's order
   // Samples per bucket in `epoch`.
   std::vector<uint64_t> BucketSizes(uint64_t epoch) const;

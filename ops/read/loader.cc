@@ -93,14 +93,16 @@ struct Slot {
 struct CropChoice {
   const LoaderOptions* options;
   std::mt19937_64* rng;
-  const Bucket* bucket;  // with buckets: the batch's; else null
-  cv::Size full;         // the image's oriented size
+  // The size the image is scaled to cover and cut to: the batch's bucket, or a token budget's
+  // patched size; null: the options' crop.
+  const Bucket* cover;
+  cv::Size full;  // the image's oriented size
   CropPlan plan;
 };
 
 CropPlan ChooseCrop(const CropChoice& c, cv::Size full) {
-  return c.bucket != nullptr ? BucketCropPlan(*c.bucket, !c.options->eval, c.rng, full)
-                             : LoaderCropPlan(*c.options, c.rng, full);
+  return c.cover != nullptr ? BucketCropPlan(*c.cover, !c.options->eval, c.rng, full)
+                            : LoaderCropPlan(*c.options, c.rng, full);
 }
 
 }  // namespace
@@ -121,6 +123,7 @@ struct Loader::Impl {
   std::unique_ptr<GroupedBatchSampler> bucketed;
   // With a token budget: each sample's patch grid (PatchGrid), for the batch's layout.
   std::shared_ptr<const std::vector<uint32_t>> patch_grid;
+  std::vector<size_t> image_at;                // the producer's: where each image of the batch being filled starts
   uint64_t epoch = 0;                          // the last started
   std::shared_ptr<const MixturePlan> mixture;  // a mixture's plan, or null for one dataset
   std::vector<std::vector<uint64_t>> source_shard_sizes;
@@ -177,8 +180,8 @@ struct Loader::Impl {
   // Decodes and transforms sample `index` into `out` (H x W x 3, or 3 planes for NCHW), and its
   // mask, with the same crop and flip, into `mask_out` (H x W) when one is asked for.
   // `draw` seeds the sample's crop and flip: its index, or for a mixture its position in the epoch.
-  Status FillSample(uint64_t epoch, uint64_t index, uint64_t draw, const Bucket* bucket, uint8_t* out,
-                    uint8_t* mask_out, int32_t* label, std::string* key) {
+  Status FillSample(uint64_t epoch, uint64_t index, uint64_t draw, const Bucket* cover, uint8_t* out, uint8_t* mask_out,
+                    int32_t* label, std::string* key) {
     thread_local ReadSample sample;
     const auto t0 = Clock::now();
     Status s = reader->Read(index, &sample);
@@ -188,13 +191,13 @@ struct Loader::Impl {
     *label = sample.label;
     *key = sample.key;
     bytes_read += sample.encoded.empty() ? sample.pixels.rgb.size() : sample.encoded.size();
-    const int H = int(bucket != nullptr ? bucket->height : options.height);
-    const int W = int(bucket != nullptr ? bucket->width : options.width);
+    const int H = int(cover != nullptr ? cover->height : options.height);
+    const int W = int(cover != nullptr ? cover->width : options.width);
     thread_local cv::Mat hwc;
     const bool staged = options.nchw || options.patch > 0;  // written to `out` rearranged
     cv::Mat dst = staged ? (hwc.create(H, W, CV_8UC3), hwc) : cv::Mat(H, W, CV_8UC3, out);
     std::mt19937_64 rng = SampleRng(options.sampler.seed, epoch, draw);
-    CropChoice choice{&options, &rng, bucket, {}, {}};
+    CropChoice choice{&options, &rng, cover, {}, {}};
     try {
       if (!sample.encoded.empty()) {
         // Training crops are drawn on the full size; only the crop is decoded, coarse enough to cover the output.
@@ -304,27 +307,26 @@ struct Loader::Impl {
       sampler.Batch(epoch, b, &batch.indices);
       sampler.BatchRange(b, &first_position, &end_position);
     }
-    batch.height = bucket != nullptr ? bucket->height : options.height;
-    batch.width = bucket != nullptr ? bucket->width : options.width;
     batch.count = static_cast<uint32_t>(batch.indices.size());
-    // Where each image's bytes go: one size, or a token budget's images each of its own.
-    const size_t per_token = size_t(options.patch) * options.patch * 3;
-    std::vector<Bucket> native;  // with a token budget: each image's size
-    std::vector<size_t> image_at(size_t(batch.count) + 1, 0);
+    // Where each image's bytes go (image_at, reused batch to batch): images of one size, or a token
+    // budget's images each of its own (batch.sizes, token_offsets; no single height and width).
+    image_at.assign(size_t(batch.count) + 1, 0);
     batch.sizes.clear();
     batch.token_offsets.clear();
     if (patch_grid != nullptr) {
       batch.bucket = -1;
       batch.height = batch.width = 0;
       batch.token_offsets.push_back(0);
+      const size_t per_token = size_t(options.patch) * options.patch * 3;
       for (uint32_t i = 0; i < batch.count; ++i) {
         const uint32_t grid = (*patch_grid)[batch.indices[i]];
-        native.push_back({GridColumns(grid) * options.patch, GridRows(grid) * options.patch});
-        batch.sizes.insert(batch.sizes.end(), {native.back().height, native.back().width});
+        batch.sizes.insert(batch.sizes.end(), {GridRows(grid) * options.patch, GridColumns(grid) * options.patch});
         batch.token_offsets.push_back(batch.token_offsets.back() + uint64_t(GridColumns(grid)) * GridRows(grid));
         image_at[i + 1] = batch.token_offsets.back() * per_token;
       }
     } else {
+      batch.height = bucket != nullptr ? bucket->height : options.height;
+      batch.width = bucket != nullptr ? bucket->width : options.width;
       for (uint32_t i = 0; i <= batch.count; ++i) image_at[i] = size_t(batch.height) * batch.width * 3 * i;
     }
     batch.sources.assign(batch.count, 0);
@@ -350,8 +352,9 @@ struct Loader::Impl {
       uint8_t* mask_out = per_mask == 0 ? nullptr : slot->mask_data + per_mask * i;
       const bool grouped = mixture != nullptr || bucketed != nullptr;
       const uint64_t draw = grouped ? first_position + i : batch.indices[i];
-      const Bucket* size = native.empty() ? bucket : &native[i];
-      errors[i] = FillSample(epoch, batch.indices[i], draw, size, out, mask_out, &batch.labels[i], &batch.keys[i]);
+      const Bucket patched = patch_grid == nullptr ? Bucket() : Bucket{batch.sizes[2 * i + 1], batch.sizes[2 * i]};
+      const Bucket* cover = patch_grid == nullptr ? bucket : &patched;
+      errors[i] = FillSample(epoch, batch.indices[i], draw, cover, out, mask_out, &batch.labels[i], &batch.keys[i]);
       if (errors[i].ok() && !options.fields.empty()) errors[i] = ReadFields(batch.indices[i], i, &batch);
       if (!errors[i].ok()) {
         std::memset(out, 0, image_at[i + 1] - image_at[i]);
@@ -797,11 +800,8 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
   }
   impl->arena = std::make_unique<tbb::task_arena>(WorkerThreads(options.threads));
   // A buffer holds a batch of the largest image the options give.
-  size_t image_pixels = size_t(options.height) * options.width;
-  if (!options.buckets.empty()) {
-    image_pixels = 0;
-    for (const Bucket& b : options.buckets) image_pixels = std::max(image_pixels, size_t(b.width) * b.height);
-  }
+  const size_t image_pixels =
+      options.buckets.empty() ? size_t(options.height) * options.width : LargestBucketPixels(options.buckets);
   impl->batch_bytes = image_pixels * 3 * options.sampler.batch_size;
   if (options.patch > 0) impl->batch_bytes = size_t(options.tokens_per_batch) * options.patch * options.patch * 3;
   impl->slots.resize(size_t(options.prefetch) + 2);

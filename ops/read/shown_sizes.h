@@ -13,9 +13,6 @@
 
 namespace shardpack {
 
-// The most buckets a loader takes: a bucket is kept in a byte a sample.
-inline constexpr size_t kMaxLoaderBuckets = 255;
-
 // Calls add(width, height) for every sample of the dataset at `location`, in dataset order, one
 // shard's table at a time. InvalidArgument naming the sample and the command that records sizes
 // when a sample's size is unknown (shards written by another tool), and naming `location` for a

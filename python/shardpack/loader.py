@@ -288,7 +288,6 @@ class Loader:
                                  f"{' and '.join(missing)} too")
             self._config.update(patch=_opt.integer("patch", patch, 1), max_side=_opt.integer("max_side", max_side, 1),
                                 tokens_per_batch=_opt.integer("tokens_per_batch", tokens_per_batch, 1))
-            self._patched = True
         resize = _opt.optional_integer("resize", resize, 1) if resize else None
         common = dict(
             batch_size=batch_size, shuffle=shuffle, seed=seed,
