@@ -149,7 +149,7 @@ std::map<std::string, uint64_t> FieldCounts(const Manifest& manifest) {
   return total;
 }
 
-Status ManifestOptions(const Manifest& manifest, nlohmann::json* options) {
+Status ManifestOptions(const ManifestHeader& manifest, nlohmann::json* options) {
   *options = json::parse(manifest.options_json, nullptr, /*allow_exceptions=*/false);
   if (!options->is_object()) {
     return Status::DataLoss("the manifest's options are not a JSON object: " + manifest.options_json);

@@ -34,6 +34,6 @@ Status CheckManifestText(const std::string& text, const std::string& path);
 // manifest.options_json parsed; DataLoss when it is not a JSON object. A manifest read from disk
 // passed ManifestFromJson's checks: every number in it is a non-negative integer, "compress" a
 // string and "keep_size" a boolean.
-Status ManifestOptions(const Manifest& manifest, nlohmann::json* options);
+Status ManifestOptions(const ManifestHeader& manifest, nlohmann::json* options);
 
 }  // namespace shardpack

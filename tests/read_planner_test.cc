@@ -73,10 +73,12 @@ class ReadPlannerTest : public testing::Test {
  protected:
   void SetUp() override {
     for (int s = 0; s < 40; ++s) sizes_.push_back(5 + uint64_t(s * 7) % 11);
+    std::vector<ShardEntry> entries;
     for (const uint64_t size : sizes_) {
-      shards_.emplace_back();
-      shards_.back().samples = size;
+      entries.emplace_back();
+      entries.back().samples = size;
     }
+    shards_ = ShardTable(entries);
     total_ = std::accumulate(sizes_.begin(), sizes_.end(), uint64_t(0));
     o_.batch_size = 4;
     o_.shuffle_buffer = 16;
@@ -95,7 +97,7 @@ class ReadPlannerTest : public testing::Test {
   }
 
   std::vector<uint64_t> sizes_;
-  std::vector<ShardEntry> shards_;  // the same sizes, as a manifest lists them
+  ShardTable shards_;  // the same sizes, as a reader keeps a manifest's list
   uint64_t total_ = 0;
   SamplerOptions o_;
   EpochSampler sampler_;

@@ -144,8 +144,8 @@ TEST_F(ThirdPartyShards, ABraceRangeOpensItsShardsInOrder) {
   ASSERT_TRUE(DatasetReader::Open(dir_.Sub("part-{0..1}.tar"), nullptr, &reader).ok());
   ExpectSamples(*reader, order, all);
   ASSERT_EQ(reader->manifest().shards.size(), 2u);
-  EXPECT_EQ(reader->manifest().shards[0].samples, 4u);
-  EXPECT_EQ(reader->manifest().shards[1].samples, 5u);
+  EXPECT_EQ(reader->manifest().shards.samples(0), 4u);
+  EXPECT_EQ(reader->manifest().shards.samples(1), 5u);
 }
 
 TEST_F(ThirdPartyShards, ShardpackShardsAreLocatedThroughTheirDaliIndex) {

@@ -5,17 +5,18 @@
 #include <cstdint>
 #include <vector>
 
-#include "shardpack/manifest.h"
+#include "shardpack/shard_table.h"
 
 namespace shardpack {
 
 class ShardLocator {
  public:
-  explicit ShardLocator(const std::vector<ShardEntry>& shards) {
+  explicit ShardLocator(const ShardTable& shards) {
     uint64_t total = 0;
-    for (const ShardEntry& s : shards) {
+    first_.reserve(shards.size());
+    for (size_t i = 0; i < shards.size(); ++i) {
       first_.push_back(total);
-      total += s.samples;
+      total += shards.samples(i);
     }
   }
   // Precondition: index < the sum of the shards' samples.

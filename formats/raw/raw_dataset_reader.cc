@@ -161,11 +161,11 @@ Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifes
   nlohmann::json options;
   SHARDPACK_RETURN_IF_ERROR(ManifestOptions(r->manifest(), &options));
   r->chunk_samples_ = options.value("compress", "none") == "zstd" ? options.value("chunk_samples", 0u) : 0;
-  const std::vector<ShardEntry>* shards = &r->manifest().shards;
+  const ShardTable* shards = &r->manifest().shards;
   const uint64_t chunk_samples = r->chunk_samples_;
   r->shards_ = std::make_unique<ShardIndexCache<ShardIndex>>(
       shards->size(), budget, [env, dir, shards, chunk_samples](size_t shard, std::unique_ptr<ShardIndex>* loaded) {
-        return LoadRawShard(env, dir, (*shards)[shard], chunk_samples, loaded);
+        return LoadRawShard(env, dir, shards->entry(shard), chunk_samples, loaded);
       });
   *reader = std::move(r);
   return Status::OK();
@@ -194,11 +194,11 @@ Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
   out->pixels.rgb.resize(r.size);
   if (chunk_samples_ == 0) return shard->file->Read(r.offset, r.size, reinterpret_cast<char*>(out->pixels.rgb.data()));
 
-  const std::string& file = manifest().shards[number].file;
+  const std::string_view file = manifest().shards.file(number);  // (for messages)
   const std::vector<int64_t>& chunks = shard->chunks;
   const uint64_t c = local / chunk_samples_;
   if (c + 1 >= chunks.size() || chunks[c + 1] < chunks[c]) {
-    return Status::DataLoss(file + ": chunk index does not cover sample " + out->key);
+    return Status::DataLoss(std::string(file) + ": chunk index does not cover sample " + out->key);
   }
   std::string frame(static_cast<size_t>(chunks[c + 1] - chunks[c]), '\0');
   SHARDPACK_RETURN_IF_ERROR(shard->file->Read(static_cast<uint64_t>(chunks[c]), frame.size(), frame.data()));
@@ -206,12 +206,12 @@ Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
   const uint64_t first = c * chunk_samples_, last = std::min<uint64_t>(table.size(), first + chunk_samples_);
   const uint64_t begin = table[first].offset, end = table[last - 1].offset + table[last - 1].size;
   if (ZSTD_getFrameContentSize(frame.data(), frame.size()) != end - begin) {
-    return Status::DataLoss(file + ": chunk of sample " + out->key + " has the wrong size");
+    return Status::DataLoss(std::string(file) + ": chunk of sample " + out->key + " has the wrong size");
   }
   std::string data(end - begin, '\0');
   const size_t n = ZSTD_decompress(data.data(), data.size(), frame.data(), frame.size());
   if (ZSTD_isError(n) || n != data.size()) {
-    return Status::DataLoss(file + ": chunk of sample " + out->key + " does not decompress");
+    return Status::DataLoss(std::string(file) + ": chunk of sample " + out->key + " does not decompress");
   }
   std::memcpy(out->pixels.rgb.data(), data.data() + (r.offset - begin), r.size);
   return Status::OK();
@@ -228,7 +228,7 @@ Status RawDatasetReader::ReadField(uint64_t index, const std::string& name, std:
   std::string line(lines[local + 1] - lines[local], '\0');
   SHARDPACK_RETURN_IF_ERROR(shard->field_file->Read(lines[local], line.size(), line.data()));
   const nlohmann::json fields = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  const std::string file = RawSideFileName(manifest().shards[number].file, ".fields.jsonl");
+  const std::string file = RawSideFileName(std::string(manifest().shards.file(number)), ".fields.jsonl");
   if (!fields.is_object()) return Status::DataLoss(file + ": line " + std::to_string(local + 1) + " is damaged");
   const auto it = fields.find(name);
   if (it == fields.end()) return Status::OK();

@@ -127,10 +127,10 @@ WdsDatasetReader::~WdsDatasetReader() = default;
 Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest, uint64_t budget,
                               std::unique_ptr<DatasetReader>* reader) {
   std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
-  const std::vector<ShardEntry>* shards = &r->manifest().shards;
+  const ShardTable* shards = &r->manifest().shards;
   r->shards_ = std::make_unique<ShardIndexCache<ShardSamples>>(
       shards->size(), budget, [env, dir, shards](size_t shard, std::unique_ptr<ShardSamples>* loaded) {
-        return LoadDatasetShard(env, dir, (*shards)[shard], loaded);
+        return LoadDatasetShard(env, dir, shards->entry(shard), loaded);
       });
   *reader = std::move(r);
   return Status::OK();
@@ -156,10 +156,10 @@ Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& pa
     indexed.push_back(std::move(samples));
   }
   std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
-  const std::vector<ShardEntry>* shards = &r->manifest().shards;
+  const ShardTable* shards = &r->manifest().shards;
   r->shards_ = std::make_unique<ShardIndexCache<ShardSamples>>(
       shards->size(), budget, [env, shards](size_t shard, std::unique_ptr<ShardSamples>* loaded) {
-        return IndexTarShardAgain(env, (*shards)[shard].file, (*shards)[shard].samples, loaded);
+        return IndexTarShardAgain(env, std::string(shards->file(shard)), shards->samples(shard), loaded);
       });
   for (size_t i = 0; i < indexed.size(); ++i) r->shards_->Put(i, std::move(indexed[i]));
   *reader = std::move(r);

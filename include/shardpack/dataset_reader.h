@@ -11,6 +11,7 @@
 #include "shardpack/image.h"
 #include "shardpack/manifest.h"
 #include "shardpack/remote_options.h"
+#include "shardpack/shard_table.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
@@ -49,8 +50,9 @@ class DatasetReader {
                            const RemoteOptions& remote = RemoteOptions());
   virtual ~DatasetReader() = default;
 
-  const Manifest& manifest() const { return *manifest_; }
-  std::shared_ptr<const Manifest> shared_manifest() const { return manifest_; }
+  // The manifest, its shard list compacted (shardpack/shard_table.h: about 130 bytes a shard).
+  const CompactManifest& manifest() const { return *manifest_; }
+  std::shared_ptr<const CompactManifest> shared_manifest() const { return manifest_; }
   uint64_t size() const { return manifest_->samples; }
   // Sample `index` in dataset order. Thread-safe; `out`'s buffers are reused. InvalidArgument for an
   // index past the end, DataLoss or IOError when the files cannot deliver it.
@@ -94,10 +96,10 @@ class DatasetReader {
   virtual void ReachedPosition(uint64_t position) { (void)position; }
 
  protected:
-  explicit DatasetReader(Manifest manifest) : manifest_(std::make_shared<const Manifest>(std::move(manifest))) {}
+  explicit DatasetReader(Manifest manifest) : manifest_(std::make_shared<const CompactManifest>(std::move(manifest))) {}
   // A reader that adds to another shares its manifest (shared_manifest()): a copy a layer would cost
   // hundreds of bytes a shard, 28 MB at 100,000 shards.
-  explicit DatasetReader(std::shared_ptr<const Manifest> manifest) : manifest_(std::move(manifest)) {}
+  explicit DatasetReader(std::shared_ptr<const CompactManifest> manifest) : manifest_(std::move(manifest)) {}
   Status CheckIndex(uint64_t index) const {
     if (index < size()) return Status::OK();
     return Status::InvalidArgument("sample " + std::to_string(index) + " is past the end of the dataset (" +
@@ -105,7 +107,7 @@ class DatasetReader {
   }
 
  private:
-  std::shared_ptr<const Manifest> manifest_;  // never null
+  std::shared_ptr<const CompactManifest> manifest_;  // never null
 };
 
 }  // namespace shardpack

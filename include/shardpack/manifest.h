@@ -48,7 +48,9 @@ struct ShardEntry {
   std::map<std::string, uint64_t> fields;
 };
 
-struct Manifest {
+// What a manifest says of the dataset as a whole: everything but its shard list. A Manifest adds the
+// list as written; a reader keeps it compacted (CompactManifest, shardpack/shard_table.h).
+struct ManifestHeader {
   std::string name;                                   // the dataset folder's base name
   DatasetFormat format = DatasetFormat::kWebDataset;  // written as its name, e.g. "wds"
   int format_version = 1;
@@ -59,10 +61,13 @@ struct Manifest {
   std::vector<std::string> classes;  // label i is classes[i]; empty for an unlabelled dataset
   uint64_t samples = 0;
   uint64_t bytes = 0;  // sum of shard sizes
-  std::vector<ShardEntry> shards;
   std::vector<SkippedFile> skipped;
   std::vector<std::string> empty_classes;
   bool wids_shard_list = false;  // also a `wids` shard-list description (the format's shards are tar files)
+};
+
+struct Manifest : ManifestHeader {
+  std::vector<ShardEntry> shards;
 };
 
 // The field under which a manifest stores the xxh64 of the rest of itself.

@@ -447,7 +447,7 @@ struct Loader::Impl {
     planner.reset();
     if (buffered != nullptr) buffered->Clear();
     if (!reader->wants_read_plan()) return;
-    const std::vector<ShardEntry>& shards = reader->manifest().shards;
+    const ShardTable& shards = reader->manifest().shards;
     // A window spans many more shards than are downloaded ahead, so that the plan is always ahead.
     const uint64_t ahead = std::max<uint64_t>(64, 2 * uint64_t(options.remote.prefetch_shards));
     const uint64_t window = options.read_plan_batches > 0
@@ -560,11 +560,11 @@ std::vector<std::string> OpenWarnings(const std::string& dataset, const DatasetR
   const uint64_t limit = o.remote.cache_limit;
   if (!reader.wants_read_plan() || limit == 0 || !o.sampler.shuffle || o.sampler.shuffle_buffer > 0) return warnings;
   uint64_t total = 0;
-  for (const ShardEntry& s : reader.manifest().shards) total += s.bytes;
+  const ShardTable& shards = reader.manifest().shards;
+  for (size_t i = 0; i < shards.size(); ++i) total += shards.bytes(i);
   if (total <= limit) return warnings;
-  warnings.push_back("a global shuffle of " + dataset + " reads its " +
-                     std::to_string(reader.manifest().shards.size()) + " shards (" + FormatBytes(total) +
-                     ") all epoch long, but --cache-limit holds " + FormatBytes(limit) +
+  warnings.push_back("a global shuffle of " + dataset + " reads its " + std::to_string(shards.size()) + " shards (" +
+                     FormatBytes(total) + ") all epoch long, but --cache-limit holds " + FormatBytes(limit) +
                      ": shards will be downloaded again and again. Use the streaming shuffle (--shuffle-buffer N), "
                      "which reads each shard once an epoch within the limit, or a --cache-limit "
                      "of at least " +
@@ -582,9 +582,14 @@ bool Loader::reads_decoded_images() const {
 
 std::string Loader::DatasetFingerprint() const {
   std::string described;
-  for (const ShardEntry& shard : impl_->reader->manifest().shards) {
-    described += shard.xxh64.empty() ? shard.file + " " + std::to_string(shard.bytes) : shard.xxh64;
-    described += " " + std::to_string(shard.samples) + "\n";
+  const ShardTable& shards = impl_->reader->manifest().shards;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (shards.xxh64(i).empty()) {
+      described.append(shards.file(i)).append(" " + std::to_string(shards.bytes(i)));
+    } else {
+      described.append(shards.xxh64(i));
+    }
+    described += " " + std::to_string(shards.samples(i)) + "\n";
   }
   return ChecksumHex(Xxh64(described));
 }
@@ -756,7 +761,8 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
     impl->reader = std::move(buffered);
   }
   std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
-  for (const ShardEntry& shard : impl->reader->manifest().shards) shard_sizes.push_back(shard.samples);
+  const ShardTable& shards = impl->reader->manifest().shards;
+  for (size_t i = 0; i < shards.size(); ++i) shard_sizes.push_back(shards.samples(i));
   impl->source_shard_sizes = std::move(source_shard_sizes);
   if (mixture == nullptr) impl->source_shard_sizes = {shard_sizes};  // one dataset: one source
   // With groups the sampler only gives the epoch's order, which does not depend on the ranks.

@@ -4,9 +4,9 @@
 
 namespace shardpack {
 
-std::string FieldsMissingFor(const Manifest& manifest, const LoaderOptions& options) {
+std::string FieldsMissingFor(const CompactManifest& manifest, const LoaderOptions& options) {
   if (manifest.tool_version.empty()) return "";
-  const std::map<std::string, uint64_t> fields = FieldCounts(manifest);
+  const std::map<std::string, uint64_t>& fields = manifest.field_counts;
   std::string present;
   for (const auto& [name, count] : fields) present += (present.empty() ? "" : ", ") + name;
   const std::string held = " (its samples' fields: " + (present.empty() ? std::string("none") : present) + ")";

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "shardpack/loader.h"
-#include "shardpack/manifest.h"
+#include "shardpack/shard_table.h"
 
 namespace shardpack {
 
@@ -15,6 +15,6 @@ namespace shardpack {
 // ("has no mask field 'seg.png' (its samples' fields: txt), which the loader's mask option asks of
 // every sample"). A manifest shardpack did not write (a shard list of another tool's) counts its
 // fields nowhere, so nothing is refused for it.
-std::string FieldsMissingFor(const Manifest& manifest, const LoaderOptions& options);
+std::string FieldsMissingFor(const CompactManifest& manifest, const LoaderOptions& options);
 
 }  // namespace shardpack

@@ -23,11 +23,11 @@ bool SameDataset(const DatasetReader& a, const std::string& a_location, const Da
   const bool local = ParseLocation(a_location, &a_parsed).ok() && ParseLocation(b_location, &b_parsed).ok() &&
                      a_parsed.local() && b_parsed.local();
   if (a_location == b_location || (local && canonical(a_location) == canonical(b_location))) return true;
-  const std::vector<ShardEntry>& x = a.manifest().shards;
-  const std::vector<ShardEntry>& y = b.manifest().shards;
+  const ShardTable& x = a.manifest().shards;
+  const ShardTable& y = b.manifest().shards;
   if (x.size() != y.size() || x.empty()) return false;
   for (size_t i = 0; i < x.size(); ++i) {
-    if (x[i].xxh64.empty() || x[i].xxh64 != y[i].xxh64) return false;
+    if (x.xxh64(i).empty() || x.xxh64(i) != y.xxh64(i)) return false;
   }
   return true;
 }
@@ -79,7 +79,7 @@ Status MixtureReader::Open(const Mixture& mixture, const LoaderOptions& options,
     source.first_shard = uint32_t(manifest.shards.size());
     manifest.samples += r.size();
     manifest.bytes += r.manifest().bytes;
-    manifest.shards.insert(manifest.shards.end(), r.manifest().shards.begin(), r.manifest().shards.end());
+    for (size_t k = 0; k < r.manifest().shards.size(); ++k) manifest.shards.push_back(r.manifest().shards.entry(k));
     if (!mixture.shared_classes) continue;
     for (const std::string& cls : r.manifest().classes) {
       if (shared.emplace(cls, int32_t(manifest.classes.size())).second) manifest.classes.push_back(cls);
@@ -103,7 +103,8 @@ std::vector<std::vector<uint64_t>> MixtureReader::source_shard_sizes() const {
   std::vector<std::vector<uint64_t>> sizes;
   for (const Source& s : sources_) {
     sizes.emplace_back();
-    for (const ShardEntry& shard : s.reader->manifest().shards) sizes.back().push_back(shard.samples);
+    const ShardTable& shards = s.reader->manifest().shards;
+    for (size_t k = 0; k < shards.size(); ++k) sizes.back().push_back(shards.samples(k));
   }
   return sizes;
 }

@@ -6,9 +6,9 @@
 
 namespace shardpack {
 
-ReadPlanner::ReadPlanner(const EpochSampler& sampler, const std::vector<ShardEntry>& shards,
-                         const SamplerOptions& options, bool keep_waiting, uint64_t epoch, uint64_t first_batch,
-                         uint64_t window_batches, uint64_t horizon_buffers)
+ReadPlanner::ReadPlanner(const EpochSampler& sampler, const ShardTable& shards, const SamplerOptions& options,
+                         bool keep_waiting, uint64_t epoch, uint64_t first_batch, uint64_t window_batches,
+                         uint64_t horizon_buffers)
     : plan_sampler_(sampler),
       keep_sampler_(sampler),
       epoch_(epoch),
@@ -20,7 +20,7 @@ ReadPlanner::ReadPlanner(const EpochSampler& sampler, const std::vector<ShardEnt
       locator_(shards),
       shard_count_(shards.size()),
       base_batch_(first_batch) {
-  for (const ShardEntry& shard : shards) samples_ += shard.samples;
+  for (size_t i = 0; i < shards.size(); ++i) samples_ += shards.samples(i);
   const std::vector<uint64_t> passed = keep_waiting_ ? sampler.ShardsPassed(epoch) : std::vector<uint64_t>();
   keep_waiting_ = passed.size() == shard_count_ && !passed.empty();
   if (!keep_waiting_) return;

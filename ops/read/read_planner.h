@@ -44,8 +44,8 @@ class ReadPlanner {
   // manifest), in its order. keep_waiting: the streaming shuffle with a BufferedSampleReader (drains).
   // window_batches: batches per window (at least 1). horizon_buffers: how far the walk ahead runs,
   // in shuffle buffers (tests make it small to miss samples).
-  ReadPlanner(const EpochSampler& sampler, const std::vector<ShardEntry>& shards, const SamplerOptions& options,
-              bool keep_waiting, uint64_t epoch, uint64_t first_batch, uint64_t window_batches,
+  ReadPlanner(const EpochSampler& sampler, const ShardTable& shards, const SamplerOptions& options, bool keep_waiting,
+              uint64_t epoch, uint64_t first_batch, uint64_t window_batches,
               uint64_t horizon_buffers = kHorizonBuffers);
 
   // Batches per window when not given: enough that a window spans at least `shards_ahead` shards

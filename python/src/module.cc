@@ -241,7 +241,7 @@ class PyDataset {
     RemoteOptions remote;
     Raise(ApplyEnvironment(&remote));
     Raise(DatasetReader::Open(path, nullptr, &reader_, remote));
-    for (const auto& [name, count] : FieldCounts(reader_->manifest())) field_names_.push_back(name);
+    for (const auto& [name, count] : reader_->manifest().field_counts) field_names_.push_back(name);
   }
   uint64_t size() const { return reader_->size(); }
   std::string format() const { return std::string(DatasetFormatName(reader_->manifest().format)); }
