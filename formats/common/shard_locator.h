@@ -14,9 +14,9 @@ class ShardLocator {
   explicit ShardLocator(const ShardTable& shards) {
     uint64_t total = 0;
     first_.reserve(shards.size());
-    for (size_t i = 0; i < shards.size(); ++i) {
+    for (const uint64_t n : shards.sample_counts()) {
       first_.push_back(total);
-      total += shards.samples(i);
+      total += n;
     }
   }
   // Precondition: index < the sum of the shards' samples.

@@ -24,6 +24,7 @@ class ShardTable {
   size_t size() const { return samples_.size(); }
   bool empty() const { return samples_.empty(); }
   uint64_t samples(size_t i) const { return samples_[i]; }
+  const std::vector<uint64_t>& sample_counts() const { return samples_; }  // samples(i) for every i
   uint64_t bytes(size_t i) const { return bytes_[i]; }
   // The shard's file (relative to the dataset folder) and its checksum (16 hex digits; empty when
   // the manifest gave none): views into the table, valid as long as it is.

@@ -760,9 +760,7 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
     impl->buffered = buffered.get();
     impl->reader = std::move(buffered);
   }
-  std::vector<uint64_t> shard_sizes;  // for the streaming shuffle
-  const ShardTable& shards = impl->reader->manifest().shards;
-  for (size_t i = 0; i < shards.size(); ++i) shard_sizes.push_back(shards.samples(i));
+  const std::vector<uint64_t>& shard_sizes = impl->reader->manifest().shards.sample_counts();  // streaming shuffle
   impl->source_shard_sizes = std::move(source_shard_sizes);
   if (mixture == nullptr) impl->source_shard_sizes = {shard_sizes};  // one dataset: one source
   // With groups the sampler only gives the epoch's order, which does not depend on the ranks.

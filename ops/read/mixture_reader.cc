@@ -101,11 +101,7 @@ std::vector<uint64_t> MixtureReader::source_sizes() const {
 
 std::vector<std::vector<uint64_t>> MixtureReader::source_shard_sizes() const {
   std::vector<std::vector<uint64_t>> sizes;
-  for (const Source& s : sources_) {
-    sizes.emplace_back();
-    const ShardTable& shards = s.reader->manifest().shards;
-    for (size_t k = 0; k < shards.size(); ++k) sizes.back().push_back(shards.samples(k));
-  }
+  for (const Source& s : sources_) sizes.push_back(s.reader->manifest().shards.sample_counts());
   return sizes;
 }
 

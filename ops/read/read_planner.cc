@@ -20,7 +20,7 @@ ReadPlanner::ReadPlanner(const EpochSampler& sampler, const ShardTable& shards, 
       locator_(shards),
       shard_count_(shards.size()),
       base_batch_(first_batch) {
-  for (size_t i = 0; i < shards.size(); ++i) samples_ += shards.samples(i);
+  for (const uint64_t n : shards.sample_counts()) samples_ += n;
   const std::vector<uint64_t> passed = keep_waiting_ ? sampler.ShardsPassed(epoch) : std::vector<uint64_t>();
   keep_waiting_ = passed.size() == shard_count_ && !passed.empty();
   if (!keep_waiting_) return;
