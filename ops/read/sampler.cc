@@ -43,14 +43,16 @@ class KeyedShuffleOrder final : public EpochOrder {
 // buffer of k samples; while the stream lasts, each sample that enters once the buffer is full
 // takes the place of one drawn at random, which is the next output; when the stream ends, the
 // buffer is shuffled and emptied in order. (The order of versions 1 and 2 alike.) Keeps the
-// buffer, the shard order and where the stream is: memory in k and the shard count.
+// buffer, the shard order and where the stream is: memory in k, and 4 bytes a shard (the shards'
+// places are the sampler's, shared).
 class StreamingShuffleOrder final : public EpochOrder {
  public:
-  StreamingShuffleOrder(const std::vector<uint64_t>& shard_sizes, std::vector<uint64_t> shard_order, uint64_t k,
-                        std::mt19937_64 rng)
-      : shard_sizes_(shard_sizes), shard_order_(std::move(shard_order)), k_(k), start_rng_(rng) {
-    first_.assign(shard_sizes_.size(), 0);
-    for (size_t s = 1; s < first_.size(); ++s) first_[s] = first_[s - 1] + shard_sizes_[s - 1];
+  StreamingShuffleOrder(std::shared_ptr<const std::vector<uint64_t>> shard_starts,
+                        const std::vector<uint64_t>& shard_order, uint64_t k, std::mt19937_64 rng)
+      : starts_(std::move(shard_starts)),
+        shard_order_(shard_order.begin(), shard_order.end()),  // (a shard number fits 32 bits: ShardUse)
+        k_(k),
+        start_rng_(rng) {
     Restart();
   }
 
@@ -69,11 +71,13 @@ class StreamingShuffleOrder final : public EpochOrder {
 
   // The stream's next sample, or false when it has ended.
   bool NextInStream(uint64_t* index) {
-    while (next_shard_ < shard_order_.size() && next_in_shard_ == shard_sizes_[shard_order_[next_shard_]]) {
+    const std::vector<uint64_t>& starts = *starts_;
+    while (next_shard_ < shard_order_.size() &&
+           next_in_shard_ == starts[shard_order_[next_shard_] + 1] - starts[shard_order_[next_shard_]]) {
       ++next_shard_, next_in_shard_ = 0;
     }
     if (next_shard_ == shard_order_.size()) return false;
-    *index = first_[shard_order_[next_shard_]] + next_in_shard_++;
+    *index = starts[shard_order_[next_shard_]] + next_in_shard_++;
     return true;
   }
 
@@ -97,11 +101,10 @@ class StreamingShuffleOrder final : public EpochOrder {
     return buffer_[drain_next_++];
   }
 
-  const std::vector<uint64_t> shard_sizes_;
-  const std::vector<uint64_t> shard_order_;
+  const std::shared_ptr<const std::vector<uint64_t>> starts_;  // shard i: [starts[i], starts[i + 1])
+  const std::vector<uint32_t> shard_order_;
   const uint64_t k_;
   const std::mt19937_64 start_rng_;
-  std::vector<uint64_t> first_;  // per shard: its first sample
   std::mt19937_64 rng_;
   std::vector<uint64_t> buffer_;
   size_t next_shard_ = 0;  // in shard_order_
@@ -137,7 +140,14 @@ Status EpochSampler::Create(uint64_t dataset_size, const SamplerOptions& o, Epoc
   sampler->start_ = 0;
   sampler->options_ = o;
   const bool shards_fit = std::accumulate(shard_sizes.begin(), shard_sizes.end(), uint64_t(0)) == dataset_size;
-  sampler->shard_sizes_ = shards_fit && !shard_sizes.empty() ? shard_sizes : std::vector<uint64_t>{dataset_size};
+  auto starts = std::make_shared<std::vector<uint64_t>>(1, 0);
+  if (shards_fit && !shard_sizes.empty()) {
+    starts->reserve(shard_sizes.size() + 1);
+    for (const uint64_t n : shard_sizes) starts->push_back(starts->back() + n);
+  } else {
+    starts->push_back(dataset_size);
+  }
+  sampler->shard_starts_ = std::move(starts);
   return sampler->Partition(dataset_size);
 }
 
@@ -203,7 +213,7 @@ uint64_t EpochSampler::worker_batches() const {
 }
 
 std::vector<uint64_t> EpochSampler::ShardOrder(uint64_t epoch) const {
-  std::vector<uint64_t> order(shard_sizes_.size());
+  std::vector<uint64_t> order(shard_count());
   std::iota(order.begin(), order.end(), uint64_t(0));
   if (!options_.shuffle) return order;
   std::mt19937_64 rng = EpochRng(options_.seed ^ 0x5348415244ull, epoch);  // "SHARD": apart from the sample draws
@@ -217,7 +227,7 @@ std::unique_ptr<EpochOrder> EpochSampler::NewOrder(uint64_t epoch) const {
   if (options_.shuffle_buffer == 0) {
     return std::make_unique<KeyedShuffleOrder>(KeyedPermutation(size_, EpochKey(options_.seed, epoch)));
   }
-  return std::make_unique<StreamingShuffleOrder>(shard_sizes_, ShardOrder(epoch), options_.shuffle_buffer,
+  return std::make_unique<StreamingShuffleOrder>(shard_starts_, ShardOrder(epoch), options_.shuffle_buffer,
                                                  EpochRng(options_.seed, epoch));
 }
 
@@ -269,10 +279,10 @@ std::vector<uint64_t> EpochSampler::ShardsPassed(uint64_t epoch) const {
   // when output p is drawn the first K + p stream samples have entered. A shard whose stream range
   // ends at e has entered whole from output e - K on (from the start when e <= K).
   const uint64_t k = options_.shuffle_buffer;
-  passed.assign(shard_sizes_.size(), 0);
+  passed.assign(shard_count(), 0);
   uint64_t stream_end = 0;
   for (const uint64_t s : ShardOrder(epoch)) {
-    stream_end += shard_sizes_[s];
+    stream_end += shard_size(s);
     passed[s] = stream_end > k ? stream_end - k : 0;
   }
   return passed;
