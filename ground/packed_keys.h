@@ -1,6 +1,5 @@
 // PackedKeys: strings in one buffer with where each ends, instead of a std::string each (a heap
-// block and 32 bytes): what a reader keeps of a shard's sample keys, and of a remote dataset's file
-// names (FileNameTable), issue 39.
+// block and 32 bytes): what a reader keeps of a shard's sample keys, issue 39.
 #pragma once
 
 #include <cstdint>

@@ -38,11 +38,13 @@ std::vector<SideFile> SmallFiles(const Manifest& m) {
 }  // namespace
 
 void ForEachSmallFile(const Manifest& m, const std::function<void(const SideFile&)>& visit) {
-  for (const ShardEntry& s : m.shards) {
-    if (!s.index.file.empty()) visit(s.index);
-    if (!s.sample_table.file.empty()) visit(s.sample_table);
-    for (const SideFile& f : s.side_files) visit(f);
-  }
+  for (const ShardEntry& s : m.shards) ForEachSmallFile(s, visit);
+}
+
+void ForEachSmallFile(const ShardEntry& s, const std::function<void(const SideFile&)>& visit) {
+  if (!s.index.file.empty()) visit(s.index);
+  if (!s.sample_table.file.empty()) visit(s.sample_table);
+  for (const SideFile& f : s.side_files) visit(f);
 }
 
 std::string RemoteFileUrl(const std::string& base, const std::string& name) {

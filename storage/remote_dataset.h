@@ -66,6 +66,8 @@ struct RemoteManifest {
 Status FetchRemoteManifest(const std::string& url, HttpClient* http, RemoteManifest* remote);
 // Calls `visit` with each small file of the manifest (RemoteManifest::small_files), without a copy.
 void ForEachSmallFile(const Manifest& manifest, const std::function<void(const SideFile&)>& visit);
+// The same for one shard: its index, its sample table, then its side files, in the manifest's order.
+void ForEachSmallFile(const ShardEntry& shard, const std::function<void(const SideFile&)>& visit);
 
 // Downloads what the cache lacks of the dataset's small files and shards into
 // cache_root/<name>-<hash of url>/ (both folders checked: PrepareCacheFolder), sets *local_dir to

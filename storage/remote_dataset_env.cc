@@ -44,11 +44,10 @@ bool RemoteDatasetEnv::NameOf(const std::string& path, std::string_view* name) c
 
 bool RemoteDatasetEnv::FindSmall(const std::string& path, SideFile* file) const {
   std::string_view name;
-  uint64_t i = 0;
-  if (fetch_small_ == nullptr || !NameOf(path, &name) || !files_.small.Find(name, &i)) return false;
-  file->file = std::string(name);
-  file->xxh64 = std::string(files_.small_checksums[size_t(i)]);
-  return true;
+  if (fetch_small_ == nullptr || files_.small_file == nullptr || !NameOf(path, &name)) return false;
+  uint32_t number = 0;
+  return files_.small.Find(
+      name, [&](uint32_t i) { return files_.small_file(i, name, file); }, &number);
 }
 
 Status RemoteDatasetEnv::SmallFile(const std::string& path, std::shared_ptr<const ShardBuffer>* bytes) {
@@ -59,8 +58,10 @@ Status RemoteDatasetEnv::SmallFile(const std::string& path, std::shared_ptr<cons
 
 long RemoteDatasetEnv::ShardAt(const std::string& path) const {
   std::string_view name;
-  uint64_t shard = 0;
-  return NameOf(path, &name) && files_.shards.Find(name, &shard) ? long(shard) : -1;
+  uint32_t shard = 0;
+  const RemoteShardList& shards = store_->shards();
+  const auto is_named = [&](uint32_t i) { return shards.name(i) == name; };
+  return NameOf(path, &name) && files_.shards.Find(name, is_named, &shard) ? long(shard) : -1;
 }
 
 Status RemoteDatasetEnv::NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) {
@@ -99,7 +100,7 @@ Status RemoteDatasetEnv::ReadFile(const std::string& path, uint64_t max_bytes, s
 
 Status RemoteDatasetEnv::GetFileSize(const std::string& path, uint64_t* size) {
   if (const long shard = ShardAt(path); shard >= 0) {
-    *size = files_.shard_sizes[size_t(shard)];
+    *size = store_->shards().bytes(size_t(shard));
     return Status::OK();
   }
   std::shared_ptr<const ShardBuffer> bytes;

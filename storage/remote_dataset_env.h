@@ -13,8 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ground/file_name_table.h"
-#include "ground/packed_keys.h"
+#include "ground/name_index.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "storage/remote_shard_store.h"
@@ -22,14 +21,16 @@
 namespace shardpack {
 
 // The files a RemoteDatasetEnv answers for, by name within `dir` (a path is dir + "/" + name; with
-// `dir` empty, the name is the whole path): compact, for datasets of 100,000 shards
-// (ground/file_name_table.h).
+// `dir` empty, the name is the whole path). Names and checksums are not held here again: the
+// indexes give a number, and the shard list or small_file tell whether it is the name asked for
+// (ground/name_index.h), 24 bytes a shard for a dataset of 100,000.
 struct RemoteFiles {
   std::string dir;
-  FileNameTable shards;               // -> the shard's number in the store
-  std::vector<uint64_t> shard_sizes;  // by that number
-  FileNameTable small;                // indexes, sample tables, side files -> i
-  PackedKeys small_checksums;         // by i: the manifest's xxh64 of it
+  NameIndex shards;  // -> the shard's number in the store (named by its RemoteShardList::name)
+  NameIndex small;   // indexes, sample tables, side files -> a number small_file takes
+  // Whether a small file added with `number` is called `name`, and then *file: its name (within
+  // dir) and the manifest's xxh64 of it.
+  std::function<bool(uint32_t number, std::string_view name, SideFile* file)> small_file;
 };
 
 class RemoteDatasetEnv final : public Env {

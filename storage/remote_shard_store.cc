@@ -10,29 +10,25 @@
 
 namespace shardpack {
 
-RemoteShardStore::RemoteShardStore(Env* env, std::vector<RemoteShard> shards, const ShardStoreOptions& options,
-                                   NewClient new_client)
-    : env_(env),
-      shards_(std::move(shards)),
-      options_(options),
-      in_memory_(!shards_.empty() && shards_.front().path.empty()),
-      slots_(shards_.size()) {
+RemoteShardStore::RemoteShardStore(Env* env, std::shared_ptr<const RemoteShardList> shards,
+                                   const ShardStoreOptions& options, NewClient new_client)
+    : env_(env), shards_(std::move(shards)), options_(options), in_memory_(shards_->streaming()) {
   if (!in_memory_ && options_.cache_limit > 0) {
-    std::vector<std::string> paths;
-    std::vector<uint64_t> sizes;
-    for (const RemoteShard& r : shards_) paths.push_back(r.path), sizes.push_back(r.bytes);
     std::string dir = options_.cache_dir;
-    if (dir.empty() && !paths.empty()) dir = paths.front().substr(0, paths.front().find_last_of('/'));
-    space_ = std::make_unique<SharedCacheSpace>(env_, dir, std::move(paths), std::move(sizes), options_.cache_limit,
-                                                options_.modes);
+    if (dir.empty() && shards_->size() > 0) {
+      const std::string first = shards_->path(0);
+      dir = first.substr(0, first.find_last_of('/'));
+    }
+    space_ = std::make_unique<SharedCacheSpace>(env_, dir, shards_, options_.cache_limit, options_.modes);
   }
   // Shards an earlier run left in the cache folder count against the bound when their record says
   // they hold the manifest's bytes (a stat, no read). Any other is checked, and fetched again if
   // need be, when it is wanted (FetchIntoCache).
-  for (size_t i = 0; i < shards_.size() && !in_memory_; ++i) {
-    if (IsCheckedCopy(env_, shards_[i].path, shards_[i].xxh64)) {
+  for (size_t i = 0; i < shards_->size() && !in_memory_; ++i) {
+    const RemoteShard r = shards_->shard(i);
+    if (IsCheckedCopy(env_, r.path, r.xxh64)) {
       slots_[i].state = State::kOnDisk;
-      held_bytes_ += shards_[i].bytes;
+      held_bytes_ += r.bytes;
     }
   }
   counts_.peak_bytes = held_bytes_;
@@ -53,8 +49,8 @@ RemoteShardStore::~RemoteShardStore() {
 
 Status RemoteShardStore::Pin(size_t shard, std::shared_ptr<const RandomAccessFile>* file) {
   std::unique_lock<std::mutex> lock(mu_);
-  Slot& s = slots_[shard];
   for (;;) {
+    Slot& s = slots_[shard];  // (looked up again after each wait: ForgetIdle may have dropped it)
     switch (s.state) {
       case State::kOpen:
         *file = s.file;
@@ -69,14 +65,15 @@ Status RemoteShardStore::Pin(size_t shard, std::shared_ptr<const RandomAccessFil
         std::unique_ptr<RandomAccessFile> opened;
         // Reopened by its path: what is opened must be the copy that was checked (OpenCheckedCopy),
         // or it is fetched again, which hashes or replaces it.
-        if (pinned && OpenCheckedCopy(env_, shards_[shard].path, shards_[shard].xxh64, &opened).ok()) {
+        const RemoteShard r = shards_->shard(shard);
+        if (pinned && OpenCheckedCopy(env_, r.path, r.xxh64, &opened).ok()) {
           s.file = std::move(opened);
           s.state = State::kOpen;
         } else {  // another process sharing the cache evicted it: fetched again
           s.pin.reset();
           s.want.reset();
           s.state = State::kAbsent;
-          held_bytes_ -= shards_[shard].bytes;
+          held_bytes_ -= shards_->bytes(shard);
         }
         continue;
       }
@@ -95,13 +92,13 @@ Status RemoteShardStore::Pin(size_t shard, std::shared_ptr<const RandomAccessFil
 void RemoteShardStore::Plan(const std::vector<ShardUse>& uses, uint64_t position) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (Slot& s : slots_) {
+    for (auto& [shard, s] : slots_) {
       s.planned = false;
       if (s.state == State::kFailed) s.state = State::kAbsent, s.error = Status::OK();
     }
     plan_.clear();
     for (const ShardUse& u : uses) {
-      if (u.shard >= slots_.size()) continue;
+      if (u.shard >= shards_->size()) continue;
       Slot& s = slots_[u.shard];
       s.planned = true;
       s.first = u.first;
@@ -109,7 +106,7 @@ void RemoteShardStore::Plan(const std::vector<ShardUse>& uses, uint64_t position
       plan_.push_back(u.shard);
     }
     std::stable_sort(plan_.begin(), plan_.end(),
-                     [&](uint32_t a, uint32_t b) { return slots_[a].first < slots_[b].first; });
+                     [&](uint32_t a, uint32_t b) { return PlannedSlot(a).first < PlannedSlot(b).first; });
     position_ = position;
     DropDone(/*unplanned_too=*/true);
   }
@@ -133,18 +130,28 @@ ShardStoreCounts RemoteShardStore::counts() const {
 void RemoteShardStore::DropDone(bool unplanned_too) {
   const auto done = [&](const Slot& s) { return s.planned ? s.last < position_ : unplanned_too; };
   // Streaming: a shard the reads are done with leaves memory at once.
-  for (size_t i = 0; i < slots_.size() && in_memory_; ++i) {
-    const Slot& s = slots_[i];
+  for (auto& [i, s] : slots_) {
+    if (!in_memory_) break;
     if (s.state == State::kOpen && done(s) && !Held(s)) Evict(i);
   }
   // Shared cache: other processes may evict it.
-  for (Slot& s : slots_) {
+  for (auto& [i, s] : slots_) {
     if (space_ == nullptr) break;
     if ((s.state != State::kOpen && s.state != State::kOnDisk) || !done(s) || Held(s)) continue;
     s.file.reset();
     s.pin.reset();
     s.want.reset();
     s.state = State::kOnDisk;  // still there, for this process or another, until someone evicts it
+  }
+  ForgetIdle();
+}
+
+void RemoteShardStore::ForgetIdle() {
+  for (auto it = slots_.begin(); it != slots_.end();) {
+    const Slot& s = it->second;
+    const bool idle = s.state == State::kAbsent && !s.planned && s.file == nullptr && s.buffer == nullptr &&
+                      s.pin == nullptr && s.want == nullptr;
+    it = idle ? slots_.erase(it) : std::next(it);
   }
 }
 
@@ -158,7 +165,7 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
       continue;
     }
     slots_[shard].state = State::kFetching;
-    held_bytes_ += shards_[shard].bytes;
+    held_bytes_ += shards_->bytes(shard);
     if (space_ == nullptr) counts_.peak_bytes = std::max(counts_.peak_bytes, held_bytes_);
     std::shared_ptr<ShardBuffer> buffer;
     if (in_memory_) {
@@ -174,9 +181,9 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
     bool full = false;
     std::vector<uint64_t> next_use;  // shared cache: this process's preference among evictions
     if (space_ != nullptr) {
-      next_use.assign(slots_.size(), std::numeric_limits<uint64_t>::max());
-      for (size_t i = 0; i < slots_.size(); ++i) {
-        if (slots_[i].planned && slots_[i].last >= position_) next_use[i] = slots_[i].first;
+      next_use.assign(shards_->size(), std::numeric_limits<uint64_t>::max());
+      for (const auto& [i, s] : slots_) {
+        if (s.planned && s.last >= position_) next_use[i] = s.first;
       }
     }
     lock.unlock();
@@ -191,7 +198,7 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
       // No room under the folder's limit for now: other processes free it as they read on, and
       // tell nobody, so look again in a while (or at once for a shard a reader waits for).
       slot.state = State::kAbsent;
-      held_bytes_ -= shards_[shard].bytes;
+      held_bytes_ -= shards_->bytes(shard);
       done_cv_.notify_all();  // a reader that waited for this prefetch now asks for it: fetched at once
       work_cv_.wait_for(lock, std::chrono::milliseconds(50));
       continue;
@@ -207,7 +214,7 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
       // A shard that keeps arriving damaged is a failed download, not damaged samples for the
       // loader to skip one by one (it skips DataLoss).
       slot.error = s.code() == Status::Code::kDataLoss ? Status::IOError(s.message()) : s;
-      held_bytes_ -= shards_[shard].bytes;
+      held_bytes_ -= shards_->bytes(shard);
     }
     done_cv_.notify_all();
   }
@@ -220,17 +227,17 @@ bool RemoteShardStore::TakeJob(size_t* shard, bool* waited_for) {
     *shard = waited_for_.front();
     waited_for_.pop_front();
     if (slots_[*shard].state != State::kAbsent) continue;
-    MakeRoom(shards_[*shard].bytes);
+    MakeRoom(shards_->bytes(*shard));
     *waited_for = true;
     return true;
   }
   *waited_for = false;
   const uint64_t window_end = WindowEnd();
   for (const uint32_t i : plan_) {
-    const Slot& s = slots_[i];
+    const Slot& s = PlannedSlot(i);
     if (s.first > window_end) break;
     if (s.last < position_ || s.state != State::kAbsent) continue;
-    if (!MakeRoom(shards_[i].bytes)) return false;
+    if (!MakeRoom(shards_->bytes(i))) return false;
     *shard = i;
     return true;
   }
@@ -241,8 +248,8 @@ uint64_t RemoteShardStore::WindowEnd() const {
   const uint32_t ahead = options_.prefetch_shards;
   uint32_t seen = 0;
   for (const uint32_t i : plan_) {
-    if (slots_[i].first <= position_) continue;
-    if (++seen > ahead) return slots_[i].first - 1;
+    if (PlannedSlot(i).first <= position_) continue;
+    if (++seen > ahead) return PlannedSlot(i).first - 1;
   }
   return std::numeric_limits<uint64_t>::max();
 }
@@ -254,17 +261,18 @@ bool RemoteShardStore::MakeRoom(uint64_t bytes) {
   while (held_bytes_ + bytes > options_.cache_limit) {
     // The shard needed latest: one the epoch is done with, or that it does not read, before one
     // it reads later; never one a reader holds, one the reads are in, or one in the window.
-    size_t victim = slots_.size();
+    constexpr size_t kNone = ~size_t(0);
+    size_t victim = kNone;
     uint64_t victim_next = 0;
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      const Slot& s = slots_[i];
+    for (const auto& [i, s] : slots_) {
       if ((s.state != State::kOnDisk && s.state != State::kOpen) || Held(s)) continue;
       const bool needed = s.planned && s.last >= position_;
       if (needed && s.first <= window_end) continue;
       const uint64_t next = needed ? s.first : std::numeric_limits<uint64_t>::max();
-      if (victim == slots_.size() || next > victim_next) victim = i, victim_next = next;
+      // (Among equals the lowest shard, whatever order the slots are kept in.)
+      if (victim == kNone || next > victim_next || (next == victim_next && i < victim)) victim = i, victim_next = next;
     }
-    if (victim == slots_.size()) return false;
+    if (victim == kNone) return false;
     Evict(victim);
   }
   return true;
@@ -282,15 +290,15 @@ void RemoteShardStore::Evict(size_t shard) {
   }
   s.buffer.reset();
   s.state = State::kAbsent;
-  held_bytes_ -= shards_[shard].bytes;
+  held_bytes_ -= shards_->bytes(shard);
   ++counts_.evicted;
   // A process that has the file open keeps reading it: POSIX frees the blocks at its last close.
-  if (!in_memory_) RemoveCachedCopy(env_, shards_[shard].path);
+  if (!in_memory_) RemoveCachedCopy(env_, shards_->path(shard));
 }
 
 Status RemoteShardStore::FetchShared(size_t shard, bool waited_for, const std::vector<uint64_t>& next_use,
                                      HttpClient* http, bool* full, std::unique_ptr<FileLock>* want) {
-  const RemoteShard& r = shards_[shard];
+  const RemoteShard r = shards_->shard(shard);
   std::unique_ptr<FileLock> fetch_lock;
   SharedCacheSpace::Room room = SharedCacheSpace::Room::kFull;
   uint32_t evicted = 0;
@@ -318,7 +326,7 @@ Status RemoteShardStore::FetchShared(size_t shard, bool waited_for, const std::v
 
 Status RemoteShardStore::Fetch(size_t shard, HttpClient* http, std::shared_ptr<ShardBuffer>* buffer,
                                std::shared_ptr<const RandomAccessFile>* file) {
-  const RemoteShard& r = shards_[shard];
+  const RemoteShard r = shards_->shard(shard);
   if (in_memory_) {
     SHARDPACK_RETURN_IF_ERROR(DownloadToMemory(http, r.url, r.xxh64, r.bytes, buffer->get()));
     *file = NewMemoryFile(std::shared_ptr<const ShardBuffer>(*buffer), r.url);

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "ground/shard_buffer.h"
@@ -28,17 +29,10 @@
 #include "shardpack/status.h"
 #include "storage/cache_folder.h"
 #include "storage/http/http_client.h"
+#include "storage/remote_shard_list.h"
 #include "storage/shared_cache_space.h"
 
 namespace shardpack {
-
-struct RemoteShard {
-  std::string url;
-  // in the cache folder; empty in streaming mode
-  std::string path;
-  uint64_t bytes = 0;
-  std::string xxh64;
-};
 
 struct ShardStoreOptions {
   // Cached mode: bytes of this dataset's shards the folder may hold, counted for every process that
@@ -61,13 +55,17 @@ struct ShardStoreCounts {
 class RemoteShardStore {
  public:
   using NewClient = std::function<std::unique_ptr<HttpClient>()>;
-  // Streaming mode when the shards have no path. Starts options.downloads threads, each with a
-  // client of its own from new_client.
-  RemoteShardStore(Env* env, std::vector<RemoteShard> shards, const ShardStoreOptions& options, NewClient new_client);
+  // Streaming mode when the shards have no path (RemoteShardList::streaming). Starts
+  // options.downloads threads, each with a client of its own from new_client.
+  RemoteShardStore(Env* env, std::shared_ptr<const RemoteShardList> shards, const ShardStoreOptions& options,
+                   NewClient new_client);
+  RemoteShardStore(Env* env, std::vector<RemoteShard> shards, const ShardStoreOptions& options, NewClient new_client)
+      : RemoteShardStore(env, NewRemoteShardList(std::move(shards)), options, std::move(new_client)) {}
   ~RemoteShardStore();
   RemoteShardStore(const RemoteShardStore&) = delete;
   RemoteShardStore& operator=(const RemoteShardStore&) = delete;
 
+  const RemoteShardList& shards() const { return *shards_; }
   // Shard `shard`'s bytes, held until *file is released. A failed download fails every Pin of
   // that shard with its error until the next Plan (no retry storm).
   Status Pin(size_t shard, std::shared_ptr<const RandomAccessFile>* file);
@@ -114,9 +112,15 @@ class RemoteShardStore {
   uint64_t WindowEnd() const;
   void Evict(size_t shard);
   bool Held(const Slot& s) const { return s.file != nullptr && s.file.use_count() > 1; }
+  // A planned shard's slot (Plan made it; ForgetIdle keeps it while planned).
+  const Slot& PlannedSlot(size_t shard) const { return slots_.at(shard); }
+  // Drops the slots that say nothing a fresh one would not (absent, unplanned, nothing held), so
+  // that slots_ holds the shards being worked on, not the dataset's. Called under mu_; invalidates
+  // references to slots, so a caller that waits looks its slot up again.
+  void ForgetIdle();
 
   Env* const env_;
-  const std::vector<RemoteShard> shards_;
+  const std::shared_ptr<const RemoteShardList> shards_;
   const ShardStoreOptions options_;
   const bool in_memory_;
   std::unique_ptr<SharedCacheSpace> space_;  // cached mode with a limit
@@ -124,7 +128,9 @@ class RemoteShardStore {
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  // downloaders: a job may be there
   std::condition_variable done_cv_;  // Pin: a download finished
-  std::vector<Slot> slots_;
+  // By shard; a shard without one is absent and unplanned (operator[] makes it so): at 100,000
+  // shards a slot each cost 12 MB in every rank, for the handful being downloaded and read.
+  std::unordered_map<size_t, Slot> slots_;
   std::vector<uint32_t> plan_;  // shards by first use
   uint64_t position_ = 0;
   std::deque<size_t> waited_for_;  // shards a Pin waits for

@@ -5,25 +5,31 @@
 
 namespace shardpack {
 
-SharedCacheSpace::SharedCacheSpace(Env* env, std::string dir, std::vector<std::string> paths,
-                                   std::vector<uint64_t> sizes, uint64_t limit, CacheModes modes)
-    : env_(env),
-      dir_(std::move(dir)),
-      paths_(std::move(paths)),
-      sizes_(std::move(sizes)),
-      limit_(limit),
-      modes_(modes) {
-  for (size_t i = 0; i < paths_.size(); ++i) {
+SharedCacheSpace::SharedCacheSpace(Env* env, std::string dir, std::shared_ptr<const RemoteShardList> shards,
+                                   uint64_t limit, CacheModes modes)
+    : env_(env), dir_(std::move(dir)), shards_(std::move(shards)), limit_(limit), modes_(modes) {
+  by_name_.Reserve(shards_->size());
+  for (size_t i = 0; i < shards_->size(); ++i) {
     const std::string name = NameInFolder(i);
     flat_ = flat_ && name.find('/') == std::string::npos;
-    by_name_.emplace(name, i);
+    by_name_.Add(name, uint32_t(i));
   }
+  by_name_.Seal();
 }
 
 std::string SharedCacheSpace::NameInFolder(size_t shard) const {
-  const std::string& path = paths_[shard];
+  const std::string path = shards_->path(shard);
   const bool inside = path.size() > dir_.size() && path.compare(0, dir_.size(), dir_) == 0 && path[dir_.size()] == '/';
   return inside ? path.substr(dir_.size() + 1) : path;
+}
+
+bool SharedCacheSpace::ShardNamed(std::string_view name, size_t* shard) const {
+  uint32_t found = 0;
+  if (!by_name_.Find(
+          name, [&](uint32_t i) { return NameInFolder(i) == name; }, &found))
+    return false;
+  *shard = size_t(found);
+  return true;
 }
 
 namespace {
@@ -53,10 +59,10 @@ void SharedCacheSpace::LedgerView::Apply(std::string_view line, const SharedCach
     if (line.empty() || (line[0] != '+' && line[0] != '-')) return;
     line.remove_prefix(1);
   }
-  const auto it = space.by_name_.find(std::string(line));
-  if (it == space.by_name_.end()) return;  // a name this dataset does not have: ignored
-  if (add && !named[it->second]) order.push_back(it->second);
-  named[it->second] = add;
+  size_t shard = 0;
+  if (!space.ShardNamed(line, &shard)) return;  // a name this dataset does not have: ignored
+  if (add && !named[shard]) order.push_back(shard);
+  named[shard] = add;
 }
 
 Status SharedCacheSpace::OpenLedger(const std::string& path) {
@@ -65,7 +71,7 @@ Status SharedCacheSpace::OpenLedger(const std::string& path) {
   FileStat st;
   SHARDPACK_RETURN_IF_ERROR(view_.reader->Stat(&st));
   view_.device = st.device, view_.inode = st.inode;
-  view_.named.assign(paths_.size(), false);
+  view_.named.assign(shards_->size(), false);
   // (No appender is not an error: each change then rewrites the ledger whole.)
   if (!env_->NewAppendableFile(path, &view_.appender).ok()) view_.appender.reset();
   return Status::OK();
@@ -110,10 +116,10 @@ Status SharedCacheSpace::ReadLedger(std::vector<size_t>* shards, bool* changed) 
   // No ledger (a folder from before it) or none readable: rebuilt from one read of the folder (a
   // shard's file, or its fetch lock for a download under way), or, when shards lie in sub-folders,
   // from every shard; checked at once.
-  std::vector<bool> seen(paths_.size(), false);
+  std::vector<bool> seen(shards_->size(), false);
   const auto add = [&](const std::string& name) {
-    const auto it = by_name_.find(name);
-    if (it != by_name_.end() && !seen[it->second]) seen[it->second] = true, shards->push_back(it->second);
+    size_t shard = 0;
+    if (ShardNamed(name, &shard) && !seen[shard]) seen[shard] = true, shards->push_back(shard);
   };
   std::vector<DirEntry> entries;
   if (flat_ && env_->ListDir(dir_, &entries).ok()) {
@@ -122,7 +128,7 @@ Status SharedCacheSpace::ReadLedger(std::vector<size_t>* shards, bool* changed) 
       add(lock ? e.name.substr(0, e.name.size() - 5) : e.name);
     }
   } else {
-    for (size_t i = 0; i < paths_.size(); ++i) shards->push_back(i);
+    for (size_t i = 0; i < shards_->size(); ++i) shards->push_back(i);
   }
   *changed = true;
   return Verify(shards, changed);
@@ -132,12 +138,12 @@ Status SharedCacheSpace::Verify(std::vector<size_t>* shards, bool* changed) {
   std::vector<size_t> kept;
   for (const size_t i : *shards) {
     FileStat st;
-    bool taken = env_->StatPath(paths_[i], &st).ok();
+    bool taken = env_->StatPath(shards_->path(i), &st).ok();
     if (!taken) {
       // Downloading elsewhere: its fetch lock is held (a moment's hold here delays nobody for long).
       std::unique_ptr<FileLock> probe;
       bool free = false;
-      SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(paths_[i] + ".lock", false, &probe, &free, modes_.file()));
+      SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(shards_->path(i) + ".lock", false, &probe, &free, modes_.file()));
       taken = !free;
     }
     if (taken) kept.push_back(i);
@@ -149,7 +155,7 @@ Status SharedCacheSpace::Verify(std::vector<size_t>* shards, bool* changed) {
 
 uint64_t SharedCacheSpace::Counted(const std::vector<size_t>& shards) const {
   uint64_t bytes = 0;
-  for (const size_t i : shards) bytes += sizes_[i];
+  for (const size_t i : shards) bytes += shards_->bytes(i);
   return bytes;
 }
 
@@ -158,7 +164,7 @@ uint64_t SharedCacheSpace::Used(const std::vector<size_t>& shards) {
   for (const size_t i : shards) {
     FileStat st;
     // A partial or planted file takes what it takes; a download under way, the shard's size.
-    bytes += env_->StatPath(paths_[i], &st).ok() ? st.size : sizes_[i];
+    bytes += env_->StatPath(shards_->path(i), &st).ok() ? st.size : shards_->bytes(i);
   }
   return bytes;
 }
@@ -168,7 +174,7 @@ void SharedCacheSpace::WriteLedger(const std::vector<size_t>& shards) {
   // The changes since the ledger was read, appended (constant work a decision), while the file
   // holds no more than twice the lines it names (and a little): else it is written again whole.
   if (view_.reader != nullptr && view_.v2 && view_.appender != nullptr) {
-    std::vector<bool> now(paths_.size(), false);
+    std::vector<bool> now(shards_->size(), false);
     std::string lines;
     uint64_t count = 0;
     for (const size_t i : shards) {
@@ -224,7 +230,7 @@ Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uin
   bool changed = false;
   SHARDPACK_RETURN_IF_ERROR(ReadLedger(&ledger, &changed));
   FileStat st;
-  if (env_->StatPath(paths_[shard], &st).ok()) {
+  if (env_->StatPath(shards_->path(shard), &st).ok()) {
     *room = Room::kFetchedElsewhere;  // there (FetchIntoCache checks it), or another name planted
     if (changed) WriteLedger(ledger);
     return Status::OK();
@@ -233,11 +239,11 @@ Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uin
   // that takes room (and maybe some that no longer do), so the folder holds no more than it counts.
   // Over it, its entries are checked (a stat each) before anything is evicted.
   uint64_t used = Counted(ledger);
-  if (used + sizes_[shard] > limit_) {
+  if (used + shards_->bytes(shard) > limit_) {
     SHARDPACK_RETURN_IF_ERROR(Verify(&ledger, &changed));
     used = Used(ledger);
   }
-  while (used + sizes_[shard] > limit_) {
+  while (used + shards_->bytes(shard) > limit_) {
     bool evicted = false;
     uint64_t freed = 0;
     // A prefetch takes room only from shards nobody wants soon; a shard a reader waits for may take
@@ -249,15 +255,16 @@ Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uin
     used = freed > 0 ? used - std::min(used, freed) : Used(ledger);  // 0: something changed, count again
   }
   *used_bytes = used;
-  if (used + sizes_[shard] > limit_ && !force) {
+  if (used + shards_->bytes(shard) > limit_ && !force) {
     *room = Room::kFull;
     if (changed) WriteLedger(ledger);
     return Status::OK();
   }
   bool acquired = false;
-  SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(paths_[shard] + ".lock", false, fetch_lock, &acquired, modes_.file()));
+  SHARDPACK_RETURN_IF_ERROR(
+      env_->TryLockFile(shards_->path(shard) + ".lock", false, fetch_lock, &acquired, modes_.file()));
   *room = acquired ? Room::kTaken : Room::kFetchedElsewhere;
-  *used_bytes = used + (acquired ? sizes_[shard] : 0);
+  *used_bytes = used + (acquired ? shards_->bytes(shard) : 0);
   // Named before the download starts (its fetch lock is held from now on): no file appears here
   // that the ledger does not name. A shard another process is fetching is in the ledger already.
   if (acquired && std::find(ledger.begin(), ledger.end(), shard) == ledger.end())
@@ -267,11 +274,11 @@ Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uin
 }
 
 Status SharedCacheSpace::Pin(size_t shard, std::unique_ptr<FileLock>* lock, bool* held) {
-  return env_->TryLockFile(paths_[shard] + ".pin", true, lock, held, modes_.file());
+  return env_->TryLockFile(shards_->path(shard) + ".pin", true, lock, held, modes_.file());
 }
 
 Status SharedCacheSpace::Want(size_t shard, std::unique_ptr<FileLock>* lock, bool* held) {
-  return env_->TryLockFile(paths_[shard] + ".want", true, lock, held, modes_.file());
+  return env_->TryLockFile(shards_->path(shard) + ".want", true, lock, held, modes_.file());
 }
 
 Status SharedCacheSpace::TakeForEviction(size_t shard, std::vector<std::unique_ptr<FileLock>>* locks, bool* taken) {
@@ -280,7 +287,8 @@ Status SharedCacheSpace::TakeForEviction(size_t shard, std::vector<std::unique_p
   locks->clear();
   for (const char* suffix : {".pin", ".lock"}) {
     locks->emplace_back();
-    SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(paths_[shard] + suffix, false, &locks->back(), taken, modes_.file()));
+    SHARDPACK_RETURN_IF_ERROR(
+        env_->TryLockFile(shards_->path(shard) + suffix, false, &locks->back(), taken, modes_.file()));
     if (!*taken) return Status::OK();
   }
   return Status::OK();
@@ -298,30 +306,30 @@ Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next
   // (the ranks go through the same order of shards, a little apart): it goes last. Else the one
   // needed latest goes first (Belady's rule, by this process's plan, which the others share).
   const auto key = [&](size_t i, bool wanted) { return wanted && next(i) == kNever ? 0 : next(i); };
-  size_t victim = paths_.size();
+  size_t victim = shards_->size();
   bool victim_wanted = true;
   int64_t victim_mtime = std::numeric_limits<int64_t>::max();
   uint64_t victim_size = 0;
   for (const size_t i : *shards) {
     FileStat st;
-    if (i == keep || !env_->StatPath(paths_[i], &st).ok()) continue;
+    if (i == keep || !env_->StatPath(shards_->path(i), &st).ok()) continue;
     std::vector<std::unique_ptr<FileLock>> pin;
     std::unique_ptr<FileLock> want;
     bool unpinned = false, unwanted = false;
     SHARDPACK_RETURN_IF_ERROR(TakeForEviction(i, &pin, &unpinned));
     if (!unpinned) continue;
-    SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(paths_[i] + ".want", false, &want, &unwanted, modes_.file()));
+    SHARDPACK_RETURN_IF_ERROR(env_->TryLockFile(shards_->path(i) + ".want", false, &want, &unwanted, modes_.file()));
     const bool wanted = !unwanted;
     if (wanted && !wanted_too) continue;
     const bool better =
-        victim == paths_.size() || (victim_wanted && !wanted) ||
+        victim == shards_->size() || (victim_wanted && !wanted) ||
         (victim_wanted == wanted && (key(i, wanted) > key(victim, victim_wanted) ||
                                      (key(i, wanted) == key(victim, victim_wanted) && st.mtime_ns < victim_mtime)));
     if (better) {
       victim = i, victim_wanted = wanted, victim_mtime = st.mtime_ns, victim_size = st.size;
     }
   }
-  if (victim == paths_.size()) return Status::OK();
+  if (victim == shards_->size()) return Status::OK();
   // Pinned since the scan: not this one (the next call looks again).
   std::vector<std::unique_ptr<FileLock>> held;
   bool unpinned = false;
@@ -330,7 +338,7 @@ Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next
     *evicted = true;  // something changed: count again
     return Status::OK();
   }
-  RemoveCachedCopy(env_, paths_[victim]);
+  RemoveCachedCopy(env_, shards_->path(victim));
   shards->erase(std::find(shards->begin(), shards->end(), victim));
   *evicted = true;
   *freed = victim_size;

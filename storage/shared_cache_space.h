@@ -39,17 +39,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ground/name_index.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 #include "storage/cache_folder.h"
+#include "storage/remote_shard_list.h"
 
 namespace shardpack {
 
 class SharedCacheSpace {
  public:
-  // paths, sizes: each shard's file in the dataset's cache folder `dir`, and its size.
-  SharedCacheSpace(Env* env, std::string dir, std::vector<std::string> paths, std::vector<uint64_t> sizes,
-                   uint64_t limit, CacheModes modes);
+  // shards: each shard's file in the dataset's cache folder `dir` (RemoteShardList::path), and its size.
+  SharedCacheSpace(Env* env, std::string dir, std::shared_ptr<const RemoteShardList> shards, uint64_t limit,
+                   CacheModes modes);
 
   enum class Room { kTaken, kFull, kFetchedElsewhere };
   // Room for shard `shard`: kTaken with *fetch_lock held (download it now, then let the lock go);
@@ -80,6 +82,8 @@ class SharedCacheSpace {
   uint64_t Used(const std::vector<size_t>& shards);
   // The shard's file name relative to dir_ (its path when it lies elsewhere).
   std::string NameInFolder(size_t shard) const;
+  // The shard named `name` by NameInFolder, or false.
+  bool ShardNamed(std::string_view name, size_t* shard) const;
   // Writes the ledger as `shards`: the changes appended, or the file written again whole (a
   // version 1 ledger, one grown to twice its names, an Env that cannot append); on failure removes
   // it, so that the next decision rebuilds it by a scan.
@@ -100,12 +104,11 @@ class SharedCacheSpace {
 
   Env* const env_;
   const std::string dir_;
-  const std::vector<std::string> paths_;
-  const std::vector<uint64_t> sizes_;
+  const std::shared_ptr<const RemoteShardList> shards_;
   const uint64_t limit_;
   const CacheModes modes_;
-  std::unordered_map<std::string, size_t> by_name_;  // NameInFolder(shard) -> shard
-  bool flat_ = true;                                 // every shard's file directly in dir_
+  NameIndex by_name_;  // NameInFolder(shard) -> shard
+  bool flat_ = true;   // every shard's file directly in dir_
 
   // What this process knows of the ledger, kept between decisions so that each reads only what
   // others appended since (under space.lock, and decide_mu_ in this process).

@@ -213,6 +213,13 @@ std::vector<std::string> ShardPaths(const std::string& cache, size_t n) {
   return paths;
 }
 
+// The shards at `paths`, each of `bytes`, as a store gives them to the space.
+std::shared_ptr<const RemoteShardList> ShardsAt(const std::vector<std::string>& paths, uint64_t bytes) {
+  std::vector<RemoteShard> shards;
+  for (const std::string& p : paths) shards.push_back({"http://127.0.0.1:1/" + p, p, bytes, ""});
+  return NewRemoteShardList(std::move(shards));
+}
+
 // Counts the looks (stat, lock probe) a decision takes at shards other than the one it decides on.
 class LookCountingEnv final : public testing::ForwardingEnv {
  public:
@@ -251,7 +258,7 @@ TEST(SharedCacheSpaceLedger, DecisionsLookOnlyAtTheShardsTheFolderHolds) {
   // of the first decision and of the later ones, and the most shard files the folder held.
   const auto fill = [&](uint64_t limit, size_t first, size_t last, int* first_looks, int* later_looks,
                         size_t* most_files) {
-    SharedCacheSpace space(&env, cache, paths, std::vector<uint64_t>(kMany, kBytes), limit, CacheModes());
+    SharedCacheSpace space(&env, cache, ShardsAt(paths, kBytes), limit, CacheModes());
     *first_looks = 0, *later_looks = 0, *most_files = 0;
     for (size_t i = first; i < last; ++i) {
       env.Deciding(paths[i]);
@@ -330,7 +337,6 @@ TEST(SharedCacheSpaceLedger, DecisionsAppendTheirChangeAndOpenNothing) {
   constexpr size_t kShards = 1000;
   constexpr uint64_t kBytes = 100;
   const std::vector<std::string> paths = ShardPaths(cache, kShards);
-  const std::vector<uint64_t> sizes(kShards, kBytes);
   OpenCountingEnv env;
   const auto reserve = [&](SharedCacheSpace* space, size_t i, uint64_t* used) {
     std::unique_ptr<FileLock> fetch;
@@ -341,8 +347,8 @@ TEST(SharedCacheSpaceLedger, DecisionsAppendTheirChangeAndOpenNothing) {
     testing::WriteFile(paths[i], std::string(kBytes, 'x'));  // the download
   };
   {
-    SharedCacheSpace a(&env, cache, paths, sizes, uint64_t(1) << 40, CacheModes());
-    SharedCacheSpace b(&env, cache, paths, sizes, uint64_t(1) << 40, CacheModes());
+    SharedCacheSpace a(&env, cache, ShardsAt(paths, kBytes), uint64_t(1) << 40, CacheModes());
+    SharedCacheSpace b(&env, cache, ShardsAt(paths, kBytes), uint64_t(1) << 40, CacheModes());
     int later_opens = 0;
     uint64_t used = 0;
     for (size_t i = 0; i < 200; ++i) {
@@ -355,14 +361,14 @@ TEST(SharedCacheSpaceLedger, DecisionsAppendTheirChangeAndOpenNothing) {
     std::vector<std::string> want = {"#shardpack-space-ledger-v2"};
     for (size_t i = 0; i < 200; ++i) want.push_back("+shard-" + std::to_string(i) + ".tar");
     EXPECT_EQ(Lines(cache + "/space.ledger"), want);
-    SharedCacheSpace c(&env, cache, paths, sizes, uint64_t(1) << 40, CacheModes());
+    SharedCacheSpace c(&env, cache, ShardsAt(paths, kBytes), uint64_t(1) << 40, CacheModes());
     reserve(&c, 200, &used);
     EXPECT_EQ(used, 201 * kBytes) << "a third space counts what the two named";
   }
   {
     // Under a limit of 10 shards every decision evicts one: a "-" line and a "+" line each.
-    SharedCacheSpace a(&env, cache, paths, sizes, 10 * kBytes, CacheModes());
-    SharedCacheSpace b(&env, cache, paths, sizes, 10 * kBytes, CacheModes());
+    SharedCacheSpace a(&env, cache, ShardsAt(paths, kBytes), 10 * kBytes, CacheModes());
+    SharedCacheSpace b(&env, cache, ShardsAt(paths, kBytes), 10 * kBytes, CacheModes());
     size_t most_lines = 0;
     uint64_t used = 0;
     for (size_t i = 201; i < 801; ++i) {
@@ -391,7 +397,7 @@ TEST(SharedCacheSpaceLedger, DecisionsAppendTheirChangeAndOpenNothing) {
     testing::WriteFile(paths[0], std::string(kBytes, 'x'));
     testing::WriteFile(paths[1], std::string(kBytes, 'x'));
     testing::WriteFile(cache + "/space.ledger", "shard-0.tar\nshard-1.tar\n");
-    SharedCacheSpace a(&env, cache, paths, sizes, uint64_t(1) << 40, CacheModes());
+    SharedCacheSpace a(&env, cache, ShardsAt(paths, kBytes), uint64_t(1) << 40, CacheModes());
     uint64_t used = 0;
     reserve(&a, 2, &used);
     EXPECT_EQ(used, 3 * kBytes);

@@ -23,6 +23,7 @@
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/pack.h"
+#include "shardpack/shard_table.h"
 #include "shardpack/status.h"
 #include "shardpack/verify.h"
 
@@ -70,10 +71,11 @@ class Format {
 
   // --- reading ---
 
-  // Random access to the dataset in `dir`, described by `manifest`; `options`: what DatasetReader::Open
-  // was given (its index_memory bounds the shards' indexes kept).
-  virtual Status OpenReader(Env* env, const std::string& dir, Manifest manifest, const RemoteOptions& options,
-                            std::unique_ptr<DatasetReader>* reader) const = 0;
+  // Random access to the dataset in `dir`, described by `manifest` (shared: a remote dataset's Env
+  // finds its files by the same shard table); `options`: what DatasetReader::Open was given (its
+  // index_memory bounds the shards' indexes kept).
+  virtual Status OpenReader(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                            const RemoteOptions& options, std::unique_ptr<DatasetReader>* reader) const = 0;
   // Random access to a list of shard files without a manifest (shard lists such as
   // "train-{000000..000127}.tar"). Unsupported unless the format has self-describing shards.
   virtual Status OpenShardList(Env* env, const std::vector<std::string>& paths, const RemoteOptions& options,

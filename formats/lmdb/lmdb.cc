@@ -34,7 +34,7 @@ class LmdbFormatImpl final : public Format {
     return LmdbInput::Open(dir, manifest.classes, manifest.samples, input);
   }
 
-  Status OpenReader(Env*, const std::string& dir, Manifest manifest, const RemoteOptions&,
+  Status OpenReader(Env*, const std::string& dir, std::shared_ptr<const CompactManifest> manifest, const RemoteOptions&,
                     std::unique_ptr<DatasetReader>* reader) const override {
     return LmdbDatasetReader::Open(dir, std::move(manifest), reader);
   }

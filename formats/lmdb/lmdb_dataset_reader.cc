@@ -5,7 +5,8 @@
 
 namespace shardpack {
 
-Status LmdbDatasetReader::Open(const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader) {
+Status LmdbDatasetReader::Open(const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                               std::unique_ptr<DatasetReader>* reader) {
   std::unique_ptr<LmdbDatasetReader> r(new LmdbDatasetReader(std::move(manifest)));
   SHARDPACK_RETURN_IF_ERROR(LmdbEnvironment::Open(dir, /*read_only=*/true, kLmdbInitialMapSize, &r->lmdb_));
   *reader = std::move(r);

@@ -14,7 +14,8 @@ namespace shardpack {
 
 class LmdbDatasetReader final : public DatasetReader {
  public:
-  static Status Open(const std::string& dir, Manifest manifest, std::unique_ptr<DatasetReader>* reader);
+  static Status Open(const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                     std::unique_ptr<DatasetReader>* reader);
   Status Read(uint64_t index, ReadSample* out) const override;
   Status ReadMetadata(uint64_t index, std::string* json) const override;
   Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
@@ -25,7 +26,7 @@ class LmdbDatasetReader final : public DatasetReader {
   Status WithRecord(uint64_t index,
                     const std::function<Status(std::string_view record, const std::string& key)>& use) const;
   Status WithSample(uint64_t index, const std::function<void(LmdbSample&)>& use) const;
-  explicit LmdbDatasetReader(Manifest manifest) : DatasetReader(std::move(manifest)) {}
+  explicit LmdbDatasetReader(std::shared_ptr<const CompactManifest> manifest) : DatasetReader(std::move(manifest)) {}
   std::unique_ptr<LmdbEnvironment> lmdb_;
 };
 

@@ -98,8 +98,8 @@ class RawFormatImpl final : public Format {
         dir + " is a 'raw' dataset, which holds decoded pixels only; convert the wds or lmdb dataset it was made from");
   }
 
-  Status OpenReader(Env* env, const std::string& dir, Manifest manifest, const RemoteOptions& options,
-                    std::unique_ptr<DatasetReader>* reader) const override {
+  Status OpenReader(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                    const RemoteOptions& options, std::unique_ptr<DatasetReader>* reader) const override {
     return RawDatasetReader::Open(env, dir, std::move(manifest), IndexMemory(options), reader);
   }
 

@@ -155,8 +155,8 @@ Status LoadRawShard(Env* env, const std::string& dir, const ShardEntry& shard, u
 
 RawDatasetReader::~RawDatasetReader() = default;
 
-Status RawDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest, uint64_t budget,
-                              std::unique_ptr<DatasetReader>* reader) {
+Status RawDatasetReader::Open(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                              uint64_t budget, std::unique_ptr<DatasetReader>* reader) {
   std::unique_ptr<RawDatasetReader> r(new RawDatasetReader(std::move(manifest)));
   nlohmann::json options;
   SHARDPACK_RETURN_IF_ERROR(ManifestOptions(r->manifest(), &options));

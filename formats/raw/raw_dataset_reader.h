@@ -20,8 +20,8 @@ class RawDatasetReader final : public DatasetReader {
   // Opens from the manifest alone: each shard's sample table, chunk index, fields lines and mask
   // presence are read when one of its samples is first asked for, and kept within
   // ShardIndexCache's bound (formats/common/shard_index_cache.h).
-  static Status Open(Env* env, const std::string& dir, Manifest manifest, uint64_t index_memory,
-                     std::unique_ptr<DatasetReader>* reader);
+  static Status Open(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                     uint64_t index_memory, std::unique_ptr<DatasetReader>* reader);
   ~RawDatasetReader() override;
   Status Read(uint64_t index, ReadSample* out) const override;
   // Text fields from the shard's "<stem>.fields.jsonl": one pread of the sample's line.
@@ -33,7 +33,7 @@ class RawDatasetReader final : public DatasetReader {
   struct ShardIndex;
 
  private:
-  explicit RawDatasetReader(Manifest manifest)
+  explicit RawDatasetReader(std::shared_ptr<const CompactManifest> manifest)
       : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
   // The shard of sample `index` (checked), loaded if need be, its number and the sample's position in it.
   Status Find(uint64_t index, std::shared_ptr<const ShardIndex>* shard, size_t* number, size_t* local) const;

@@ -62,8 +62,8 @@ class WdsFormatImpl final : public Format {
     return Status::OK();
   }
 
-  Status OpenReader(Env* env, const std::string& dir, Manifest manifest, const RemoteOptions& options,
-                    std::unique_ptr<DatasetReader>* reader) const override {
+  Status OpenReader(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                    const RemoteOptions& options, std::unique_ptr<DatasetReader>* reader) const override {
     return WdsDatasetReader::Open(env, dir, std::move(manifest), IndexMemory(options), reader);
   }
 

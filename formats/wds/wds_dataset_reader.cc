@@ -124,8 +124,8 @@ Status IndexTarShardAgain(Env* env, const std::string& path, uint64_t expected, 
 
 WdsDatasetReader::~WdsDatasetReader() = default;
 
-Status WdsDatasetReader::Open(Env* env, const std::string& dir, Manifest manifest, uint64_t budget,
-                              std::unique_ptr<DatasetReader>* reader) {
+Status WdsDatasetReader::Open(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                              uint64_t budget, std::unique_ptr<DatasetReader>* reader) {
   std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
   const ShardTable* shards = &r->manifest().shards;
   r->shards_ = std::make_unique<ShardIndexCache<ShardSamples>>(
@@ -155,7 +155,8 @@ Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& pa
     manifest.shards.push_back(std::move(shard));
     indexed.push_back(std::move(samples));
   }
-  std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
+  std::unique_ptr<WdsDatasetReader> r(
+      new WdsDatasetReader(std::make_shared<const CompactManifest>(std::move(manifest))));
   const ShardTable* shards = &r->manifest().shards;
   r->shards_ = std::make_unique<ShardIndexCache<ShardSamples>>(
       shards->size(), budget, [env, shards](size_t shard, std::unique_ptr<ShardSamples>* loaded) {

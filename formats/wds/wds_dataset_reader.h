@@ -21,8 +21,8 @@ namespace shardpack {
 class WdsDatasetReader final : public DatasetReader {
  public:
   // index_memory: the bound of the shards' indexes kept (ShardIndexCache).
-  static Status Open(Env* env, const std::string& dir, Manifest manifest, uint64_t index_memory,
-                     std::unique_ptr<DatasetReader>* reader);
+  static Status Open(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                     uint64_t index_memory, std::unique_ptr<DatasetReader>* reader);
   // Shards by path, in the order given, each indexed now (their sample counts make the manifest it
   // reports, which lists them).
   static Status OpenShards(Env* env, const std::vector<std::string>& paths, uint64_t index_memory,
@@ -36,7 +36,7 @@ class WdsDatasetReader final : public DatasetReader {
   struct ShardSamples;
 
  private:
-  explicit WdsDatasetReader(Manifest manifest)
+  explicit WdsDatasetReader(std::shared_ptr<const CompactManifest> manifest)
       : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
   // The shard of sample `index` (which CheckIndex accepted), loaded if need be, and the sample's
   // position in it.

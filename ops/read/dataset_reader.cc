@@ -25,7 +25,8 @@ Status DatasetReader::Open(const std::string& text, Env* env, std::unique_ptr<Da
   // Readers trust the manifest's checksums of the side files, which they trust for offsets: the
   // manifest must be the one pack wrote.
   SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, remote, env, &dataset, /*check_manifest=*/true));
-  return dataset.format->OpenReader(env, dataset.dir, std::move(dataset.manifest), remote, reader);
+  return dataset.format->OpenReader(
+      env, dataset.dir, std::make_shared<const CompactManifest>(std::move(dataset.manifest)), remote, reader);
 }
 
 Status DatasetReader::OpenShards(const std::vector<std::string>& paths, Env* env,

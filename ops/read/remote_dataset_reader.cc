@@ -1,5 +1,7 @@
 #include "ops/read/remote_dataset_reader.h"
 
+#include <limits>
+
 #include "formats/registry/registry.h"
 #include "ground/checksum.h"
 #include "ops/read/forwarding_dataset_reader.h"
@@ -79,7 +81,8 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
     if (!format->reads_shards_through_env()) {  // LMDB: the whole dataset into the cache first
       SHARDPACK_RETURN_IF_ERROR(
           CacheRemoteDataset(remote, access.cache_dir, access.cache_modes, env, http.get(), &dir));
-      return format->OpenReader(env, dir, std::move(remote.manifest), options, reader);
+      return format->OpenReader(env, dir, std::make_shared<const CompactManifest>(std::move(remote.manifest)), options,
+                                reader);
     }
     SHARDPACK_RETURN_IF_ERROR(PrepareRemoteDatasetFolder(remote, access.cache_dir, access.cache_modes, env, &dir));
     // From here on the dataset's cache folder is reached through the folder checked and opened
@@ -93,17 +96,43 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   // alone, not two a shard (200,000 before the first batch of a dataset of 100,000 shards).
   // Cached: into the folder, once for the node (FetchIntoCache: under the file's lock, a checked
   // copy used as it is); streaming: into memory, for the read that asked.
+  // Found by name (RemoteFiles) and named again by the reader's own shard table: a shard's small
+  // files are numbered by the shard, the manifest by the shard count.
+  if (remote.manifest.shards.size() >= std::numeric_limits<uint32_t>::max()) {
+    return Status::InvalidArgument(location.text + ": the manifest lists " +
+                                   std::to_string(remote.manifest.shards.size()) +
+                                   " shards; at most 2^32 - 2 are read");
+  }
+  const uint32_t manifest_number = uint32_t(remote.manifest.shards.size());
   RemoteFiles files;
   files.dir = dir;
-  const auto add_small = [&files](const SideFile& f) {
-    files.small.Add(f.file, files.small.size());
-    files.small_checksums.Add(f.xxh64);
-  };
-  ForEachSmallFile(remote.manifest, add_small);
+  for (size_t i = 0; i < remote.manifest.shards.size(); ++i) {
+    ForEachSmallFile(remote.manifest.shards[i], [&](const SideFile& f) { files.small.Add(f.file, uint32_t(i)); });
+  }
   // Streaming: the manifest too, fetched again should anything read it (the readers were handed it
   // parsed) and held to the bytes read now, instead of its text kept (34 MB at 100,000 shards).
-  if (streaming) add_small({kManifestFileName, ChecksumHex(Xxh64(remote.text))});
+  const SideFile manifest_file{kManifestFileName, ChecksumHex(Xxh64(remote.text))};
+  if (streaming) files.small.Add(manifest_file.file, manifest_number);
   files.small.Seal();
+  std::string().swap(remote.text);
+  uint64_t largest = 1;
+  for (const ShardEntry& s : remote.manifest.shards) largest = std::max(largest, s.bytes);
+  // From here on the shard list is the compact one the reader keeps, shared with the store and the
+  // Env (a few hundred bytes a shard for all three, not a copy each).
+  auto manifest = std::make_shared<const CompactManifest>(std::move(remote.manifest));
+  files.small_file = [manifest, manifest_file, manifest_number](uint32_t number, std::string_view name,
+                                                                SideFile* file) {
+    bool found = false;
+    if (number == manifest_number) {
+      found = name == manifest_file.file;
+      if (found) *file = manifest_file;
+      return found;
+    }
+    ForEachSmallFile(manifest->shards.entry(number), [&](const SideFile& f) {
+      if (!found && f.file == name) *file = f, found = true;
+    });
+    return found;
+  };
   const CacheModes modes = access.cache_modes;
   RemoteDatasetEnv::FetchSmall fetch_small = [streaming, new_client, env, dir, modes, base = remote.base](
                                                  const std::string& path, const SideFile& f,
@@ -120,13 +149,9 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
     return FetchIntoCache(env, client.get(), url, path, f.xxh64, kMaxSmallFileBytes, modes);
   };
 
-  std::vector<RemoteShard> shards;
-  files.shards.Reserve(remote.manifest.shards.size());
-  for (const ShardEntry& s : remote.manifest.shards) {
-    files.shards.Add(s.file, shards.size());
-    files.shard_sizes.push_back(s.bytes);
-    shards.push_back({RemoteFileUrl(remote.base, s.file), streaming ? "" : JoinPath(dir, s.file), s.bytes, s.xxh64});
-  }
+  std::shared_ptr<const RemoteShardList> shards = NewManifestShardList(remote.base, streaming ? "" : dir, manifest);
+  files.shards.Reserve(shards->size());
+  for (size_t i = 0; i < shards->size(); ++i) files.shards.Add(shards->name(i), uint32_t(i));
   files.shards.Seal();
   ShardStoreOptions store_options;
   store_options.cache_limit = options.cache_limit;
@@ -134,8 +159,6 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   store_options.cache_dir = dir;
   store_options.downloads = std::max<uint32_t>(1, options.downloads);
   store_options.prefetch_shards = options.prefetch_shards > 0 ? options.prefetch_shards : 2 * store_options.downloads;
-  uint64_t largest = 1;
-  for (const ShardEntry& s : remote.manifest.shards) largest = std::max(largest, s.bytes);
   if (streaming && options.prefetch_shards == 0) {
     // Streamed shards are memory: by default the window ahead holds at most kStreamPrefetchBytes of
     // them (at least one shard), so that large shards do not fill the node.
@@ -157,8 +180,7 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, std::move(files), nullptr, std::move(fetch_small));
   std::unique_ptr<DatasetReader> format_reader;
-  SHARDPACK_RETURN_IF_ERROR(
-      format->OpenReader(remote_env.get(), dir, std::move(remote.manifest), options, &format_reader));
+  SHARDPACK_RETURN_IF_ERROR(format->OpenReader(remote_env.get(), dir, std::move(manifest), options, &format_reader));
   *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader),
                                                   std::move(cache_env));
   return Status::OK();
@@ -203,9 +225,8 @@ Status OpenStreamedShardList(const Location& spec, Env* env, const RemoteOptions
     return Status::OK();
   };
   RemoteFiles files;  // (named by their URLs: no folder)
-  for (size_t i = 0; i < urls.size(); ++i) files.shards.Add(urls[i], i);
+  for (size_t i = 0; i < urls.size(); ++i) files.shards.Add(urls[i], uint32_t(i));
   files.shards.Seal();
-  files.shard_sizes.assign(urls.size(), 0);
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, std::move(files), fetch_whole);
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(DatasetReader::OpenShards(urls, remote_env.get(), &format_reader, options));
