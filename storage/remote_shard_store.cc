@@ -179,11 +179,10 @@ void RemoteShardStore::DownloadLoop(HttpClient* http) {
     std::shared_ptr<const RandomAccessFile> file;
     std::unique_ptr<FileLock> want;
     bool full = false;
-    std::vector<uint64_t> next_use;  // shared cache: this process's preference among evictions
+    ShardNextUse next_use;  // shared cache: this process's preference among evictions (its planned shards)
     if (space_ != nullptr) {
-      next_use.assign(shards_->size(), std::numeric_limits<uint64_t>::max());
       for (const auto& [i, s] : slots_) {
-        if (s.planned && s.last >= position_) next_use[i] = s.first;
+        if (s.planned && s.last >= position_) next_use.emplace(i, s.first);
       }
     }
     lock.unlock();
@@ -296,8 +295,8 @@ void RemoteShardStore::Evict(size_t shard) {
   if (!in_memory_) RemoveCachedCopy(env_, shards_->path(shard));
 }
 
-Status RemoteShardStore::FetchShared(size_t shard, bool waited_for, const std::vector<uint64_t>& next_use,
-                                     HttpClient* http, bool* full, std::unique_ptr<FileLock>* want) {
+Status RemoteShardStore::FetchShared(size_t shard, bool waited_for, const ShardNextUse& next_use, HttpClient* http,
+                                     bool* full, std::unique_ptr<FileLock>* want) {
   const RemoteShard r = shards_->shard(shard);
   std::unique_ptr<FileLock> fetch_lock;
   SharedCacheSpace::Room room = SharedCacheSpace::Room::kFull;

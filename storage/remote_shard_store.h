@@ -95,7 +95,7 @@ class RemoteShardStore {
   bool TakeJob(size_t* shard, bool* waited_for);
   // Shared cache: room for the shard under the folder's limit, then the download; *full when there
   // is none for now. Called without mu_.
-  Status FetchShared(size_t shard, bool waited_for, const std::vector<uint64_t>& next_use, HttpClient* http, bool* full,
+  Status FetchShared(size_t shard, bool waited_for, const ShardNextUse& next_use, HttpClient* http, bool* full,
                      std::unique_ptr<FileLock>* want);
   // Drops (streaming) or lets other processes evict (shared cache) the shards whose planned reads
   // lie before position_, and with unplanned_too (a new plan) those no plan lists: read outside

@@ -213,7 +213,7 @@ void SharedCacheSpace::UnlockSpace() {
   if (space_lock_ != nullptr && !space_lock_->Unlock().ok()) space_lock_.reset();  // closed: let go
 }
 
-Status SharedCacheSpace::Reserve(size_t shard, bool force, const std::vector<uint64_t>& next_use,
+Status SharedCacheSpace::Reserve(size_t shard, bool force, const ShardNextUse& next_use,
                                  std::unique_ptr<FileLock>* fetch_lock, Room* room, uint32_t* evicted_count,
                                  uint64_t* used_bytes) {
   *evicted_count = 0;
@@ -294,14 +294,17 @@ Status SharedCacheSpace::TakeForEviction(size_t shard, std::vector<std::unique_p
   return Status::OK();
 }
 
-Status SharedCacheSpace::EvictOne(size_t keep, const std::vector<uint64_t>& next_use, bool wanted_too,
+Status SharedCacheSpace::EvictOne(size_t keep, const ShardNextUse& next_use, bool wanted_too,
                                   std::vector<size_t>* shards, bool* evicted, uint64_t* freed) {
   *evicted = false;
   *freed = 0;
   // The candidate: not pinned; not wanted before wanted; then the one this process needs latest;
   // then the oldest (modified longest ago).
   constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
-  const auto next = [&](size_t i) { return i < next_use.size() ? next_use[i] : kNever; };
+  const auto next = [&](size_t i) {
+    const auto it = next_use.find(i);
+    return it != next_use.end() ? it->second : kNever;
+  };
   // Among wanted shards, one this process is done with is one another rank of the node reads now
   // (the ranks go through the same order of shards, a little apart): it goes last. Else the one
   // needed latest goes first (Belady's rule, by this process's plan, which the others share).

@@ -47,6 +47,10 @@
 
 namespace shardpack {
 
+// Shard -> when this process reads it next. Only the shards of its plan: a decision's work follows
+// the plan, not the dataset (a vector of every shard, filled per download, was 800 KB at 100,000).
+using ShardNextUse = std::unordered_map<size_t, uint64_t>;
+
 class SharedCacheSpace {
  public:
   // shards: each shard's file in the dataset's cache folder `dir` (RemoteShardList::path), and its size.
@@ -58,11 +62,11 @@ class SharedCacheSpace {
   // kFetchedElsewhere when it is there already or another process is downloading it (wait on its
   // fetch lock: FetchIntoCache); kFull when the limit leaves no room and nothing can be evicted.
   // `force` takes the room past the limit rather than answer kFull (a shard a reader waits for).
-  // next_use: for each shard, when this process reads it next (its plan's first use; the largest
-  // value when never again), so that among equals the one it needs latest goes first; may be empty.
+  // next_use: when this process reads a shard next (its plan's first use), so that among equals the
+  // one it needs latest goes first; a shard it does not list is never read again; may be empty.
   // *evicted: how many shards this call removed; *used: the bytes the folder then holds, the new
   // shard's included when kTaken.
-  Status Reserve(size_t shard, bool force, const std::vector<uint64_t>& next_use, std::unique_ptr<FileLock>* fetch_lock,
+  Status Reserve(size_t shard, bool force, const ShardNextUse& next_use, std::unique_ptr<FileLock>* fetch_lock,
                  Room* room, uint32_t* evicted, uint64_t* used);
 
   // A shared lock on the shard's pin or want file; *held false when an evictor holds it now
@@ -99,7 +103,7 @@ class SharedCacheSpace {
   // Evicts one of `shards` (the ledger's) that nobody pins, and drops it from `shards`: *evicted
   // false when there is none; *freed the bytes it held (0 when it was pinned meanwhile and nothing
   // went: count again). wanted_too: wanted shards may go too (after every unwanted one).
-  Status EvictOne(size_t keep, const std::vector<uint64_t>& next_use, bool wanted_too, std::vector<size_t>* shards,
+  Status EvictOne(size_t keep, const ShardNextUse& next_use, bool wanted_too, std::vector<size_t>* shards,
                   bool* evicted, uint64_t* freed);
 
   Env* const env_;
