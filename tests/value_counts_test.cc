@@ -63,5 +63,33 @@ TEST(ValueCounts, PastAMillionDistinctValuesWithinAThousandthBelow) {
   EXPECT_NEAR(p.mean, double(sum / values.size()), 1e-6 * p.mean);
 }
 
+// Merged in groups (as stat merges its shards), the summary equals one of every value added one by
+// one, which the tests above hold to a sort: exact, and past kMaxExact distinct values in the union
+// although no group has that many, and with a group bucketed on its own.
+TEST(ValueCounts, MergedGroupsSummariseAsOne) {
+  std::mt19937_64 rng(11);
+  for (const uint64_t range : {uint64_t(4000), uint64_t(50000000)}) {
+    ValueCounts one, merged;
+    for (const size_t group : {size_t(300000), size_t(0), size_t(700000), size_t(1200000), size_t(500000)}) {
+      ValueCounts part;
+      for (size_t i = 0; i < group; ++i) {
+        const uint64_t v = 100 + rng() % range;
+        one.Add(v);
+        part.Add(v);
+      }
+      merged.Merge(part);
+    }
+    const DatasetStats::Percentiles a = one.Summary(), b = merged.Summary();
+    EXPECT_EQ(merged.exact(), one.exact()) << range;
+    EXPECT_EQ(one.exact(), range == 4000) << range;  // 2.7M draws of 50M values: past 2^20 distinct
+    EXPECT_EQ(b.min, a.min);
+    EXPECT_EQ(b.max, a.max);
+    EXPECT_EQ(b.p50, a.p50);
+    EXPECT_EQ(b.p90, a.p90);
+    EXPECT_EQ(b.p99, a.p99);
+    EXPECT_EQ(b.mean, a.mean);
+  }
+}
+
 }  // namespace
 }  // namespace shardpack

@@ -8,6 +8,7 @@
 #include "formats/common/shard_check.h"
 #include "formats/wds/dali_index.h"
 #include "ground/manifest_json.h"
+#include "shardpack/buckets.h"
 #include "shardpack/manifest.h"
 #include "shardpack/stat.h"
 #include "tests/support/dataset_fixture.h"
@@ -253,6 +254,54 @@ TEST_F(VerifyTest, StatSummarisesSamplesClassesAndSizes) {
   EXPECT_EQ(st.height.min, 16u);
   EXPECT_EQ(st.height.max, 17u);
   EXPECT_EQ(st.sample_bytes.max >= st.sample_bytes.p90 && st.sample_bytes.p90 >= st.sample_bytes.p50, true);
+}
+
+// Stat reads the shards' tables on several threads, each counted apart and added in shard order:
+// every figure, the buckets' cropped shares included, is the same on one thread as on several, and
+// the progress callback counts the shards in order.
+TEST_F(VerifyTest, StatGivesTheSameFiguresOnAnyNumberOfThreads) {
+  std::vector<Bucket> buckets;
+  ASSERT_TRUE(ParseBuckets("24x16,16x24,20x20", "--buckets", &buckets).ok());
+  const auto stat = [&](int threads, std::vector<uint64_t>* progress) {
+    StatOptions options;
+    options.threads = threads;
+    options.buckets = buckets;
+    options.on_shard = [progress](uint64_t done, uint64_t total) {
+      progress->push_back(done);
+      EXPECT_EQ(total, 3u);
+    };
+    DatasetStats st;
+    EXPECT_TRUE(Stat(out(), options, &st).ok());
+    return st;
+  };
+  std::vector<uint64_t> progress_one, progress_many;
+  const DatasetStats one = stat(1, &progress_one), many = stat(8, &progress_many);
+  EXPECT_EQ(progress_one, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(progress_many, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(many.samples, 10u);
+  for (const auto& [a, b] : {std::pair{one.sample_bytes, many.sample_bytes},
+                             {one.width, many.width},
+                             {one.height, many.height},
+                             {one.original_width, many.original_width}}) {
+    EXPECT_EQ(a.min, b.min);
+    EXPECT_EQ(a.p50, b.p50);
+    EXPECT_EQ(a.p90, b.p90);
+    EXPECT_EQ(a.p99, b.p99);
+    EXPECT_EQ(a.max, b.max);
+    EXPECT_EQ(a.mean, b.mean);
+  }
+  EXPECT_EQ(one.image_formats, many.image_formats);
+  ASSERT_EQ(many.classes.size(), 2u);
+  EXPECT_EQ(many.classes[0].samples, 5u);
+  EXPECT_EQ(many.classes[1].samples, 5u);
+  ASSERT_EQ(many.buckets.size(), 3u);
+  uint64_t bucketed = 0;
+  for (size_t b = 0; b < 3; ++b) {
+    EXPECT_EQ(one.buckets[b].samples, many.buckets[b].samples) << b;
+    EXPECT_EQ(one.buckets[b].cropped_share, many.buckets[b].cropped_share) << b;
+    bucketed += many.buckets[b].samples;
+  }
+  EXPECT_EQ(bucketed + many.unsized, 10u);
 }
 
 }  // namespace

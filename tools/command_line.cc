@@ -302,9 +302,10 @@ void PrintBuckets(const DatasetStats& st, const std::string& spec) {
   }
 }
 
-int RunStat(const std::string& dir, bool json, size_t top, const std::string& buckets) {
+int RunStat(const std::string& dir, bool json, size_t top, const std::string& buckets, int threads) {
   DatasetStats st;
   StatOptions options;
+  options.threads = threads;
   if (const Status env = ApplyEnvironment(&options.remote); !env.ok()) return Fail("stat", env);
   if (!buckets.empty()) {
     const Status parsed = ParseBuckets(buckets, "--buckets", &options.buckets);
@@ -679,6 +680,11 @@ int RunCommandLine(int argc, char** argv) {
   stat->add_option("DATASET", stat_dir, "Dataset folder (holding manifest.json)")->required();
   stat->add_option("--top", stat_top, "How many largest and smallest classes to list")->capture_default_str();
   stat->add_flag("--json", stat_json, "Print everything as JSON on stdout");
+  int stat_threads = 0;
+  stat->add_option("--threads", stat_threads,
+                   "Sample tables read in parallel (0 = all cores); the figures do not depend on it")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   std::string stat_buckets;
   stat->add_option("--buckets", stat_buckets,
                    "Count the samples into aspect-ratio buckets: a preset (sdxl), a list (1024x1024,1152x896,...) "
@@ -797,7 +803,7 @@ int RunCommandLine(int argc, char** argv) {
     so.pack = slurm->remaining();
     return RunSlurmScript(so);
   }
-  if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top, stat_buckets);
+  if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top, stat_buckets, stat_threads);
   if (doctor->parsed()) {
     if (!doctor_buckets.empty()) {
       const Status s = ParseBuckets(doctor_buckets, "--buckets", &dop.buckets);

@@ -67,6 +67,8 @@ struct StatOptions {
   RemoteOptions remote;  // a dataset at a URL: its cache folder, credentials
   // Called after each shard's table is read (shards done, shards): the CLI's progress line.
   std::function<void(uint64_t done, uint64_t total)> on_shard;
+  // Sample tables read at once (0 = all cores); the figures do not depend on it.
+  int threads = 0;
   // Aspect-ratio buckets (ParseBuckets) to count the samples into, by the sizes in the sample tables
   // as shown (a JPEG its EXIF orientation turns counts turned, from version 3 tables; docs/buckets.md).
   std::vector<Bucket> buckets;

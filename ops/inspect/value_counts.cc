@@ -18,12 +18,28 @@ void ValueCounts::Add(uint64_t value) {
   ++n_;
   sum_ += static_cast<long double>(value);
   ++counts_[bucketed_ ? BucketOf(value) : value];
-  if (!bucketed_ && counts_.size() > kMaxExact) {
-    std::map<uint64_t, uint64_t> buckets;
-    for (const auto& [v, count] : counts_) buckets[BucketOf(v)] += count;
-    counts_ = std::move(buckets);
-    bucketed_ = true;
-  }
+  if (!bucketed_ && counts_.size() > kMaxExact) Bucket();
+}
+
+void ValueCounts::Bucket() {
+  std::map<uint64_t, uint64_t> buckets;
+  for (const auto& [v, count] : counts_) buckets[BucketOf(v)] += count;
+  counts_ = std::move(buckets);
+  bucketed_ = true;
+}
+
+void ValueCounts::Merge(const ValueCounts& other) {
+  if (other.n_ == 0) return;
+  min_ = n_ == 0 ? other.min_ : std::min(min_, other.min_);
+  max_ = n_ == 0 ? other.max_ : std::max(max_, other.max_);
+  n_ += other.n_;
+  sum_ += other.sum_;  // (sums of integers below 2^64: exact in a long double's 64-bit mantissa)
+  // Added one by one, the values would have been bucketed once more than kMaxExact distinct ones
+  // had come, and stayed so: the same as bucketing when the union has that many, or when either
+  // side was bucketed already (its values were more than kMaxExact distinct).
+  if (other.bucketed_ && !bucketed_) Bucket();
+  for (const auto& [v, count] : other.counts_) counts_[bucketed_ ? BucketOf(v) : v] += count;
+  if (!bucketed_ && counts_.size() > kMaxExact) Bucket();
 }
 
 DatasetStats::Percentiles ValueCounts::Summary() const {

@@ -21,6 +21,10 @@ class ValueCounts {
   static constexpr size_t kMaxExact = size_t(1) << 20;
 
   void Add(uint64_t value);
+  // Adds every value `other` was given, as if Add had been called with each: the counts, min, max
+  // and sum are the same, and so the summary, whatever the grouping (stat counts each shard apart
+  // on its own thread, then merges them in shard order).
+  void Merge(const ValueCounts& other);
   // Nearest-rank p50, p90, p99, with min, max and mean; all zero when nothing was added.
   DatasetStats::Percentiles Summary() const;
   bool exact() const { return !bucketed_; }
@@ -28,6 +32,8 @@ class ValueCounts {
  private:
   // The bucket that holds `value`: values below 2048 are their own.
   static uint64_t BucketOf(uint64_t value);
+  // From exact values to their buckets, for good (past kMaxExact distinct values).
+  void Bucket();
 
   std::map<uint64_t, uint64_t> counts_;  // value (or bucket's lower bound) -> samples
   bool bucketed_ = false;

@@ -1,4 +1,4 @@
-// The pack pipeline, shared by pack and convert: the ordered pipeline (ops/pack/ordered_pipeline.h) over
+// The pack pipeline, shared by pack and convert: the ordered pipeline (ground/ordered_pipeline.h) over
 // a PackInput:
 //   1. serial, in order:  the input's next sample, into a reused buffer slot
 //   2. parallel:          load its bytes (files), probe the image, decode + transform it (raw)
@@ -15,9 +15,9 @@
 
 #include "formats/registry/registry.h"
 #include "ground/manifest_json.h"
+#include "ground/ordered_pipeline.h"
 #include "ground/sample_keys.h"
 #include "ground/worker_threads.h"
-#include "ops/pack/ordered_pipeline.h"
 #include "ops/pack/pack_journal.h"
 #include "ops/pack/pack_partition.h"
 #include "ops/pack/pack_resume.h"
@@ -56,7 +56,7 @@ struct PartOfPack {
   nlohmann::json source;
 };
 
-// One pack (or one part of one): the pipeline's three stages filled in (ops/pack/ordered_pipeline.h),
+// One pack (or one part of one): the pipeline's three stages filled in (ground/ordered_pipeline.h),
 // the journal of the shards it publishes, and the manifest (or part manifest) at the end.
 class Packer {
  public:
