@@ -40,6 +40,9 @@ struct DatasetStats {
   struct Percentiles {
     uint64_t min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
     double mean = 0;
+    bool operator==(const Percentiles& o) const {
+      return min == o.min && p50 == o.p50 && p90 == o.p90 && p99 == o.p99 && max == o.max && mean == o.mean;
+    }
   };
   Percentiles sample_bytes;
   // Percentiles are exact up to about a million distinct values; past that (sample_bytes of a
