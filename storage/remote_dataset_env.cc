@@ -45,9 +45,9 @@ bool RemoteDatasetEnv::NameOf(const std::string& path, std::string_view* name) c
 bool RemoteDatasetEnv::FindSmall(const std::string& path, SideFile* file) const {
   std::string_view name;
   if (fetch_small_ == nullptr || files_.small_file == nullptr || !NameOf(path, &name)) return false;
+  const auto is_named = [&](uint32_t i) { return files_.small_file(i, name, file); };
   uint32_t number = 0;
-  return files_.small.Find(
-      name, [&](uint32_t i) { return files_.small_file(i, name, file); }, &number);
+  return files_.small.Find(name, is_named, &number);
 }
 
 Status RemoteDatasetEnv::SmallFile(const std::string& path, std::shared_ptr<const ShardBuffer>* bytes) {

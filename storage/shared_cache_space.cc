@@ -24,10 +24,9 @@ std::string SharedCacheSpace::NameInFolder(size_t shard) const {
 }
 
 bool SharedCacheSpace::ShardNamed(std::string_view name, size_t* shard) const {
+  const auto is_named = [&](uint32_t i) { return NameInFolder(i) == name; };
   uint32_t found = 0;
-  if (!by_name_.Find(
-          name, [&](uint32_t i) { return NameInFolder(i) == name; }, &found))
-    return false;
+  if (!by_name_.Find(name, is_named, &found)) return false;
   *shard = size_t(found);
   return true;
 }

@@ -80,6 +80,9 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
   // the distinct values of those few (value_counts.h), not in the samples. 100,000 tables took
   // 288 s on one core.
   ValueCounts sizes, widths, heights, original_widths, original_heights;
+  // A shard's tally starts from these (the workers never read `stats`, which add writes).
+  const size_t class_count = stats->classes.size();
+  const std::vector<BucketCount> no_buckets = stats->buckets;
   const int threads = WorkerThreads(options.threads);
   std::vector<ShardTally> slots(size_t(2 * threads));
   size_t next = 0;
@@ -92,8 +95,8 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     const size_t shard = t->shard;
     *t = ShardTally();
     t->shard = shard;
-    t->class_samples.assign(stats->classes.size(), 0);
-    for (const Bucket& b : options.buckets) t->buckets.push_back({b, 0, 0});
+    t->class_samples.assign(class_count, 0);
+    t->buckets = no_buckets;
     std::vector<SampleRecord> records;
     t->status = StatusOfCall("reading a sample table",
                              [&] { return format->ReadSampleRecords(env, dir, manifest.shards[shard], &records); });
