@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <future>
@@ -188,15 +190,86 @@ FileStat ToFileStat(const struct stat& st) {
   return out;
 }
 
+// How many random-access files keep their descriptor open, within a fifth of the process's limit
+// on open files (RLIMIT_NOFILE, read at each open, so a limit changed later counts). Readers keep the
+// files of every shard they work on open (up to thousands), and Debian's default soft limit is
+// 1,024: past the share, a file is opened for each read instead (leveldb's Env does the same), so
+// that the process never runs out of descriptors for its sockets, pipes and the files it writes.
+class OpenFileLimiter {
+ public:
+  // Takes a slot; false when a fifth of the limit is held already.
+  bool Acquire() {
+    const int64_t limit = Share();
+    int64_t held = held_.load(std::memory_order_relaxed);
+    do {
+      if (held >= limit) return false;
+    } while (!held_.compare_exchange_weak(held, held + 1, std::memory_order_relaxed));
+    return true;
+  }
+  void Release() { held_.fetch_sub(1, std::memory_order_relaxed); }
+
+ private:
+  static int64_t Share() {
+    struct rlimit limit;
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return int64_t(1) << 20;
+    return int64_t(limit.rlim_cur / 5);
+  }
+  std::atomic<int64_t> held_{0};
+};
+
+OpenFileLimiter& RandomAccessLimiter() {
+  static OpenFileLimiter* limiter = new OpenFileLimiter();  // never destroyed: files may outlive main
+  return *limiter;
+}
+
+// A file read with pread(2). With a slot of the limiter it keeps the descriptor it was opened with;
+// without one it opens its path for each read, and checks that the path still names the file first
+// opened (device and inode), so that a file replaced meanwhile (a dataset packed again into the same
+// folder) is an error, not other bytes.
 class PosixRandomAccessFile final : public RandomAccessFile {
  public:
-  PosixRandomAccessFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  ~PosixRandomAccessFile() override { ::close(fd_); }
+  // Takes `fd` (open on `path`): kept with a slot, else closed now.
+  PosixRandomAccessFile(std::string path, int fd, const struct stat& st)
+      : path_(std::move(path)),
+        kept_(RandomAccessLimiter().Acquire()),
+        fd_(kept_ ? fd : -1),
+        device_(st.st_dev),
+        inode_(st.st_ino) {
+    if (!kept_) ::close(fd);
+  }
+  ~PosixRandomAccessFile() override {
+    if (!kept_) return;
+    ::close(fd_);
+    RandomAccessLimiter().Release();
+  }
 
   Status Read(uint64_t offset, size_t n, char* scratch) const override {
+    if (kept_) return ReadFrom(fd_, offset, n, scratch);
+    int fd = -1;
+    SHARDPACK_RETURN_IF_ERROR(OpenAgain(&fd, nullptr));
+    const Status s = ReadFrom(fd, offset, n, scratch);
+    ::close(fd);
+    return s;
+  }
+
+  Status Stat(FileStat* out) const override {
+    struct stat st;
+    if (kept_) {
+      if (::fstat(fd_, &st) != 0) return Status::FromErrno("cannot stat " + path_, errno);
+    } else {
+      int fd = -1;
+      SHARDPACK_RETURN_IF_ERROR(OpenAgain(&fd, &st));
+      ::close(fd);
+    }
+    *out = ToFileStat(st);
+    return Status::OK();
+  }
+
+ private:
+  Status ReadFrom(int fd, uint64_t offset, size_t n, char* scratch) const {
     size_t got = 0;
     while (got < n) {
-      ssize_t r = ::pread(fd_, scratch + got, n - got, static_cast<off_t>(offset + got));
+      ssize_t r = ::pread(fd, scratch + got, n - got, static_cast<off_t>(offset + got));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return Status::FromErrno("cannot read " + path_, errno);
       if (r == 0) {
@@ -207,16 +280,29 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     return Status::OK();
   }
 
-  Status Stat(FileStat* out) const override {
-    struct stat st;
-    if (::fstat(fd_, &st) != 0) return Status::FromErrno("cannot stat " + path_, errno);
-    *out = ToFileStat(st);
+  // Opens path_ again into *fd, checked to be the file first opened; its fstat into *st if asked.
+  Status OpenAgain(int* fd, struct stat* st) const {
+    *fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) return Status::FromErrno("cannot open " + path_, errno);
+    struct stat now;
+    if (::fstat(*fd, &now) != 0) {
+      const int e = errno;
+      ::close(*fd);
+      return Status::FromErrno("cannot stat " + path_, e);
+    }
+    if (now.st_dev != device_ || now.st_ino != inode_) {
+      ::close(*fd);
+      return Status::DataLoss(path_ + " was replaced by another file while it was being read");
+    }
+    if (st != nullptr) *st = now;
     return Status::OK();
   }
 
- private:
-  std::string path_;
-  int fd_;
+  const std::string path_;
+  const bool kept_;  // holds a slot of the limiter and fd_
+  const int fd_;
+  const dev_t device_;
+  const ino_t inode_;
 };
 
 class PosixFileLock final : public FileLock {
@@ -269,7 +355,13 @@ class PosixEnv final : public Env {
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
-    *file = std::make_unique<PosixRandomAccessFile>(path, fd);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      const int e = errno;
+      ::close(fd);
+      return Status::FromErrno("cannot stat " + path, e);
+    }
+    *file = std::make_unique<PosixRandomAccessFile>(path, fd, st);
     return Status::OK();
   }
 

@@ -1,6 +1,7 @@
 #include "shardpack/dataset_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <functional>
@@ -110,6 +111,56 @@ TEST_P(ReadEveryFormat, ConcurrentReadsAgreeWithSequentialOnes) {
     EXPECT_EQ(parallel[i].encoded, sequential[i].encoded);
     EXPECT_EQ(parallel[i].pixels.rgb, sequential[i].pixels.rgb);
   }
+}
+
+// Debian's default limit on open files is 1,024, and a reader keeps open each shard it reads (and
+// up to 2,048 of them): under a low limit, a dataset of more shards than the limit allows must still
+// read, every sample, in any order, again and again (files past a share of the limit are opened for
+// each read instead of kept open, as leveldb's Env does). Here the limit leaves 24 files free.
+TEST_P(ReadEveryFormat, MoreShardsThanTheOpenFileLimitAllowsStillRead) {
+  if (std::string(GetParam().format) == "lmdb") GTEST_SKIP() << "an LMDB environment is one file";
+  MakeTree(2, 30);
+  PackOptions o = Options();
+  o.samples_per_shard = 1;
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), o, &r).ok());
+  ASSERT_EQ(r.manifest.shards.size(), 60u);
+  std::vector<std::string> expected(60);
+  {
+    std::unique_ptr<DatasetReader> reader;
+    ASSERT_TRUE(DatasetReader::Open(out(), nullptr, &reader).ok());
+    ReadSample s;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_TRUE(reader->Read(i, &s).ok()) << i;
+      expected[i] = s.encoded.empty() ? std::string(s.pixels.rgb.begin(), s.pixels.rgb.end()) : s.encoded;
+    }
+  }
+  size_t open_now = 0;
+  for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) ++open_now;
+  struct rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit low = old;
+  low.rlim_cur = open_now + 24;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::unique_ptr<DatasetReader> reader;
+  Status opened = DatasetReader::Open(out(), nullptr, &reader);
+  size_t failures = 0;
+  std::string first_failure;
+  ReadSample s;
+  for (int pass = 0; pass < 2 && opened.ok(); ++pass) {
+    for (size_t k = 0; k < expected.size(); ++k) {
+      const size_t i = pass == 0 ? k : (k * 7) % expected.size();  // in order, then scattered
+      const Status read = reader->Read(i, &s);
+      const std::string got = s.encoded.empty() ? std::string(s.pixels.rgb.begin(), s.pixels.rgb.end()) : s.encoded;
+      if (!read.ok() || got != expected[i]) {
+        if (failures++ == 0) first_failure = std::to_string(i) + ": " + read.ToString();
+      }
+    }
+  }
+  reader.reset();
+  setrlimit(RLIMIT_NOFILE, &old);
+  EXPECT_TRUE(opened.ok()) << opened.ToString();
+  EXPECT_EQ(failures, 0u) << "first: " << first_failure;
 }
 
 // The side files a reader takes offsets from: sample tables, DALI indexes, zstd chunk indexes.

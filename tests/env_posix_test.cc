@@ -2,12 +2,15 @@
 // (ground/env_posix.cc), or, unbuffered, written as they come. What arrives on disk must be exactly what was appended,
 // in order, whatever the sizes of the appends and wherever WriteAt and Sync fall; and an error of a background write
 // must reach the caller.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "shardpack/env.h"
 #include "tests/support/temp_dir.h"
@@ -152,6 +155,52 @@ TEST(PosixWritableFile, ABackgroundWriteErrorIsReportedByTheNextCallAndSticks) {
   const std::string written = ReadFile(path);
   ASSERT_EQ(written.size(), size_t(6 << 20));
   EXPECT_TRUE(written.substr(0, 4 << 20) == chunk);
+}
+
+}  // namespace
+}  // namespace shardpack
+
+namespace shardpack {
+namespace {
+
+// Random-access files past a fifth of the open-file limit are opened for each read (ground/env_posix.cc,
+// OpenFileLimiter): they read the same bytes, hold no descriptor meanwhile, and a path that names
+// another file by then is an error, never the other file's bytes. Files within the share keep
+// their descriptor, so a replaced one still reads the file it opened.
+TEST(PosixRandomAccessFile, FilesPastTheShareOfTheLimitReopenForEachReadAndNoticeAReplacement) {
+  TempDir dir;
+  struct rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit low = old;
+  low.rlim_cur = 100;  // a share of 20: this process holds fewer random-access files than that now
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<std::unique_ptr<RandomAccessFile>> files(40);
+  for (size_t i = 0; i < files.size(); ++i) {
+    testing::WriteFile(dir.Sub(std::to_string(i)), Pattern(1000, i));
+    ASSERT_TRUE(Env::Default()->NewRandomAccessFile(dir.Sub(std::to_string(i)), &files[i]).ok()) << i;
+  }
+  size_t open_now = 0;
+  for (int fd = 0; fd < 100; ++fd) open_now += fcntl(fd, F_GETFD) != -1;
+  setrlimit(RLIMIT_NOFILE, &old);
+  EXPECT_LT(open_now, 20 + 10u) << "at most the share kept open, besides the test's own few";
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string got(10, '\0');
+    ASSERT_TRUE(files[i]->Read(500, 10, got.data()).ok()) << i;
+    EXPECT_EQ(got, Pattern(1000, i).substr(500, 10)) << i;
+  }
+  // Replaced (a new file renamed over each path): the first file kept its descriptor, the last did not.
+  for (size_t i : {size_t(0), files.size() - 1}) {
+    testing::WriteFile(dir.Sub("new"), Pattern(1000, 99));
+    ASSERT_EQ(std::rename(dir.Sub("new").c_str(), dir.Sub(std::to_string(i)).c_str()), 0);
+  }
+  std::string got(10, '\0');
+  EXPECT_TRUE(files.front()->Read(0, 10, got.data()).ok());
+  EXPECT_EQ(got, Pattern(1000, 0).substr(0, 10));
+  const Status s = files.back()->Read(0, 10, got.data());
+  EXPECT_EQ(s.code(), Status::Code::kDataLoss);
+  EXPECT_EQ(s.message(), dir.Sub("39") + " was replaced by another file while it was being read");
+  FileStat st;
+  EXPECT_EQ(files.back()->Stat(&st).message(), s.message());
 }
 
 }  // namespace
