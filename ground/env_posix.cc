@@ -646,6 +646,13 @@ Status RandomAccessFile::Stat(FileStat* stat) const {
   return Status::Unsupported("this file cannot describe itself");
 }
 
+Status RandomAccessFile::Size(uint64_t* size) const {
+  FileStat stat;
+  SHARDPACK_RETURN_IF_ERROR(Stat(&stat));
+  *size = stat.size;
+  return Status::OK();
+}
+
 Status SequentialFile::Skip(uint64_t n) {
   char scratch[64 * 1024];
   while (n > 0) {

@@ -20,6 +20,11 @@ class StringFile final : public RandomAccessFile {
     std::memcpy(scratch, bytes_.data() + offset, n);
     return Status::OK();
   }
+  Status Size(uint64_t* size) const override {
+    *size = bytes_.size();
+    return Status::OK();
+  }
+  uint64_t memory_bytes() const override { return bytes_.capacity(); }
 
  private:
   const std::string bytes_;
@@ -34,6 +39,11 @@ class ShardBufferFile final : public RandomAccessFile {
     if (offset > size_ || n > size_ - offset) return PastTheEnd(name_, offset, n, size_);
     return bytes_->Read(offset, n, scratch).WithPrefix(name_ + ": ");
   }
+  Status Size(uint64_t* size) const override {
+    *size = size_;
+    return Status::OK();
+  }
+  uint64_t memory_bytes() const override { return size_; }
 
  private:
   const std::shared_ptr<const ShardBuffer> bytes_;

@@ -55,18 +55,39 @@ std::string FormatSampleTable(const std::vector<SampleRecord>& records, bool ori
   return table;
 }
 
-Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records) {
-  records->clear();
-  int version = 0;
-  std::string_view header;
+int SampleTableVersion(std::string_view header_line) {
   for (const auto& [v, h] : {std::pair<int, std::string_view>{1, kSampleTableHeader},
                              {2, kSampleTableHeaderV2},
                              {3, kSampleTableHeaderV3}}) {
-    if (text.substr(0, h.size()) == h) version = v, header = h;
+    if (header_line.size() + 1 == h.size() && h.substr(0, header_line.size()) == header_line) return v;
   }
-  if (version == 0) return Status::DataLoss("sample table does not start with the expected header");
+  return 0;
+}
+
+bool ParseSampleRecord(std::string_view line, int version, SampleRecord* r) {
   const size_t columns = version == 3 ? 11 : version == 2 ? 10 : 8;
-  size_t pos = header.size();
+  std::string_view f[11];
+  const size_t n = SplitTabs(line, f, 11);
+  r->original_width = r->original_height = 0;
+  unsigned orientation = 1;
+  const bool ok = n == columns && !f[0].empty() && ParseNumber(f[1], &r->offset) && ParseNumber(f[2], &r->size) &&
+                  ParseChecksumHex(f[3], &r->xxh64) && ParseNumber(f[4], &r->label) && ParseNumber(f[6], &r->width) &&
+                  ParseNumber(f[7], &r->height) &&
+                  (version < 2 || (ParseNumber(f[8], &r->original_width) && ParseNumber(f[9], &r->original_height))) &&
+                  (version < 3 || (ParseNumber(f[10], &orientation) && orientation >= 1 && orientation <= 8));
+  if (!ok) return false;
+  r->orientation = uint8_t(orientation);
+  r->key.assign(f[0]);  // into the record's own buffer: a reader parsing a line a sample reuses one
+  r->format = ImageFormatFromExtension(f[5] == "jpeg" ? "jpg" : f[5]);
+  return r->format != ImageFormat::kUnknown;
+}
+
+Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records) {
+  records->clear();
+  const size_t header_end = text.find('\n');
+  const int version = header_end == std::string_view::npos ? 0 : SampleTableVersion(text.substr(0, header_end));
+  if (version == 0) return Status::DataLoss("sample table does not start with the expected header");
+  size_t pos = header_end + 1;
   size_t line_no = 1;
   records->reserve(size_t(std::count(text.begin() + long(pos), text.end(), '\n')));
   while (pos < text.size()) {
@@ -75,22 +96,9 @@ Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* record
     if (end == std::string_view::npos) {
       return Status::DataLoss("sample table line " + std::to_string(line_no) + " is cut short");
     }
-    std::string_view f[11];
-    const size_t n = SplitTabs(text.substr(pos, end - pos), f, 11);
-    pos = end + 1;
     SampleRecord r;
-    unsigned orientation = 1;
-    bool ok = n == columns && !f[0].empty() && ParseNumber(f[1], &r.offset) && ParseNumber(f[2], &r.size) &&
-              ParseChecksumHex(f[3], &r.xxh64) && ParseNumber(f[4], &r.label) && ParseNumber(f[6], &r.width) &&
-              ParseNumber(f[7], &r.height) &&
-              (version < 2 || (ParseNumber(f[8], &r.original_width) && ParseNumber(f[9], &r.original_height))) &&
-              (version < 3 || (ParseNumber(f[10], &orientation) && orientation >= 1 && orientation <= 8));
-    r.orientation = uint8_t(orientation);
-    if (ok) {
-      r.key = std::string(f[0]);
-      r.format = ImageFormatFromExtension(f[5] == "jpeg" ? "jpg" : f[5]);
-      ok = r.format != ImageFormat::kUnknown;
-    }
+    const bool ok = ParseSampleRecord(text.substr(pos, end - pos), version, &r);
+    pos = end + 1;
     if (!ok) return Status::DataLoss("sample table line " + std::to_string(line_no) + " is malformed");
     records->push_back(std::move(r));
   }

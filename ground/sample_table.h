@@ -58,6 +58,12 @@ std::string FormatSampleTable(const std::vector<SampleRecord>& records, bool ori
 // Parses a whole table of either version; DataLoss naming the line on any malformed content.
 Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records);
 
+// A table a line at a time (a reader that reads the line of the sample asked for, LineFile): the
+// version its header line (without its newline) names, 0 for none; and one sample's line (without
+// its newline) of that version, false when malformed.
+int SampleTableVersion(std::string_view header_line);
+bool ParseSampleRecord(std::string_view line, int version, SampleRecord* record);
+
 // Reads the sample table of `shard` in `dir`, checked against the manifest's checksum of it
 // (ReadSideFile), and parses it; it must list as many samples as the manifest says. DataLoss naming
 // the file (and suggesting `shardpack verify`) otherwise.

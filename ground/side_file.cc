@@ -15,7 +15,11 @@ Status PublishSideFile(Env* env, const std::string& dir, const std::string& file
 Status ReadSideFile(Env* env, const std::string& dir, const SideFile& entry, std::string* contents) {
   const std::string path = JoinPath(dir, entry.file);
   SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 32, contents));
-  if (ChecksumHex(Xxh64(*contents)) != entry.xxh64) {
+  return CheckSideFile(path, entry, *contents);
+}
+
+Status CheckSideFile(const std::string& path, const SideFile& entry, std::string_view contents) {
+  if (ChecksumHex(Xxh64(contents)) != entry.xxh64) {
     return Status::DataLoss(path + " does not match the checksum the manifest lists (the file changed after pack; " +
                             "run shardpack verify)");
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
@@ -16,5 +17,8 @@ Status PublishSideFile(Env* env, const std::string& dir, const std::string& file
 // Readers take offsets and sizes from side files, so a changed one must never get through: DataLoss
 // naming the file otherwise. Side files are small (an index, a table): at most 4 GiB is read.
 Status ReadSideFile(Env* env, const std::string& dir, const SideFile& entry, std::string* contents);
+
+// The check ReadSideFile makes, of `contents` read from `path` some other way.
+Status CheckSideFile(const std::string& path, const SideFile& entry, std::string_view contents);
 
 }  // namespace shardpack

@@ -15,6 +15,10 @@ class StoreShardFile final : public RandomAccessFile {
     SHARDPACK_RETURN_IF_ERROR(store_->Pin(shard_, &file));
     return file->Read(offset, n, scratch);
   }
+  Status Size(uint64_t* size) const override {
+    *size = store_->shards().bytes(shard_);
+    return Status::OK();
+  }
 
  private:
   const std::shared_ptr<RemoteShardStore> store_;

@@ -282,6 +282,59 @@ TEST(RawReaderBounds, ForgedSampleTablesAreRefusedNotTrusted) {
   EXPECT_TRUE(forge("320\t192").ok());
 }
 
+// A WebDataset folder's reader reads a sample's line of the sample table and of the DALI index when
+// the sample is asked for (LineFile): a forged line, its checksum made to match, is refused when its
+// sample is read, naming the file and line or the shard and sample; the samples around it still read.
+TEST(WdsReaderBounds, ForgedLinesAreRefusedWhenTheirSampleIsRead) {
+  testing::TempDir dir;
+  const std::string src = dir.Sub("src"), ds = dir.Sub("ds");
+  for (int i = 0; i < 3; ++i)
+    WriteFile(src + "/a/" + std::to_string(i) + ".jpg", testing::MakeImage(ImageFormat::kJpeg, 40, 30, i));
+  PackOptions o;
+  o.format = DatasetFormat::kWebDataset;
+  o.sync = false;
+  PackResult r;
+  ASSERT_TRUE(Pack(src, ds, o, &r).ok());
+  const ShardEntry& shard = r.manifest.shards[0];
+  const std::string index_path = ds + "/" + shard.index.file, table_path = ds + "/" + shard.sample_table.file;
+  const std::string good_index = ReadFile(index_path), good_table = ReadFile(table_path);
+  // Sample 1's image member: "jpg <offset> <size> 000000001.jpg" on the index's third line.
+  const size_t line = good_index.find("\n", good_index.find("\n") + 1) + 1;
+  const size_t jpg = good_index.find("jpg ", line) + 4;
+  const size_t size_at = good_index.find(' ', jpg) + 1;
+  const std::string image_size = good_index.substr(size_at, good_index.find(' ', size_at) - size_at);
+  const auto read_with = [&](const std::string& index, const std::string& table, uint64_t sample) {
+    WriteFile(index_path, index);
+    WriteFile(table_path, table);
+    ForgeManifest(ds, [&](nlohmann::json* j) {
+      (*j)["shardlist"][0]["index"]["xxh64"] = ChecksumHex(Xxh64(index));
+      (*j)["shardlist"][0]["sample_table"]["xxh64"] = ChecksumHex(Xxh64(table));
+    });
+    std::unique_ptr<DatasetReader> reader;
+    SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(ds, nullptr, &reader));
+    ReadSample s;
+    return reader->Read(sample, &s);
+  };
+  std::string far = good_index;
+  far.replace(jpg, size_at - 1 - jpg, "99999999");
+  EXPECT_EQ(read_with(far, good_table, 1).message(), shard.file + ": sample 000000001 claims " + image_size +
+                                                         " bytes at offset 99999999, past the end of the shard (" +
+                                                         std::to_string(shard.bytes) + " bytes; run shardpack verify)");
+  EXPECT_TRUE(read_with(far, good_table, 0).ok());
+  EXPECT_TRUE(read_with(far, good_table, 2).ok());
+  std::string cut = good_index;
+  cut.replace(jpg, size_at - jpg, "");  // "jpg <size> name": a member entry without its offset
+  EXPECT_EQ(read_with(cut, good_table, 1).message(),
+            index_path + ": DALI index line 3: incomplete member entry (run shardpack verify)");
+  std::string bad_table = good_table;
+  const size_t row = bad_table.find("\n000000001\t") + 11;
+  bad_table.replace(row, 1, "z");  // the offset no longer a number
+  EXPECT_EQ(read_with(good_index, bad_table, 1).message(),
+            table_path + ": sample table line 3 is malformed (run shardpack verify)");
+  EXPECT_TRUE(read_with(good_index, bad_table, 2).ok());
+  EXPECT_TRUE(read_with(good_index, good_table, 1).ok()) << "the forging itself is sound";
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, ReadEveryFormat,
                          ::testing::Values(ReaderCase{"wds", "wds", false, false, false},
                                            ReaderCase{"lmdb", "lmdb", false, false, false},

@@ -20,8 +20,13 @@ Status OpenShardWithTable(Env* env, const std::string& dir, const ShardEntry& sh
 
 Status CheckWithinShard(const ShardEntry& shard, const std::string& key, uint64_t offset, uint64_t size,
                         uint64_t shard_bytes) {
+  return CheckWithinShard(shard.file, key, offset, size, shard_bytes);
+}
+
+Status CheckWithinShard(const std::string& shard_file, const std::string& key, uint64_t offset, uint64_t size,
+                        uint64_t shard_bytes) {
   if (offset <= shard_bytes && size <= shard_bytes - offset) return Status::OK();
-  return Status::DataLoss(shard.file + ": sample " + key + " claims " + std::to_string(size) + " bytes at offset " +
+  return Status::DataLoss(shard_file + ": sample " + key + " claims " + std::to_string(size) + " bytes at offset " +
                           std::to_string(offset) + ", past the end of the shard (" + std::to_string(shard_bytes) +
                           " bytes; run shardpack verify)");
 }

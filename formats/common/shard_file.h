@@ -32,5 +32,8 @@ Status OpenShardWithTable(Env* env, const std::string& dir, const ShardEntry& sh
 // DataLoss naming shard and sample when [offset, offset + size) does not lie inside the shard.
 Status CheckWithinShard(const ShardEntry& shard, const std::string& key, uint64_t offset, uint64_t size,
                         uint64_t shard_bytes);
+// The same, naming the shard by its file.
+Status CheckWithinShard(const std::string& shard_file, const std::string& key, uint64_t offset, uint64_t size,
+                        uint64_t shard_bytes);
 
 }  // namespace shardpack

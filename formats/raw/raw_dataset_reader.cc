@@ -8,6 +8,7 @@
 
 #include "formats/common/shard_file.h"
 #include "formats/raw/raw_format.h"
+#include "ground/line_file.h"
 #include "ground/manifest_json.h"
 #include "ground/packed_keys.h"
 #include "ground/side_file.h"
@@ -16,24 +17,20 @@ namespace shardpack {
 
 namespace {
 
-// The shard's fields side file, checked against its manifest checksum, kept open with the offsets
-// of its lines (one a sample, N+1 offsets), not its text: a dataset's captions need not fit in
-// memory. Nothing when the shard has no such file.
-Status OpenFieldsFile(Env* env, const std::string& dir, const ShardEntry& shard,
-                      std::unique_ptr<RandomAccessFile>* file, std::vector<uint64_t>* lines) {
+// The shard's fields side file, checked against its manifest checksum, kept open as a LineFile (a
+// line a sample, read when asked for), not its text: a dataset's captions need not fit in memory.
+// Nothing when the shard has no such file.
+Status OpenFieldsFile(Env* env, const std::string& dir, const ShardEntry& shard, std::unique_ptr<LineFile>* file) {
   const std::string name = RawSideFileName(shard.file, ".fields.jsonl");
   const auto side =
       std::find_if(shard.side_files.begin(), shard.side_files.end(), [&](const SideFile& f) { return f.file == name; });
   if (side == shard.side_files.end()) return Status::OK();
-  std::string text;
-  SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, *side, &text));
-  lines->assign(1, 0);
-  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) lines->push_back(at + 1);
-  if (lines->size() != shard.samples + 1 || lines->back() != text.size()) {
-    return Status::DataLoss(JoinPath(dir, name) + " has " + std::to_string(lines->size() - 1) + " lines for " +
+  SHARDPACK_RETURN_IF_ERROR(LineFile::Open(env, dir, *side, /*header=*/nullptr, file));
+  if ((*file)->lines() != shard.samples || !(*file)->ends_with_newline()) {
+    return Status::DataLoss(JoinPath(dir, name) + " has " + std::to_string((*file)->lines()) + " lines for " +
                             std::to_string(shard.samples) + " samples (run shardpack verify)");
   }
-  return env->NewRandomAccessFile(JoinPath(dir, name), file);
+  return Status::OK();
 }
 
 // The shard's mask arrays (raw_format.h): each presence file, checked against its manifest
@@ -83,9 +80,8 @@ struct RawDatasetReader::ShardIndex {
   std::unique_ptr<RandomAccessFile> file;
   std::vector<Sample> samples;
   PackedKeys keys;
-  std::vector<int64_t> chunks;                   // zstd: frame offsets
-  std::unique_ptr<RandomAccessFile> field_file;  // null without a fields side file
-  std::vector<uint64_t> field_lines;             // N+1 line starts
+  std::vector<int64_t> chunks;       // zstd: frame offsets
+  std::unique_ptr<LineFile> fields;  // null without a fields side file
   struct MaskArray {
     std::unique_ptr<RandomAccessFile> file;
     std::string present;  // a byte a sample
@@ -94,7 +90,7 @@ struct RawDatasetReader::ShardIndex {
 
   uint64_t memory_bytes() const {
     uint64_t bytes = sizeof(*this) + samples.capacity() * sizeof(Sample) + keys.memory_bytes() +
-                     chunks.capacity() * sizeof(int64_t) + field_lines.capacity() * sizeof(uint64_t);
+                     chunks.capacity() * sizeof(int64_t) + (fields ? fields->memory_bytes() : 0);
     for (const auto& [name, mask] : masks) bytes += name.capacity() + mask.present.capacity() + sizeof(mask);
     return bytes;
   }
@@ -144,7 +140,7 @@ Status LoadRawShard(Env* env, const std::string& dir, const ShardEntry& shard, u
     index->keys.Add(rec.key);
     index->samples.push_back({rec.offset, rec.size, rec.width, rec.height, rec.label, rec.format});
   }
-  SHARDPACK_RETURN_IF_ERROR(OpenFieldsFile(env, dir, shard, &index->field_file, &index->field_lines));
+  SHARDPACK_RETURN_IF_ERROR(OpenFieldsFile(env, dir, shard, &index->fields));
   SHARDPACK_RETURN_IF_ERROR(OpenMaskArrays(env, dir, shard, pixels, &index->masks));
   index->file = std::move(opened.file);
   *loaded = std::move(index);
@@ -223,10 +219,10 @@ Status RawDatasetReader::ReadField(uint64_t index, const std::string& name, std:
   std::shared_ptr<const ShardIndex> shard;
   size_t number = 0, local = 0;
   SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &number, &local));
-  if (shard->field_file == nullptr) return Status::OK();
-  const std::vector<uint64_t>& lines = shard->field_lines;
-  std::string line(lines[local + 1] - lines[local], '\0');
-  SHARDPACK_RETURN_IF_ERROR(shard->field_file->Read(lines[local], line.size(), line.data()));
+  if (shard->fields == nullptr) return Status::OK();
+  std::string lines;
+  std::string_view line;
+  SHARDPACK_RETURN_IF_ERROR(shard->fields->ReadLine(local, &lines, &line));
   const nlohmann::json fields = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   const std::string file = RawSideFileName(std::string(manifest().shards.file(number)), ".fields.jsonl");
   if (!fields.is_object()) return Status::DataLoss(file + ": line " + std::to_string(local + 1) + " is damaged");

@@ -39,6 +39,28 @@ bool ParseUnsigned(std::string_view token, uint64_t* value) {
 
 }  // namespace
 
+bool ParseDaliIndexHeader(std::string_view line, uint64_t* samples) {
+  size_t at = 0;
+  const std::string_view version = NextToken(line, &at);
+  return version == kDaliIndexVersion && ParseUnsigned(NextToken(line, &at), samples);
+}
+
+Status ParseDaliIndexLine(std::string_view line, std::vector<DaliIndexMemberView>* members) {
+  const size_t first = members->size();
+  size_t at = 0;
+  for (std::string_view ext = NextToken(line, &at); !ext.empty(); ext = NextToken(line, &at)) {
+    DaliIndexMemberView m;
+    m.ext = ext;
+    m.name = (ParseUnsigned(NextToken(line, &at), &m.offset) && ParseUnsigned(NextToken(line, &at), &m.size))
+                 ? NextToken(line, &at)
+                 : std::string_view();
+    if (m.name.empty()) return Status::DataLoss("incomplete member entry");
+    members->push_back(m);
+  }
+  if (members->size() == first) return Status::DataLoss("no members");
+  return Status::OK();
+}
+
 // Line by line over string_views (no stream: an index of 10,000 samples is parsed each time a
 // reader first needs its shard, and istringstream made that most of the cost).
 Status ParseDaliIndex(std::string_view text, DaliIndexView* index) {
@@ -59,30 +81,16 @@ Status ParseDaliIndex(std::string_view text, DaliIndexView* index) {
   };
   std::string_view line;
   if (!next_line(&line)) return bad(1, "empty file");
-  size_t at = 0;
-  const std::string_view version = NextToken(line, &at);
   uint64_t count = 0;
-  if (version != kDaliIndexVersion || !ParseUnsigned(NextToken(line, &at), &count)) {
-    return bad(1, "expected '" + std::string(kDaliIndexVersion) + " <samples>'");
-  }
+  if (!ParseDaliIndexHeader(line, &count)) return bad(1, "expected '" + std::string(kDaliIndexVersion) + " <samples>'");
   // (Reserved for the count the header claims, within what the text could hold.)
   index->ends.reserve(size_t(std::min<uint64_t>(count, text.size() / 8)));
   index->members.reserve(index->ends.capacity() * 3);  // an image, its class, its metadata: most samples
   size_t line_no = 1;
   while (next_line(&line)) {
     ++line_no;
-    const size_t first = index->members.size();
-    at = 0;
-    for (std::string_view ext = NextToken(line, &at); !ext.empty(); ext = NextToken(line, &at)) {
-      DaliIndexMemberView m;
-      m.ext = ext;
-      m.name = (ParseUnsigned(NextToken(line, &at), &m.offset) && ParseUnsigned(NextToken(line, &at), &m.size))
-                   ? NextToken(line, &at)
-                   : std::string_view();
-      if (m.name.empty()) return bad(line_no, "incomplete member entry");
-      index->members.push_back(m);
-    }
-    if (index->members.size() == first) return bad(line_no, "no members");
+    const Status s = ParseDaliIndexLine(line, &index->members);
+    if (!s.ok()) return bad(line_no, s.message());
     index->ends.push_back(uint32_t(index->members.size()));
   }
   if (index->ends.size() != count) {

@@ -58,4 +58,11 @@ struct DaliIndexView {
 };
 Status ParseDaliIndex(std::string_view text, DaliIndexView* index);
 
+// The same a line at a time (a reader that reads the line of the sample asked for, LineFile): the
+// header line's sample count, false when it is not "v1.2 <samples>"; one sample's line, its members
+// appended to *members (pointing into `line`), DataLoss saying what is wrong otherwise ("no
+// members", "incomplete member entry").
+bool ParseDaliIndexHeader(std::string_view line, uint64_t* samples);
+Status ParseDaliIndexLine(std::string_view line, std::vector<DaliIndexMemberView>* members);
+
 }  // namespace shardpack

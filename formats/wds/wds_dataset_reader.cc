@@ -5,119 +5,204 @@
 #include "formats/common/shard_file.h"
 #include "formats/wds/dali_index.h"
 #include "formats/wds/wds_naming.h"
+#include "ground/line_file.h"
 #include "ground/packed_keys.h"
 #include "ground/sample_table.h"
-#include "ground/side_file.h"
 
 namespace shardpack {
 
-// Fixed-width records and the keys back to back (PackedKeys): about 60 bytes a sample besides its
-// key, instead of a string and a vector each.
-struct WdsDatasetReader::ShardSamples {
+class WdsDatasetReader::Shard {
+ public:
+  virtual ~Shard() = default;
+  // Where sample `local` (< the shard's sample count) lies in file().
+  virtual Status Locate(size_t local, WdsSampleLocation* sample) const = 0;
+  virtual uint64_t memory_bytes() const = 0;
+  const RandomAccessFile& file() const { return *file_; }
+
+ protected:
+  std::unique_ptr<RandomAccessFile> file_;
+};
+
+namespace {
+
+using Shard = WdsDatasetReader::Shard;
+
+// Sample `record`'s location from its members in the DALI index: its image is the member of its
+// format's extension (the last such), its metadata "meta.json" where the sample's own files include
+// a "json", else "json"; every other member besides the class is one of its fields. Each must lie
+// inside the shard (`shard_bytes` long).
+Status LocateMembers(const std::string& shard_file, uint64_t shard_bytes, const SampleRecord& record,
+                     const std::vector<DaliIndexMemberView>& members, WdsSampleLocation* e) {
+  const std::string_view ext = ImageExtension(record.format);
+  const DaliIndexMemberView* image = nullptr;
+  const DaliIndexMemberView* metadata = nullptr;
+  for (const DaliIndexMemberView& m : members) {
+    if (m.ext == ext) image = &m;
+    if (m.ext == kWdsMetaJsonField || (m.ext == "json" && metadata == nullptr)) metadata = &m;
+  }
+  if (image == nullptr) return Status::DataLoss(shard_file + ": sample " + record.key + " has no image member");
+  e->key.assign(record.key);
+  e->label = record.label, e->format = record.format;
+  e->offset = image->offset, e->size = image->size, e->json_offset = 0, e->json_size = 0;
+  e->fields.clear();
+  if (metadata != nullptr) e->json_offset = metadata->offset, e->json_size = metadata->size;
+  for (const DaliIndexMemberView& m : members) {
+    if (&m == image || &m == metadata || m.ext == "cls") continue;
+    SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard_file, record.key, m.offset, m.size, shard_bytes));
+    e->fields.push_back({std::string(m.ext), m.offset, m.size});
+  }
+  SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard_file, record.key, e->offset, e->size, shard_bytes));
+  return CheckWithinShard(shard_file, record.key, e->json_offset, e->json_size, shard_bytes);
+}
+
+// What locating a sample takes, kept per thread and reused, so that reading a sample allocates
+// nothing (a loader reads thousands a second; tests/loader_alloc_test.cc counts).
+struct LocateScratch {
+  std::string table_lines, index_lines;
+  SampleRecord record;
+  std::vector<DaliIndexMemberView> members;
+  WdsSampleLocation sample;
+};
+
+LocateScratch& ThreadScratch() {
+  thread_local LocateScratch scratch;
+  return scratch;
+}
+
+// A shard of a dataset folder: its sample table and DALI index checked against the manifest and
+// kept open as LineFiles; a sample's line of each is read and parsed when the sample is asked for.
+class TableShard final : public Shard {
+ public:
+  static Status Open(Env* env, const std::string& dir, const ShardEntry& shard, std::unique_ptr<Shard>* opened) {
+    std::unique_ptr<TableShard> s(new TableShard());
+    s->file_name_ = shard.file;
+    SHARDPACK_RETURN_IF_ERROR(OpenShardFile(env, dir, shard, &s->file_, &s->bytes_));
+    std::string header;
+    SHARDPACK_RETURN_IF_ERROR(LineFile::Open(env, dir, shard.sample_table, &header, &s->table_));
+    const std::string& table = s->table_->path();
+    s->version_ = SampleTableVersion(header);
+    if (s->version_ == 0) {
+      return Status::DataLoss(table + ": sample table does not start with the expected header (run shardpack verify)");
+    }
+    if (!s->table_->ends_with_newline()) {
+      return Status::DataLoss(table + ": sample table line " + std::to_string(s->table_->lines() + 1) +
+                              " is cut short (run shardpack verify)");
+    }
+    if (s->table_->lines() != shard.samples) {
+      return Status::DataLoss(table + " lists " + std::to_string(s->table_->lines()) + " samples, the manifest " +
+                              std::to_string(shard.samples) + " (run shardpack verify)");
+    }
+    SHARDPACK_RETURN_IF_ERROR(LineFile::Open(env, dir, shard.index, &header, &s->index_));
+    uint64_t count = 0;
+    if (!ParseDaliIndexHeader(header, &count)) {
+      return Status::DataLoss(s->index_->path() + ": DALI index line 1: expected '" + kDaliIndexVersion +
+                              " <samples>' (run shardpack verify)");
+    }
+    if (count != shard.samples || s->index_->lines() != shard.samples) {
+      return Status::DataLoss(s->index_->path() + ": index disagrees with the manifest (run shardpack verify)");
+    }
+    *opened = std::move(s);
+    return Status::OK();
+  }
+
+  Status Locate(size_t local, WdsSampleLocation* sample) const override {
+    LocateScratch& scratch = ThreadScratch();
+    std::string_view line;
+    SHARDPACK_RETURN_IF_ERROR(table_->ReadLine(local, &scratch.table_lines, &line));
+    if (!ParseSampleRecord(line, version_, &scratch.record)) {
+      return Status::DataLoss(table_->path() + ": sample table line " + std::to_string(local + 2) +
+                              " is malformed (run shardpack verify)");
+    }
+    SHARDPACK_RETURN_IF_ERROR(index_->ReadLine(local, &scratch.index_lines, &line));
+    scratch.members.clear();
+    const Status s = ParseDaliIndexLine(line, &scratch.members);
+    if (!s.ok()) {
+      return Status::DataLoss(index_->path() + ": DALI index line " + std::to_string(local + 2) + ": " + s.message() +
+                              " (run shardpack verify)");
+    }
+    return LocateMembers(file_name_, bytes_, scratch.record, scratch.members, sample);
+  }
+
+  uint64_t memory_bytes() const override {
+    return sizeof(*this) + file_name_.capacity() + table_->memory_bytes() + index_->memory_bytes() +
+           file_->memory_bytes();
+  }
+
+ private:
+  TableShard() = default;
+  std::string file_name_;  // as the manifest names it
+  uint64_t bytes_ = 0;
+  int version_ = 0;  // of the sample table
+  std::unique_ptr<LineFile> table_, index_;
+};
+
+// A tar shard by path, indexed whole (IndexWdsShard) and kept in fixed-width records and the keys
+// back to back: about 60 bytes a sample besides its key, instead of a string and a vector each.
+class IndexedShard final : public Shard {
+ public:
+  static Status Open(Env* env, const std::string& path, std::unique_ptr<IndexedShard>* opened) {
+    std::vector<WdsSampleLocation> entries;
+    SHARDPACK_RETURN_IF_ERROR(IndexWdsShard(env, path, &entries));
+    std::unique_ptr<IndexedShard> s(new IndexedShard());
+    s->samples_.reserve(entries.size());
+    s->keys_.Reserve(entries.size());
+    for (const WdsSampleLocation& e : entries) s->Add(e);
+    SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(path, &s->file_));
+    *opened = std::move(s);
+    return Status::OK();
+  }
+  size_t samples() const { return samples_.size(); }
+
+  Status Locate(size_t local, WdsSampleLocation* out) const override {
+    const Sample& e = samples_[local];
+    out->key.assign(keys_[local]);
+    out->label = e.label, out->format = e.format;
+    out->offset = e.offset, out->size = e.size, out->json_offset = e.json_offset, out->json_size = e.json_size;
+    const uint32_t begin = local == 0 ? 0 : samples_[local - 1].fields_end;
+    out->fields.assign(fields_.begin() + begin, fields_.begin() + e.fields_end);
+    return Status::OK();
+  }
+
+  uint64_t memory_bytes() const override {
+    uint64_t bytes = sizeof(*this) + samples_.capacity() * sizeof(Sample) + keys_.memory_bytes();
+    for (const WdsSampleLocation::Field& f : fields_) bytes += sizeof(f) + f.name.capacity();
+    return bytes;
+  }
+
+ private:
   struct Sample {
     uint64_t offset = 0, size = 0;            // the image member's data
     uint64_t json_offset = 0, json_size = 0;  // the metadata member's; size 0 without one
     int32_t label = -1;
     ImageFormat format = ImageFormat::kUnknown;
-    uint32_t fields_end = 0;  // in fields: this sample's are [previous fields_end, fields_end)
+    uint32_t fields_end = 0;  // in fields_: this sample's are [previous fields_end, fields_end)
   };
-  std::unique_ptr<RandomAccessFile> file;
-  std::vector<Sample> samples;
-  PackedKeys keys;
-  std::vector<WdsSampleLocation::Field> fields;  // the rare other members (captions, masks)
-
-  uint64_t memory_bytes() const {
-    uint64_t bytes = sizeof(*this) + samples.capacity() * sizeof(Sample) + keys.memory_bytes();
-    for (const WdsSampleLocation::Field& f : fields) bytes += sizeof(f) + f.name.capacity();
-    return bytes;
-  }
-  void Reserve(size_t n) {
-    samples.reserve(n);
-    keys.Reserve(n);
-  }
+  IndexedShard() = default;
   void Add(const WdsSampleLocation& e) {
     Sample s;
     s.offset = e.offset, s.size = e.size, s.json_offset = e.json_offset, s.json_size = e.json_size;
     s.label = e.label, s.format = e.format;
-    keys.Add(e.key);
-    fields.insert(fields.end(), e.fields.begin(), e.fields.end());
-    s.fields_end = uint32_t(fields.size());
-    samples.push_back(s);
+    keys_.Add(e.key);
+    fields_.insert(fields_.end(), e.fields.begin(), e.fields.end());
+    s.fields_end = uint32_t(fields_.size());
+    samples_.push_back(s);
   }
+  std::vector<Sample> samples_;
+  PackedKeys keys_;
+  std::vector<WdsSampleLocation::Field> fields_;  // the rare other members (captions, masks)
 };
 
-namespace {
-
-using ShardSamples = WdsDatasetReader::ShardSamples;
-
-// The samples of one shard of a dataset folder: its sample table and DALI index, each checked
-// against the manifest's checksum, joined, every location checked to lie inside the shard.
-Status LoadDatasetShard(Env* env, const std::string& dir, const ShardEntry& shard,
-                        std::unique_ptr<ShardSamples>* loaded) {
-  OpenedShard opened;
-  SHARDPACK_RETURN_IF_ERROR(OpenShardWithTable(env, dir, shard, &opened));
-  const std::vector<SampleRecord>& table = opened.table;
-  const uint64_t shard_bytes = opened.bytes;
-  std::string text;
-  DaliIndexView index;
-  SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, shard.index, &text));
-  SHARDPACK_RETURN_IF_ERROR(ParseDaliIndex(text, &index));
-  if (index.samples() != shard.samples) {
-    return Status::DataLoss(dir + "/" + shard.index.file +
-                            ": index disagrees with the manifest (run shardpack verify)");
+// The same shard by path again after the index kept was dropped: it must hold the `expected` samples
+// it held then.
+Status IndexTarShardAgain(Env* env, const std::string& path, uint64_t expected, std::unique_ptr<Shard>* loaded) {
+  std::unique_ptr<IndexedShard> shard;
+  SHARDPACK_RETURN_IF_ERROR(IndexedShard::Open(env, path, &shard));
+  if (shard->samples() != expected) {
+    return Status::DataLoss(path + " now holds " + std::to_string(shard->samples()) + " samples, not the " +
+                            std::to_string(expected) + " it held when it was opened: it changed while being read");
   }
-  auto samples = std::make_unique<ShardSamples>();
-  samples->Reserve(table.size());
-  WdsSampleLocation e;
-  for (size_t i = 0; i < table.size(); ++i) {
-    const std::string_view ext = ImageExtension(table[i].format);
-    const DaliIndexMemberView* image = nullptr;
-    for (const DaliIndexMemberView* m = index.begin(i); m != index.end(i); ++m) {
-      if (m->ext == ext) image = m;
-    }
-    if (image == nullptr) return Status::DataLoss(shard.file + ": sample " + table[i].key + " has no image member");
-    e.key = table[i].key, e.label = table[i].label, e.format = table[i].format;
-    e.offset = image->offset, e.size = image->size, e.json_offset = 0, e.json_size = 0;
-    e.fields.clear();
-    // The metadata: "meta.json" where the sample's own files include a "json", else "json".
-    // Every other member besides the image and the class is one of the sample's fields.
-    const DaliIndexMemberView* metadata = nullptr;
-    for (const DaliIndexMemberView* m = index.begin(i); m != index.end(i); ++m) {
-      if (m->ext == kWdsMetaJsonField || (m->ext == "json" && metadata == nullptr)) metadata = m;
-    }
-    if (metadata != nullptr) e.json_offset = metadata->offset, e.json_size = metadata->size;
-    for (const DaliIndexMemberView* m = index.begin(i); m != index.end(i); ++m) {
-      if (m == image || m == metadata || m->ext == "cls") continue;
-      SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, m->offset, m->size, shard_bytes));
-      e.fields.push_back({std::string(m->ext), m->offset, m->size});
-    }
-    SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.offset, e.size, shard_bytes));
-    SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard, table[i].key, e.json_offset, e.json_size, shard_bytes));
-    samples->Add(e);
-  }
-  samples->file = std::move(opened.file);
-  *loaded = std::move(samples);
+  *loaded = std::move(shard);
   return Status::OK();
-}
-
-// A tar shard by path, indexed (IndexWdsShard) and opened.
-Status IndexTarShard(Env* env, const std::string& path, std::unique_ptr<ShardSamples>* loaded) {
-  std::vector<WdsSampleLocation> entries;
-  SHARDPACK_RETURN_IF_ERROR(IndexWdsShard(env, path, &entries));
-  auto samples = std::make_unique<ShardSamples>();
-  samples->Reserve(entries.size());
-  for (const WdsSampleLocation& e : entries) samples->Add(e);
-  SHARDPACK_RETURN_IF_ERROR(env->NewRandomAccessFile(path, &samples->file));
-  *loaded = std::move(samples);
-  return Status::OK();
-}
-
-// The same, again after the index kept was dropped: it must hold the `expected` samples it held then.
-Status IndexTarShardAgain(Env* env, const std::string& path, uint64_t expected, std::unique_ptr<ShardSamples>* loaded) {
-  SHARDPACK_RETURN_IF_ERROR(IndexTarShard(env, path, loaded));
-  if ((*loaded)->samples.size() == expected) return Status::OK();
-  return Status::DataLoss(path + " now holds " + std::to_string((*loaded)->samples.size()) + " samples, not the " +
-                          std::to_string(expected) + " it held when it was opened: it changed while being read");
 }
 
 }  // namespace
@@ -128,9 +213,9 @@ Status WdsDatasetReader::Open(Env* env, const std::string& dir, std::shared_ptr<
                               uint64_t budget, std::unique_ptr<DatasetReader>* reader) {
   std::unique_ptr<WdsDatasetReader> r(new WdsDatasetReader(std::move(manifest)));
   const ShardTable* shards = &r->manifest().shards;
-  r->shards_ = std::make_unique<ShardIndexCache<ShardSamples>>(
-      shards->size(), budget, [env, dir, shards](size_t shard, std::unique_ptr<ShardSamples>* loaded) {
-        return LoadDatasetShard(env, dir, shards->entry(shard), loaded);
+  r->shards_ = std::make_unique<ShardIndexCache<Shard>>(
+      shards->size(), budget, [env, dir, shards](size_t shard, std::unique_ptr<Shard>* loaded) {
+        return TableShard::Open(env, dir, shards->entry(shard), loaded);
       });
   *reader = std::move(r);
   return Status::OK();
@@ -144,13 +229,13 @@ Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& pa
   manifest.format = DatasetFormat::kWebDataset;
   // Indexed now, for their sample counts: each index is kept (within the bound), so that a shard
   // streamed from a URL is not fetched again to index it when its samples are read.
-  std::vector<std::unique_ptr<ShardSamples>> indexed;
+  std::vector<std::unique_ptr<IndexedShard>> indexed;
   for (const std::string& path : paths) {
-    std::unique_ptr<ShardSamples> samples;
-    SHARDPACK_RETURN_IF_ERROR(IndexTarShard(env, path, &samples));
+    std::unique_ptr<IndexedShard> samples;
+    SHARDPACK_RETURN_IF_ERROR(IndexedShard::Open(env, path, &samples));
     ShardEntry shard;
     shard.file = path;
-    shard.samples = samples->samples.size();
+    shard.samples = samples->samples();
     manifest.samples += shard.samples;
     manifest.shards.push_back(std::move(shard));
     indexed.push_back(std::move(samples));
@@ -158,8 +243,8 @@ Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& pa
   std::unique_ptr<WdsDatasetReader> r(
       new WdsDatasetReader(std::make_shared<const CompactManifest>(std::move(manifest))));
   const ShardTable* shards = &r->manifest().shards;
-  r->shards_ = std::make_unique<ShardIndexCache<ShardSamples>>(
-      shards->size(), budget, [env, shards](size_t shard, std::unique_ptr<ShardSamples>* loaded) {
+  r->shards_ = std::make_unique<ShardIndexCache<Shard>>(
+      shards->size(), budget, [env, shards](size_t shard, std::unique_ptr<Shard>* loaded) {
         return IndexTarShardAgain(env, std::string(shards->file(shard)), shards->samples(shard), loaded);
       });
   for (size_t i = 0; i < indexed.size(); ++i) r->shards_->Put(i, std::move(indexed[i]));
@@ -167,50 +252,49 @@ Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& pa
   return Status::OK();
 }
 
-Status WdsDatasetReader::Find(uint64_t index, std::shared_ptr<const ShardSamples>* shard, size_t* local) const {
+Status WdsDatasetReader::Find(uint64_t index, std::shared_ptr<const Shard>* shard,
+                              const WdsSampleLocation** sample) const {
   SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
   size_t s = 0;
-  uint64_t l = 0;
-  locator_.Locate(index, &s, &l);
-  *local = size_t(l);
-  return shards_->Get(s, shard);
+  uint64_t local = 0;
+  locator_.Locate(index, &s, &local);
+  SHARDPACK_RETURN_IF_ERROR(shards_->Get(s, shard));
+  WdsSampleLocation* located = &ThreadScratch().sample;
+  *sample = located;
+  return (*shard)->Locate(size_t(local), located);
 }
 
 Status WdsDatasetReader::Read(uint64_t index, ReadSample* out) const {
-  std::shared_ptr<const ShardSamples> shard;
-  size_t local = 0;
-  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &local));
-  const ShardSamples::Sample& e = shard->samples[local];
-  out->key = shard->keys[local];
-  out->label = e.label;
-  out->format = e.format;
-  out->encoded.resize(e.size);
-  return shard->file->Read(e.offset, e.size, out->encoded.data());
+  std::shared_ptr<const Shard> shard;
+  const WdsSampleLocation* e = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &e));
+  out->key.assign(e->key);
+  out->label = e->label;
+  out->format = e->format;
+  out->encoded.resize(e->size);
+  return shard->file().Read(e->offset, e->size, out->encoded.data());
 }
 
 Status WdsDatasetReader::ReadMetadata(uint64_t index, std::string* json) const {
   json->clear();
-  std::shared_ptr<const ShardSamples> shard;
-  size_t local = 0;
-  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &local));
-  const ShardSamples::Sample& e = shard->samples[local];
-  json->resize(e.json_size);
-  return e.json_size == 0 ? Status::OK() : shard->file->Read(e.json_offset, e.json_size, json->data());
+  std::shared_ptr<const Shard> shard;
+  const WdsSampleLocation* e = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &e));
+  json->resize(e->json_size);
+  return e->json_size == 0 ? Status::OK() : shard->file().Read(e->json_offset, e->json_size, json->data());
 }
 
 Status WdsDatasetReader::ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const {
   data->clear();
   *present = false;
-  std::shared_ptr<const ShardSamples> shard;
-  size_t local = 0;
-  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &local));
-  const uint32_t begin = local == 0 ? 0 : shard->samples[local - 1].fields_end;
-  for (uint32_t k = begin; k < shard->samples[local].fields_end; ++k) {
-    const WdsSampleLocation::Field& f = shard->fields[k];
+  std::shared_ptr<const Shard> shard;
+  const WdsSampleLocation* e = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &e));
+  for (const WdsSampleLocation::Field& f : e->fields) {
     if (f.name != name) continue;
     *present = true;
     data->resize(f.size);
-    return f.size == 0 ? Status::OK() : shard->file->Read(f.offset, f.size, data->data());
+    return f.size == 0 ? Status::OK() : shard->file().Read(f.offset, f.size, data->data());
   }
   return Status::OK();
 }

@@ -2,9 +2,12 @@
 // which is read with one pread. A shardpack dataset folder, or tar shards by path from any tool
 // (indexed on open when they have no DALI index beside them).
 //
-// A dataset folder opens from its manifest alone: a shard's sample table and DALI index are read
-// when one of its samples is first asked for, kept in a compact form (fixed-width records, the keys
-// back to back) with the shard open, within ShardIndexCache's bound (formats/common/shard_index_cache.h).
+// A dataset folder opens from its manifest alone. When one of a shard's samples is first asked for,
+// its sample table and DALI index are checked against the manifest and kept open as LineFiles
+// (ground/line_file.h: a few KB a shard, not their parse), and each sample's line of both is read
+// when the sample is: reading at random over 100,000 shards touches a new shard for almost every
+// sample (issue 39). Shards by path keep their index (fixed-width records, the keys back to back).
+// Either within ShardIndexCache's bound (formats/common/shard_index_cache.h).
 #pragma once
 
 #include <memory>
@@ -32,18 +35,18 @@ class WdsDatasetReader final : public DatasetReader {
   Status ReadMetadata(uint64_t index, std::string* json) const override;
   Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
 
-  // One shard's samples, as kept.
-  struct ShardSamples;
+  // What is kept of one shard: its file, and where its samples lie (or how to find out).
+  class Shard;
 
  private:
   explicit WdsDatasetReader(std::shared_ptr<const CompactManifest> manifest)
       : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
-  // The shard of sample `index` (which CheckIndex accepted), loaded if need be, and the sample's
-  // position in it.
-  Status Find(uint64_t index, std::shared_ptr<const ShardSamples>* shard, size_t* local) const;
+  // The shard of sample `index` (which CheckIndex accepted), loaded if need be, and where the
+  // sample's members lie in it (in this thread's scratch, good until its next Find).
+  Status Find(uint64_t index, std::shared_ptr<const Shard>* shard, const WdsSampleLocation** sample) const;
 
   ShardLocator locator_;
-  std::unique_ptr<ShardIndexCache<ShardSamples>> shards_;
+  std::unique_ptr<ShardIndexCache<Shard>> shards_;
 };
 
 }  // namespace shardpack

@@ -52,6 +52,11 @@ class RandomAccessFile {
   // names now: what a cache checks an opened file against (its identity, size and change time).
   // Unsupported where the storage has no such notion.
   virtual Status Stat(FileStat* stat) const;
+  // Its size in bytes (by default, what Stat says).
+  virtual Status Size(uint64_t* size) const;
+  // The bytes this object itself holds in memory (a file served from memory: its contents), for a
+  // caller that keeps files open within a memory bound; 0 for a file on disk.
+  virtual uint64_t memory_bytes() const { return 0; }
 };
 
 struct DirEntry {

@@ -77,6 +77,10 @@ class MemoryEnv final : public Env {
       std::memcpy(scratch, data_.data() + offset, n);
       return Status::OK();
     }
+    Status Size(uint64_t* size) const override {
+      *size = data_.size();
+      return Status::OK();
+    }
 
    private:
     const std::string& data_;

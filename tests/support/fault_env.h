@@ -182,6 +182,8 @@ class FaultEnv final : public Env {
       if (n > 0) scratch[n / 2] ^= 0x20;
       return Status::OK();
     }
+    Status Size(uint64_t* size) const override { return base_->Size(size); }
+    uint64_t memory_bytes() const override { return base_->memory_bytes(); }
 
    private:
     std::unique_ptr<RandomAccessFile> base_;
