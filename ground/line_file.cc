@@ -1,6 +1,5 @@
 #include "ground/line_file.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "ground/side_file.h"
@@ -29,7 +28,6 @@ Status LineFile::Open(Env* env, const std::string& dir, const SideFile& entry, s
     header->assign(begin, at == nullptr ? end : at);
     at = at == nullptr ? end : at + 1;
   }
-  f->marks_.reserve(size_t(std::count(at, end, '\n') / kLinesPerMark + 2));
   while (at < end) {
     if (f->lines_ % kLinesPerMark == 0) f->marks_.push_back(uint64_t(at - begin));
     ++f->lines_;
@@ -38,6 +36,7 @@ Status LineFile::Open(Env* env, const std::string& dir, const SideFile& entry, s
     at = newline == nullptr ? end : newline + 1;
   }
   f->marks_.push_back(text.size());
+  f->marks_.shrink_to_fit();  // kept for as long as the shard is: no room for marks that never come
   *out = std::move(f);
   return Status::OK();
 }
