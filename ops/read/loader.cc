@@ -346,8 +346,7 @@ struct Loader::Impl {
     // ThreadSanitizer tokens (ground/tsan_annotations.h); static, so that a task reaches them without
     // reading the lambda it runs, which is what they order.
     static const char start = 0, finish = 0;
-    const auto fill = [&](uint32_t i) {
-      HappensAfter(&start);
+    const auto fill_one = [&](uint32_t i) {
       uint8_t* out = slot->data + image_at[i];
       uint8_t* mask_out = per_mask == 0 ? nullptr : slot->mask_data + per_mask * i;
       const bool grouped = mixture != nullptr || bucketed != nullptr;
@@ -361,10 +360,27 @@ struct Loader::Impl {
         if (mask_out != nullptr) std::memset(mask_out, 0, per_mask);
         for (std::vector<std::optional<std::string>>& column : batch.fields) column[i].reset();
       }
+    };
+    // A task that throws (an allocation failing deep in a decoder) has still done what it did, and
+    // parallel_for waits for every task before it rethrows on this thread, which then unwinds
+    // (destroying `errors`): told to TSan on that path too.
+    const auto fill = [&](uint32_t i) {
+      HappensAfter(&start);
+      try {
+        fill_one(i);
+      } catch (...) {
+        HappensBefore(&finish);
+        throw;
+      }
       HappensBefore(&finish);
     };
     HappensBefore(&start);
-    arena->execute([&] { tbb::parallel_for(uint32_t(0), batch.count, fill); });
+    try {
+      arena->execute([&] { tbb::parallel_for(uint32_t(0), batch.count, fill); });
+    } catch (...) {
+      HappensAfter(&finish);
+      throw;
+    }
     HappensAfter(&finish);
     std::vector<std::string> skipped;
     for (uint32_t i = 0; i < batch.count; ++i) {
