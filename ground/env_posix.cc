@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <future>
 #include <system_error>
@@ -234,7 +235,8 @@ class PosixRandomAccessFile final : public RandomAccessFile {
         kept_(RandomAccessLimiter().Acquire()),
         fd_(kept_ ? fd : -1),
         device_(st.st_dev),
-        inode_(st.st_ino) {
+        inode_(st.st_ino),
+        reopen_(kept_ ? std::string() : Absolute(path_)) {
     if (!kept_) ::close(fd);
   }
   ~PosixRandomAccessFile() override {
@@ -280,9 +282,17 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     return Status::OK();
   }
 
-  // Opens path_ again into *fd, checked to be the file first opened; its fstat into *st if asked.
+  // `path` from the root: a process that changes its working directory (os.chdir in a training
+  // script) still reaches the file it opened by a relative path.
+  static std::string Absolute(const std::string& path) {
+    if (!path.empty() && path[0] == '/') return path;
+    char cwd[PATH_MAX];
+    return ::getcwd(cwd, sizeof(cwd)) == nullptr ? path : std::string(cwd) + "/" + path;
+  }
+
+  // Opens the file again into *fd, checked to be the file first opened; its fstat into *st if asked.
   Status OpenAgain(int* fd, struct stat* st) const {
-    *fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    *fd = ::open(reopen_.c_str(), O_RDONLY | O_CLOEXEC);
     if (*fd < 0) return Status::FromErrno("cannot open " + path_, errno);
     struct stat now;
     if (::fstat(*fd, &now) != 0) {
@@ -303,6 +313,7 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   const int fd_;
   const dev_t device_;
   const ino_t inode_;
+  const std::string reopen_;  // without a slot: the path it is opened by for each read
 };
 
 class PosixFileLock final : public FileLock {

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <climits>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -201,6 +203,36 @@ TEST(PosixRandomAccessFile, FilesPastTheShareOfTheLimitReopenForEachReadAndNotic
   EXPECT_EQ(s.message(), dir.Sub("39") + " was replaced by another file while it was being read");
   FileStat st;
   EXPECT_EQ(files.back()->Stat(&st).message(), s.message());
+}
+
+// Opened by a relative path, then read after the process changed its working directory (a training
+// script's os.chdir): a file without a kept descriptor is opened again by where it was, not by the
+// path as written.
+TEST(PosixRandomAccessFile, AFileReopenedForEachReadIgnoresALaterChangeOfDirectory) {
+  TempDir dir;
+  char before[PATH_MAX];
+  ASSERT_NE(getcwd(before, sizeof(before)), nullptr);
+  struct rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit low = old;
+  low.rlim_cur = 100;  // a share of 20
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  ASSERT_EQ(chdir(dir.path().c_str()), 0);
+  std::vector<std::unique_ptr<RandomAccessFile>> files(40);
+  for (size_t i = 0; i < files.size(); ++i) {
+    testing::WriteFile(dir.Sub(std::to_string(i)), Pattern(100, i));
+    ASSERT_TRUE(Env::Default()->NewRandomAccessFile(std::to_string(i), &files[i]).ok()) << i;
+  }
+  ASSERT_EQ(chdir("/"), 0);
+  setrlimit(RLIMIT_NOFILE, &old);
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string got(10, '\0');
+    const Status s = files[i]->Read(50, 10, got.data());
+    EXPECT_TRUE(s.ok()) << i << ": " << s.ToString();
+    EXPECT_EQ(got, Pattern(100, i).substr(50, 10)) << i;
+  }
+  files.clear();
+  ASSERT_EQ(chdir(before), 0);
 }
 
 }  // namespace

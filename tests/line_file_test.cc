@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "ground/checksum.h"
+#include "ground/memory_file.h"
+#include "tests/support/forwarding_env.h"
 #include "tests/support/temp_dir.h"
 
 namespace shardpack {
@@ -119,6 +121,33 @@ TEST(LineFile, KeepsItsMarksNotItsText) {
   const uint64_t marks = (10000 / LineFile::kLinesPerMark + 1) * sizeof(uint64_t);  // 626, and the end
   EXPECT_GE(file->memory_bytes(), marks);
   EXPECT_LE(file->memory_bytes(), marks + 512);
+}
+
+// A file served from memory (a side file streamed over HTTP without a cache folder) is held by the
+// LineFile, which counts its bytes, so that the reader's bound on what it keeps holds.
+TEST(LineFile, AFileServedFromMemoryCountsItsBytes) {
+  class MemoryServedEnv final : public testing::ForwardingEnv {
+   public:
+    Status NewRandomAccessFile(const std::string& p, std::unique_ptr<RandomAccessFile>* f) override {
+      std::string bytes = testing::ReadFile(p);
+      bytes.shrink_to_fit();  // (read in growing steps: its capacity is what a memory file holds)
+      *f = NewMemoryFile(std::move(bytes), p);
+      return Status::OK();
+    }
+  } env;
+  TempDir dir;
+  std::string text = "h\n";
+  for (int i = 0; i < 1000; ++i) text += std::to_string(i) + "\n";
+  WriteFile(dir.Sub("t"), text);
+  std::unique_ptr<LineFile> file;
+  std::string header;
+  ASSERT_TRUE(LineFile::Open(&env, dir.path(), Describe("t", text), &header, &file).ok());
+  EXPECT_GE(file->memory_bytes(), text.size());
+  EXPECT_LE(file->memory_bytes(), text.size() + 2048);
+  std::string scratch;
+  std::string_view line;
+  ASSERT_TRUE(file->ReadLine(999, &scratch, &line).ok());
+  EXPECT_EQ(line, "999");
 }
 
 }  // namespace
