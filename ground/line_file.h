@@ -3,7 +3,7 @@
 // touches a new shard for almost every sample; parsing its 10,000-line tables into records each time
 // cost 2.4 ms a shard and 650 KB kept. A LineFile instead reads the file once, whole, through the
 // file it keeps open, checks it against the manifest's checksum, and notes where every
-// kLinesPerMark-th line starts (16 bytes a mark: 5 KB for 10,000 lines); a line is then one pread of
+// kLinesPerMark-th line starts (8 bytes a mark: 5 KB for 10,000 lines); a line is then one pread of
 // the lines from the mark before it, parsed when asked for.
 //
 // The checked bytes are those later read: both come through the same open file, so a file renamed
