@@ -28,12 +28,13 @@ class StoreShardFile final : public RandomAccessFile {
 }  // namespace
 
 RemoteDatasetEnv::RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store, RemoteFiles files,
-                                   FetchWhole fetch_whole, FetchSmall fetch_small)
+                                   FetchWhole fetch_whole, FetchSmall fetch_small, OpenRanged open_ranged)
     : base_(base),
       store_(std::move(store)),
       files_(std::move(files)),
       fetch_whole_(std::move(fetch_whole)),
-      fetch_small_(std::move(fetch_small)) {}
+      fetch_small_(std::move(fetch_small)),
+      open_ranged_(std::move(open_ranged)) {}
 
 bool RemoteDatasetEnv::NameOf(const std::string& path, std::string_view* name) const {
   *name = path;
@@ -70,9 +71,11 @@ long RemoteDatasetEnv::ShardAt(const std::string& path) const {
 
 Status RemoteDatasetEnv::NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) {
   if (const long shard = ShardAt(path); shard >= 0) {
+    if (open_ranged_ != nullptr) return open_ranged_(size_t(shard), nullptr, path, file);
     *file = std::make_unique<StoreShardFile>(store_, size_t(shard));
     return Status::OK();
   }
+  if (SideFile small; open_ranged_ != nullptr && FindSmall(path, &small)) return open_ranged_(0, &small, path, file);
   std::shared_ptr<const ShardBuffer> bytes;
   SHARDPACK_RETURN_IF_ERROR(SmallFile(path, &bytes));
   if (bytes != nullptr) {

@@ -3,8 +3,10 @@
 // sample of it is wanted; this Env answers the opening from the manifest (size, existence) and
 // fetches the shard at the first read, through a RemoteShardStore. Small files (indexes, sample
 // tables, other side files) are fetched when a reader first reads one (FetchSmall): into the cache
-// folder, read from there, or, in streaming mode, into memory for that reader. Everything else
-// goes to the base Env.
+// folder, read from there, or, in streaming mode, into memory for that reader. In ranged mode (a
+// reader that reads at random without a cache folder), shards and small files are opened to be
+// read a range at a time (OpenRanged: storage/http/http_range_file.h), and the store downloads
+// nothing. Everything else goes to the base Env.
 #pragma once
 
 #include <functional>
@@ -44,8 +46,13 @@ class RemoteDatasetEnv final : public Env {
   // Thread-safe: readers load shards from several threads.
   using FetchSmall =
       std::function<Status(const std::string& path, const SideFile& file, std::shared_ptr<const ShardBuffer>* bytes)>;
+  // open_ranged: opens shard `shard` (small null) or the small file `small` at `path`, to be read by
+  // range requests; empty: not ranged mode.
+  using OpenRanged = std::function<Status(size_t shard, const SideFile* small, const std::string& path,
+                                          std::unique_ptr<RandomAccessFile>* file)>;
   RemoteDatasetEnv(Env* base, std::shared_ptr<RemoteShardStore> store, RemoteFiles files,
-                   FetchWhole fetch_whole = nullptr, FetchSmall fetch_small = nullptr);
+                   FetchWhole fetch_whole = nullptr, FetchSmall fetch_small = nullptr,
+                   OpenRanged open_ranged = nullptr);
 
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override;
   Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) override;
@@ -99,6 +106,7 @@ class RemoteDatasetEnv final : public Env {
   const RemoteFiles files_;
   const FetchWhole fetch_whole_;
   const FetchSmall fetch_small_;
+  const OpenRanged open_ranged_;
 };
 
 }  // namespace shardpack

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/http/http_client.h"
+#include "storage/http/http_range_file.h"
 #include "storage/remote_dataset.h"
 #include "storage/s3/s3_object_store.h"
 #include "storage/url.h"
@@ -17,6 +18,26 @@ TEST(UriEncode, KeepsOnlyTheUnreservedCharactersAsSigV4Does) {
   EXPECT_EQ(UriEncode("my data+v1\xc3\xa9/x=1~%", true), "my%20data%2Bv1%C3%A9/x%3D1~%25");
   EXPECT_EQ(UriEncode("a/b", false), "a%2Fb");
   EXPECT_EQ(PercentDecode("my%20data%2Bv1%C3%A9/%zz%4"), "my data+v1\xc3\xa9/%zz%4");
+}
+
+// RFC 9110 §14.4: "Content-Range: bytes first-last/complete-length". A range read takes the answer
+// only when it names the bytes asked for, in a file of the size known (any size when unknown).
+TEST(ContentRange, NamesExactlyTheBytesAskedForInAFileOfTheKnownSize) {
+  uint64_t total = 0;
+  EXPECT_TRUE(ContentRangeIs("bytes 100-199/5000", 100, 199, 5000, &total));
+  EXPECT_EQ(total, 5000u);
+  EXPECT_TRUE(ContentRangeIs("bytes 0-0/1", 0, 0, kUnknownSize, &total));
+  EXPECT_EQ(total, 1u);
+  EXPECT_FALSE(ContentRangeIs("bytes 100-199/5001", 100, 199, 5000, &total));  // the file changed size
+  EXPECT_EQ(total, 5001u);
+  EXPECT_FALSE(ContentRangeIs("bytes 100-198/5000", 100, 199, 5000, &total));  // fewer bytes than asked
+  EXPECT_FALSE(ContentRangeIs("bytes 101-199/5000", 100, 199, 5000, &total));  // other bytes
+  EXPECT_FALSE(ContentRangeIs("bytes 100-199/*", 100, 199, 5000, &total));     // length unknown to the server
+  EXPECT_FALSE(ContentRangeIs("bytes */5000", 100, 199, 5000, &total));        // an unsatisfied range's answer
+  EXPECT_FALSE(ContentRangeIs("items 100-199/5000", 100, 199, 5000, &total));
+  EXPECT_FALSE(ContentRangeIs("bytes 100-199/5000x", 100, 199, 5000, &total));
+  EXPECT_FALSE(ContentRangeIs("bytes -100-199/5000", 100, 199, 5000, &total));
+  EXPECT_FALSE(ContentRangeIs("bytes 100-199/18446744073709551616", 100, 199, kUnknownSize, &total));  // 2^64
 }
 
 TEST(Urls, OriginsAndCredentials) {

@@ -1,10 +1,13 @@
 #include "formats/wds/wds_dataset_reader.h"
 
+#include <atomic>
+#include <cstring>
 #include <string_view>
 
 #include "formats/common/shard_file.h"
 #include "formats/wds/dali_index.h"
 #include "formats/wds/wds_naming.h"
+#include "ground/checksum.h"
 #include "ground/line_file.h"
 #include "ground/packed_keys.h"
 #include "ground/sample_table.h"
@@ -13,14 +16,26 @@ namespace shardpack {
 
 class WdsDatasetReader::Shard {
  public:
+  Shard() : id_(next_id_.fetch_add(1, std::memory_order_relaxed)) {}
   virtual ~Shard() = default;
-  // Where sample `local` (< the shard's sample count) lies in file().
+  // Where sample `local` (< the shard's sample count) lies in the shard file.
   virtual Status Locate(size_t local, WdsSampleLocation* sample) const = 0;
+  // `size` bytes at `offset` of the shard file, part of `sample` (located by Locate).
+  virtual Status ReadPart(const WdsSampleLocation& /*sample*/, uint64_t offset, size_t size, char* out) const {
+    return file_->Read(offset, size, out);
+  }
   virtual uint64_t memory_bytes() const = 0;
-  const RandomAccessFile& file() const { return *file_; }
+  // This shard object's number, never reused in the process: what a thread's note of the last
+  // sample it located (or read) names, so that a shard dropped and loaded again is not mistaken
+  // for the one before at the same address.
+  uint64_t id() const { return id_; }
 
  protected:
   std::unique_ptr<RandomAccessFile> file_;
+
+ private:
+  static inline std::atomic<uint64_t> next_id_{1};
+  const uint64_t id_;
 };
 
 namespace {
@@ -43,6 +58,7 @@ Status LocateMembers(const std::string& shard_file, uint64_t shard_bytes, const 
   if (image == nullptr) return Status::DataLoss(shard_file + ": sample " + record.key + " has no image member");
   e->key.assign(record.key);
   e->label = record.label, e->format = record.format;
+  e->sample_offset = record.offset, e->sample_size = record.size, e->sample_xxh64 = record.xxh64;
   e->offset = image->offset, e->size = image->size, e->json_offset = 0, e->json_size = 0;
   e->fields.clear();
   if (metadata != nullptr) e->json_offset = metadata->offset, e->json_size = metadata->size;
@@ -62,11 +78,28 @@ struct LocateScratch {
   SampleRecord record;
   std::vector<DaliIndexMemberView> members;
   WdsSampleLocation sample;
+  // Whose location `sample` is (Shard::id, 0: none, and the sample's number there): a loader reads
+  // a sample's image and then its metadata, each of which locates it.
+  uint64_t located_shard = 0;
+  size_t located_local = 0;
 };
 
 LocateScratch& ThreadScratch() {
   thread_local LocateScratch scratch;
   return scratch;
+}
+
+// A sample's bytes read from a server, whole and checked, kept per thread for the reads of its
+// other parts that follow (the image, then the metadata): one request a sample.
+struct SampleCopy {
+  uint64_t shard = 0;  // Shard::id; 0: none
+  uint64_t offset = 0;
+  std::string bytes;
+};
+
+SampleCopy& ThreadSampleCopy() {
+  thread_local SampleCopy copy;
+  return copy;
 }
 
 // A shard of a dataset folder: its sample table and DALI index checked against the manifest and
@@ -121,6 +154,39 @@ class TableShard final : public Shard {
                               " (run shardpack verify)");
     }
     return LocateMembers(file_name_, bytes_, scratch.record, scratch.members, sample);
+  }
+
+  // From a server (the file's reads are requests, and nothing on this machine checked the shard),
+  // the sample is read whole, in one request, and checked against its sample table's XXH64, as the
+  // cache checks a shard before it is read; its parts then come from that copy.
+  Status ReadPart(const WdsSampleLocation& e, uint64_t offset, size_t size, char* out) const override {
+    if (!file_->reads_are_requests()) return file_->Read(offset, size, out);
+    if (offset < e.sample_offset || size > e.sample_size || offset - e.sample_offset > e.sample_size - size) {
+      return Status::DataLoss(file_name_ + ": sample " + e.key + " has a member at bytes " + std::to_string(offset) +
+                              "-" + std::to_string(offset + size) + ", outside its bytes in the sample table (" +
+                              std::to_string(e.sample_offset) + "-" + std::to_string(e.sample_offset + e.sample_size) +
+                              "; run shardpack verify)");
+    }
+    SampleCopy& copy = ThreadSampleCopy();
+    if (copy.shard != id() || copy.offset != e.sample_offset || copy.bytes.size() != e.sample_size) {
+      copy.shard = 0;
+      copy.bytes.resize(e.sample_size);
+      // Bytes damaged on the way are read again, as a download is; a copy damaged on the server
+      // stays so, and the sample is reported damaged (DataLoss: a loader skips it and says so).
+      constexpr int kReads = 3;
+      for (int read = 1;; ++read) {
+        SHARDPACK_RETURN_IF_ERROR(file_->Read(e.sample_offset, e.sample_size, copy.bytes.data()));
+        if (Xxh64(copy.bytes) == e.sample_xxh64) break;
+        if (read == kReads) {
+          return Status::DataLoss(file_name_ + ": sample " + e.key + " does not match the checksum its sample " +
+                                  "table lists, in " + std::to_string(kReads) +
+                                  " reads (the server holds a damaged or changed copy; run shardpack verify)");
+        }
+      }
+      copy.shard = id(), copy.offset = e.sample_offset;
+    }
+    std::memcpy(out, copy.bytes.data() + (offset - e.sample_offset), size);
+    return Status::OK();
   }
 
   uint64_t memory_bytes() const override {
@@ -259,9 +325,13 @@ Status WdsDatasetReader::Find(uint64_t index, std::shared_ptr<const Shard>* shar
   uint64_t local = 0;
   locator_.Locate(index, &s, &local);
   SHARDPACK_RETURN_IF_ERROR(shards_->Get(s, shard));
-  WdsSampleLocation* located = &ThreadScratch().sample;
-  *sample = located;
-  return (*shard)->Locate(size_t(local), located);
+  LocateScratch& scratch = ThreadScratch();
+  *sample = &scratch.sample;
+  if (scratch.located_shard == (*shard)->id() && scratch.located_local == local) return Status::OK();
+  scratch.located_shard = 0;
+  SHARDPACK_RETURN_IF_ERROR((*shard)->Locate(size_t(local), &scratch.sample));
+  scratch.located_shard = (*shard)->id(), scratch.located_local = size_t(local);
+  return Status::OK();
 }
 
 Status WdsDatasetReader::Read(uint64_t index, ReadSample* out) const {
@@ -272,7 +342,7 @@ Status WdsDatasetReader::Read(uint64_t index, ReadSample* out) const {
   out->label = e->label;
   out->format = e->format;
   out->encoded.resize(e->size);
-  return shard->file().Read(e->offset, e->size, out->encoded.data());
+  return shard->ReadPart(*e, e->offset, e->size, out->encoded.data());
 }
 
 Status WdsDatasetReader::ReadMetadata(uint64_t index, std::string* json) const {
@@ -281,7 +351,7 @@ Status WdsDatasetReader::ReadMetadata(uint64_t index, std::string* json) const {
   const WdsSampleLocation* e = nullptr;
   SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &e));
   json->resize(e->json_size);
-  return e->json_size == 0 ? Status::OK() : shard->file().Read(e->json_offset, e->json_size, json->data());
+  return e->json_size == 0 ? Status::OK() : shard->ReadPart(*e, e->json_offset, e->json_size, json->data());
 }
 
 Status WdsDatasetReader::ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const {
@@ -294,7 +364,7 @@ Status WdsDatasetReader::ReadField(uint64_t index, const std::string& name, std:
     if (f.name != name) continue;
     *present = true;
     data->resize(f.size);
-    return f.size == 0 ? Status::OK() : shard->file().Read(f.offset, f.size, data->data());
+    return f.size == 0 ? Status::OK() : shard->ReadPart(*e, f.offset, f.size, data->data());
   }
   return Status::OK();
 }

@@ -26,6 +26,9 @@ struct WdsSampleLocation {
     uint64_t offset = 0, size = 0;
   };
   std::vector<Field> fields;
+  // The sample's whole byte range (its members and their headers) and XXH64, as its sample table
+  // lists them; size 0 where there is no table (a shard read by path).
+  uint64_t sample_offset = 0, sample_size = 0, sample_xxh64 = 0;
 };
 
 // The DALI index that belongs to a shard: "<path without .tar>.idx".

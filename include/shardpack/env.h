@@ -57,6 +57,10 @@ class RandomAccessFile {
   // The bytes this object itself holds in memory (a file served from memory: its contents), for a
   // caller that keeps files open within a memory bound; 0 for a file on disk.
   virtual uint64_t memory_bytes() const { return 0; }
+  // Whether each Read is a request to a server (a file at a URL read by HTTP range requests, with
+  // no checked copy on this machine): a reader then reads what it needs in one piece and checks it
+  // against its checksum itself.
+  virtual bool reads_are_requests() const { return false; }
 };
 
 struct DirEntry {

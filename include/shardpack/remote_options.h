@@ -27,7 +27,8 @@ struct RemoteOptions {
   uint32_t downloads = 4;  // downloads at once
   // Set by readers that go through the shards front to back (the streaming shuffle, no shuffle):
   // without a cache folder the shards are then streamed into memory and never touch the disk.
-  // Random access without a cache folder is refused (InvalidArgument naming both fixes).
+  // Random access without a cache folder reads each sample by HTTP range requests (docs/remote.md),
+  // and needs a format read through shards (not LMDB: InvalidArgument naming the fixes).
   bool sequential = false;
   // Not about URLs, but how every reader DatasetReader::Open makes keeps the shards' indexes (sample
   // tables, DALI indexes), read when a shard is first needed: at most this many bytes of them, the

@@ -7,6 +7,7 @@
 #include "ops/read/forwarding_dataset_reader.h"
 #include "shardpack/shard_spec.h"
 #include "storage/anchored_env.h"
+#include "storage/http/http_range_file.h"
 #include "storage/remote_dataset.h"
 #include "storage/remote_dataset_env.h"
 #include "storage/remote_shard_store.h"
@@ -23,13 +24,15 @@ class RemoteDatasetReader final : public ForwardingDatasetReader {
  public:
   // The reader reads through the Env, which reads through the store: both are kept until the
   // reader is gone.
+  // ranged: the reads go to the server a range at a time, and the store is not used.
   RemoteDatasetReader(std::shared_ptr<RemoteShardStore> store, std::unique_ptr<Env> env,
-                      std::unique_ptr<DatasetReader> reader, std::unique_ptr<Env> cache_env = nullptr)
+                      std::unique_ptr<DatasetReader> reader, std::unique_ptr<Env> cache_env, bool ranged)
       : ForwardingDatasetReader(std::move(reader),
                                 std::make_shared<Owned>(Owned{std::move(cache_env), store, std::move(env)})),
-        store_(std::move(store)) {}
+        store_(std::move(store)),
+        ranged_(ranged) {}
 
-  bool wants_read_plan() const override { return true; }
+  bool wants_read_plan() const override { return !ranged_; }
   void PlanReads(std::vector<ShardUse> uses, uint64_t position) override { store_->Plan(uses, position); }
   void ReachedPosition(uint64_t position) override { store_->Reached(position); }
 
@@ -40,6 +43,7 @@ class RemoteDatasetReader final : public ForwardingDatasetReader {
     std::unique_ptr<Env> env;
   };
   const std::shared_ptr<RemoteShardStore> store_;
+  const bool ranged_;
 };
 
 Status NoCacheError(const std::string& location, const Format& format) {
@@ -71,9 +75,11 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormatOf(location.text, remote.manifest, &format));
   const bool streaming = access.cache_dir.empty();
-  if (streaming && !(options.sequential && format->reads_shards_through_env())) {
-    return NoCacheError(location.text, *format);
-  }
+  if (streaming && !format->reads_shards_through_env()) return NoCacheError(location.text, *format);
+  // Random reads without a cache folder: each read asks the server for its bytes alone (HTTP
+  // range requests), shards and their small files alike. The files are never downloaded whole,
+  // so the first batch of a global shuffle costs its samples' bytes, not their shards'.
+  const bool ranged = streaming && !options.sequential;
 
   std::string dir = remote.base;  // streaming: errors name the URLs of the files
   std::unique_ptr<Env> cache_env;
@@ -177,12 +183,25 @@ Status OpenRemoteDatasetReader(const Location& location, Env* env, const RemoteO
     store_options.prefetch_shards = uint32_t(std::min<uint64_t>(store_options.prefetch_shards, fit));
     store_options.downloads = std::min(store_options.downloads, store_options.prefetch_shards);
   }
+  if (ranged) store_options.downloads = 1;  // idle: nothing is downloaded whole
+  RemoteDatasetEnv::OpenRanged open_ranged;
+  if (ranged) {
+    open_ranged = [clients = std::make_shared<HttpClientPool>(new_client), base = remote.base, shards](
+                      size_t shard, const SideFile* small, const std::string& path,
+                      std::unique_ptr<RandomAccessFile>* file) {
+      *file = small != nullptr
+                  ? NewHttpRangeFile(clients, RemoteFileUrl(base, small->file), path, kUnknownSize, kMaxSmallFileBytes)
+                  : NewHttpRangeFile(clients, shards->shard(shard).url, path, shards->bytes(shard));
+      return Status::OK();
+    };
+  }
   auto store = std::make_shared<RemoteShardStore>(env, std::move(shards), store_options, new_client);
-  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, std::move(files), nullptr, std::move(fetch_small));
+  auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, std::move(files), nullptr, std::move(fetch_small),
+                                                       std::move(open_ranged));
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(format->OpenReader(remote_env.get(), dir, std::move(manifest), options, &format_reader));
   *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader),
-                                                  std::move(cache_env));
+                                                  std::move(cache_env), ranged);
   return Status::OK();
 }
 
@@ -230,7 +249,8 @@ Status OpenStreamedShardList(const Location& spec, Env* env, const RemoteOptions
   auto remote_env = std::make_unique<RemoteDatasetEnv>(env, store, std::move(files), fetch_whole);
   std::unique_ptr<DatasetReader> format_reader;
   SHARDPACK_RETURN_IF_ERROR(DatasetReader::OpenShards(urls, remote_env.get(), &format_reader, options));
-  *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader));
+  *reader = std::make_unique<RemoteDatasetReader>(std::move(store), std::move(remote_env), std::move(format_reader),
+                                                  nullptr, /*ranged=*/false);
   return Status::OK();
 }
 

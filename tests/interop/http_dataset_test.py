@@ -1,7 +1,8 @@
 """Datasets read over HTTP from a real web server (nginx, started here on 127.0.0.1 and always
 stopped): for each format, `stat` and `verify` of the URL print what they print for the local
 folder, and the C++ loader's batches from the URL equal those from the local folder byte for byte
-(2 ranks, and a resumed epoch), also from a shard list of URLs and of pipe: commands. Also: a second read uses the cache without downloading again
+(2 ranks, and a resumed epoch), also from a shard list of URLs and of pipe: commands, and read at
+random without a cache folder (each sample's bytes by a range request, no shard fetched whole). Also: a second read uses the cache without downloading again
 (nginx's access log counts the requests), a mixture of local and URL sources (and of two URLs in one
 cache folder) reads as the same mixture of local folders, a missing dataset and a missing cache folder give clear
 errors, and a shard the server serves damaged is refused and never published in the cache.
@@ -124,6 +125,16 @@ try:
             r = run([sys.executable, "-c", script, local, url], dict(env, PYTHONPATH=python_dir))
             check(r.returncode == 0 and r.stdout.strip() == "14", f"{name}: shardpack.open over HTTP in Python: "
                   f"{r.stdout} {r.stderr}")
+            if name != "lmdb":  # without a cache folder: each sample's bytes by a range request
+                since = len(open(os.path.join(work, "access.log")).read().splitlines())
+                r = run([sys.executable, "-c", script, local, url], dict(no_cache_env, PYTHONPATH=python_dir))
+                check(r.returncode == 0 and r.stdout.strip() == "14", f"{name}: shardpack.open over HTTP without a "
+                      f"cache folder in Python: {r.stdout} {r.stderr}")
+                shard_urls = [s["url"] for s in json.load(open(os.path.join(local, "manifest.json")))["shardlist"]]
+                shard_gets = [line for line in open(os.path.join(work, "access.log")).read().splitlines()[since:]
+                              if any(f'"GET /{name}/{u} ' in line for u in shard_urls)]
+                check(len(shard_gets) >= 14 and all('HTTP/1.1" 206 ' in line for line in shard_gets),
+                      f"{name}: shardpack.open over HTTP without a cache folder fetched shards {shard_gets}")
 
     # A shard list of URLs, as webdataset takes them: the same batches as the local shard list.
     shards = sorted(f for f in os.listdir(os.path.join(serve, "wds")) if f.endswith(".tar"))
@@ -237,12 +248,21 @@ try:
           f"{first_use}), the epoch reads them first in the order {order}")
     check(0 < sum(shard_bytes[f] for f in kept) <= cache_limit < sum(shard_bytes.values()),
           f"bounded cache: keeps {sorted(kept)}, over the bound of {cache_limit} bytes")
-    r = run([dump_batches, f"{base}/many", os.path.join(work, "many-random"), "2", "5", "16", "0", "0", "0", "1"],
-            no_cache)
-    check(r.returncode == 1 and r.stderr == f"dump_batches: invalid argument: reading {base}/many at random needs a "
-          "local cache folder: set SHARDPACK_CACHE=DIR (or --cache-dir DIR; --cache-limit bounds it), or stream "
-          "it without one with the streaming shuffle (--shuffle-buffer N) or without shuffling\n",
-          f"a global shuffle without a cache: {r.stderr!r}")
+    # A global shuffle without a cache folder: the local batches, each sample's bytes read with a
+    # range request (206), no shard fetched whole.
+    since = len(open(log_path).read().splitlines())
+    outputs = []
+    for source, env_of in ((many, dict(os.environ)), (f"{base}/many", no_cache)):
+        out = os.path.join(work, f"many-ranged-{source == many}")
+        r = run([dump_batches, source, out, "2", "5", "16", "0", "0", "0", "1"], env_of)
+        check(r.returncode == 0, f"a global shuffle without a cache: dump_batches {source}: {r.stderr}")
+        outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
+    check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0,
+          "a global shuffle without a cache: the batches over HTTP differ from the local ones")
+    shard_gets = [line for line in open(log_path).read().splitlines()[since:] if '"GET /many/shard-' in line
+                  and '.tar ' in line]
+    check(len(shard_gets) >= 14 and all('HTTP/1.1" 206 ' in line for line in shard_gets),
+          f"a global shuffle without a cache fetched shards {shard_gets}")
     # A global shuffle over more than the cache's bound downloads shards again and again: the loader
     # says so when it opens, with the numbers and the ways out.
     r = run([shardpack, "bench", f"{base}/many", "--epochs", "1", "--threads", "1", "--batch", "2", "--crop", "16",
@@ -273,13 +293,10 @@ try:
                   "assert len(local) == 7, len(local)\n"
                   "assert epoch(sys.argv[2]) == local, 'streamed'\n"
                   "assert epoch(sys.argv[2], cache_dir=sys.argv[3], cache_limit=int(sys.argv[4])) == local, 'cached'\n"
-                  "try:\n"  # the same refusal as the CLI's, in the Loader's keywords
-                  "    shardpack.Loader(sys.argv[2], batch_size=2, size=16)\n"
-                  "    raise SystemExit('a global shuffle over a URL without a cache folder was not refused')\n"
-                  "except ValueError as e:\n"
-                  "    assert str(e).endswith('at random needs a local cache folder: set SHARDPACK_CACHE=DIR (or '\n"
-                  "        'cache_dir=DIR; cache_limit bounds it), or stream it without one with the streaming shuffle '\n"
-                  "        '(shuffle_buffer=N) or without shuffling'), str(e)\n"
+                  "def global_epoch(path):\n"  # the global shuffle, by range requests without a cache folder
+                  "    loader = shardpack.Loader(path, batch_size=2, seed=5, size=16, threads=2)\n"
+                  "    return [(images.numpy().tobytes(), labels.tolist()) for images, labels in loader]\n"
+                  "assert global_epoch(sys.argv[2]) == global_epoch(sys.argv[1]), 'global shuffle, ranged'\n"
                   "print('ok')\n")
         r = run([sys.executable, "-c", script, many, f"{base}/many", os.path.join(work, "py-cache"), str(cache_limit)],
                 dict(no_cache, PYTHONPATH=python_dir))

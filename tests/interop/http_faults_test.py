@@ -123,11 +123,16 @@ class FaultyHandler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         wanted = self.headers.get("Range")
-        if wanted and serve_ranges[0]:  # "bytes=N-", as the client asks after a partial body
-            start = int(wanted.split("=")[1].rstrip("-"))
+        if wanted and serve_ranges[0]:  # "bytes=N-" (the rest, after a partial body) or "bytes=N-M"
+            first, last = wanted.split("=")[1].split("-")
+            start, end = int(first), min(int(last) if last else len(body) - 1, len(body) - 1)
+            if fault == "short":  # a byte fewer than asked, and said so
+                end -= 1
             self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-            body = body[start:]
+            self.send_header("Content-Range", f"bytes {start}-{end}/{len(body)}")
+            body = body[start:end + 1]
+            if fault == "flip-range":  # the range's first byte damaged
+                body = bytes([body[0] ^ 1]) + body[1:]
         else:
             self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -188,6 +193,7 @@ def published(cache):
 # stream without a cache), which must see all 14 images, none skipped.
 LOADER = ["bench", "--epochs", "1", "--threads", "1", "--batch", "2", "--crop", "16", "--shuffle-buffer", "4",
           "--json"]
+GLOBAL_LOADER = ["bench", "--epochs", "1", "--threads", "1", "--batch", "2", "--crop", "16", "--json"]
 
 
 def loader_saw_every_image(stdout):
@@ -213,12 +219,14 @@ def case(name, faults, expect_ok, expect_counts, expect_error=None, env_extra=No
     if streaming:
         del env["SHARDPACK_CACHE"]
     where = location or url
-    args = [shardpack, "verify", where] if command == "verify" else [shardpack] + LOADER[:1] + [where] + LOADER[1:]
+    loader = GLOBAL_LOADER if command == "global" else LOADER
+    args = [shardpack, "verify", where] if command == "verify" else [shardpack] + loader[:1] + [where] + loader[1:]
     r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
-    check((r.returncode == 0) == expect_ok, f"{name}: exit {r.returncode}, stderr {r.stderr!r}")
+    if expect_ok is not None:  # None: the caller checks
+        check((r.returncode == 0) == expect_ok, f"{name}: exit {r.returncode}, stderr {r.stderr!r}")
     if expect_ok and command == "verify":
         check(r.stdout == local_verify, f"{name}: verify printed {r.stdout!r}, the local folder {local_verify!r}")
-    if expect_ok and command == "loader":
+    if expect_ok and command in ("loader", "global"):
         check(loader_saw_every_image(r.stdout), f"{name}: the loader printed {r.stdout!r}")
     if expect_error is not None:
         check(r.stderr == expect_error, f"{name}: stderr {r.stderr!r}, expected {expect_error!r}")
@@ -269,6 +277,42 @@ try:
     check(shard not in {os.path.basename(p) for p in published(cache)}, "loader-flipped-always: the shard in the cache")
     case("loader-404", {shard: ["404"]}, False, {shard: 1}, f"bench failed: {url}/{shard} does not exist (HTTP 404)\n",
          command="loader", streaming=True)
+
+    # A global shuffle without a cache folder reads each sample's bytes with a range request (and
+    # each side file whole, then its lines by range): no shard is fetched whole. An answer that is
+    # not the range asked for is an error naming the file; a server without ranges, one naming the fixes.
+    shards = sorted(f for f in os.listdir(os.path.join(serve, "ds")) if f.endswith(".tar"))
+    _, r = case("ranged", {}, True, {}, command="global", streaming=True)
+    shard_ranges = [r for s in shards for r in ranges.get("/ds/" + s, [])]
+    check(len(shard_ranges) >= 14 and all(re.fullmatch(r"bytes=\d+-\d+", r or "") for r in shard_ranges),
+          f"ranged: the shards were asked for {shard_ranges}, not a range a read")
+    case("ranged-503-twice", {shard: ["503", "503"]}, True, {}, command="global", streaming=True)
+    check(ranges.get("/ds/" + shard, [])[:3] == [ranges["/ds/" + shard][0]] * 3,
+          f"ranged-503-twice: the range was not asked for again: {ranges.get('/ds/' + shard)}")
+    for fault, answer in (("bigger", f"Content-Range bytes \\d+-\\d+/{size + (4 << 20)} \\(the file changed on the "
+                                     "server since the dataset was opened\\)"),
+                          ("short", f"Content-Range bytes \\d+-\\d+/{size}")):
+        _, r = case("ranged-" + fault, {shard: [fault]}, False, {}, command="global", streaming=True)
+        check(re.fullmatch(f"bench failed: {re.escape(url)}/{shard}: asked for bytes \\d+-\\d+ of {size}, the server "
+                           f"answered HTTP 206 with {answer}\n", r.stderr) is not None,
+              f"ranged-{fault}: {r.stderr!r}")
+    # A sample's bytes are checked against its sample table: damaged once, read again; damaged on
+    # every read, the sample is skipped and reported, naming it, and the epoch goes on.
+    case("ranged-flipped-once", {shard: ["flip-range"]}, True, {}, command="global", streaming=True)
+    _, r = case("ranged-flipped-always", {shard: ["flip-range"] * 3}, None, {}, command="global", streaming=True)
+    figures = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+    check(r.returncode == 0 and figures.get("images") == 13 and figures.get("corrupt") == 1 and
+          re.fullmatch(f"skipped sample \\(index \\d+\\): {shard}: sample \\d+ does not match the "
+                       "checksum its sample table lists, in 3 reads \\(the server holds a damaged or changed copy; run "
+                       "shardpack verify\\)\n", r.stderr) is not None,
+          f"ranged-flipped-always: exit {r.returncode}, {figures}, {r.stderr!r}")
+    serve_ranges[0] = False
+    _, r = case("ranged-no-ranges", {}, False, {}, command="global", streaming=True)
+    serve_ranges[0] = True
+    check(re.fullmatch(f"bench failed: {re.escape(url)}/shard-00000\\d.tar: the server does not serve byte ranges "
+                       "\\(it answered a range request with the whole file\\), and reading a dataset at random without "
+                       "a cache folder needs them: set SHARDPACK_CACHE=DIR, or stream the dataset \\(the streaming "
+                       "shuffle\\)\n", r.stderr) is not None, f"ranged-no-ranges: {r.stderr!r}")
 
     # Redirects: followed (at most 5), never to another scheme; credentials and signatures go to
     # their own host only, and what another host serves is still held to the manifest's checksum.
