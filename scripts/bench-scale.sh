@@ -7,25 +7,28 @@
 # the ranks of a node share), for the global shuffle and the streaming shuffle, and the same for
 # shardpack.open(ds)[i] at 1,000 random i; `shardpack stat`'s time and peak memory for the
 # smaller datasets (stat reads every sample table: --stat-max S bounds which are measured); and,
-# unless --no-http, the two shuffles over HTTP from nginx on 127.0.0.1 (scripts/nginx-serve.sh; the
-# streaming shuffle without a cache folder, the global shuffle into a fresh one), with the requests
-# nginx saw before the first shard's bytes and in all. Prints a table and the growth from the
-# smallest S to the largest.
+# unless --no-http, the same over HTTP from nginx on 127.0.0.1 (scripts/nginx-serve.sh), without a
+# cache folder (the streaming shuffle streams shards; the global shuffle and the random samples read
+# by range requests), and the global shuffle into a fresh cache folder for datasets of at most
+# --cached-max shards (it downloads the shards of the first batch whole: 256 x 48 MB at 1B), with
+# the requests nginx saw before the first shard's bytes and in all. Prints a table and the growth
+# from the smallest S to the largest.
 #
 #   scripts/bench-scale.sh [--shards "100 1000 10000 100000"] [--samples K] [--stat-max S] [--no-http]
-#                          [--work DIR] [--bin DIR]
+#                          [--cached-max S] [--work DIR] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shards="100 1000 10000 100000" samples=10000 stat_max=1000 work=build/bench-scale bin= http=1
+shards="100 1000 10000 100000" samples=10000 stat_max=1000 cached_max=1000 work=build/bench-scale bin= http=1
 while (($#)); do
   case $1 in
     --shards) shards=$2; shift 2 ;;
     --samples) samples=$2; shift 2 ;;
     --stat-max) stat_max=$2; shift 2 ;;
     --no-http) http=0; shift ;;
+    --cached-max) cached_max=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
-    *) echo "usage: $0 [--shards \"S ...\"] [--samples K] [--stat-max S] [--no-http] [--work DIR] [--bin DIR]" >&2
+    *) echo "usage: $0 [--shards \"S ...\"] [--samples K] [--stat-max S] [--no-http] [--cached-max S] [--work DIR] [--bin DIR]" >&2
        exit 2 ;;
   esac
 done
@@ -73,20 +76,31 @@ if ((http)); then
   start_nginx "$work"
   echo
   printf '%-9s %-14s %-22s %10s %12s %16s\n' shards samples "over HTTP" seconds "RssAnon MB" "requests before"
+  declare -A http_first_s http_first_m http_last_s http_last_m
   for s in $shards; do
-    for mode in streaming global; do
+    for mode in streaming global random global-cached; do
+      [[ $mode == global-cached ]] && ((s > cached_max)) && continue
       : >"$NGINX_ACCESS_LOG"
       rm -rf "$work/http-cache"
       cache=()
-      [[ $mode == global ]] && cache=(SHARDPACK_CACHE="$work/http-cache")
+      [[ $mode == global-cached ]] && cache=(SHARDPACK_CACHE="$work/http-cache")
       line=$(env -u SHARDPACK_CACHE "${cache[@]}" /usr/bin/python3 scripts/bench_scale_probe.py \
-        "$url/ds-$samples-x$s" "$mode")
+        "$url/ds-$samples-x$s" "${mode%-cached}")
       read -r sec anon <<<"$(/usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], d["rss_anon"]/1e6)' "$line")"
       before=$(grep -c 'GET ' "$NGINX_ACCESS_LOG" || true)
-      first=$(grep -n '\.tar ' "$NGINX_ACCESS_LOG" | head -1 | cut -d: -f1)
-      printf '%-9s %-14s %-22s %10.2f %12.1f %16s\n' "$s" "$((s * samples))" \
-        "$mode$([[ $mode == global ]] && echo ", cached")" "$sec" "$anon" "$((${first:-1} - 1)) (of $before)"
+      first=$(grep -m1 -n '\.tar ' "$NGINX_ACCESS_LOG" | cut -d: -f1 || true)
+      printf '%-9s %-14s %-22s %10.2f %12.1f %16s\n' "$s" "$((s * samples))" "$mode" "$sec" "$anon" \
+        "$((${first:-1} - 1)) (of $before)"
+      [[ -z ${http_first_s[$mode]:-} ]] && http_first_s[$mode]=$sec http_first_m[$mode]=$anon
+      http_last_s[$mode]=$sec http_last_m[$mode]=$anon
     done
+  done
+  echo
+  echo "growth from the smallest to the largest dataset (over HTTP):"
+  for mode in streaming global random; do
+    printf '  %-10s time %+.2f s, RssAnon %+.1f MB\n' "$mode" \
+      "$(/usr/bin/python3 -c "print(${http_last_s[$mode]} - ${http_first_s[$mode]})")" \
+      "$(/usr/bin/python3 -c "print(${http_last_m[$mode]} - ${http_first_m[$mode]})")"
   done
 fi
 echo
