@@ -736,7 +736,8 @@ int RunCommandLine(int argc, char** argv) {
   std::string bench_cache_limit;
   bench->add_option("--cache-dir", bo.loader.remote.cache_dir,
                     "A dataset URL: the cache folder for its shards (default $SHARDPACK_CACHE; without one, "
-                    "shards stream through memory, which needs --shuffle-buffer)");
+                    "shards stream through memory with --shuffle-buffer, and the global shuffle reads each "
+                    "sample by HTTP range requests)");
   bench->add_option("--cache-limit", bench_cache_limit,
                     "A dataset URL: bytes the cache may hold (e.g. 20G; default: no bound)");
   bench

@@ -151,7 +151,8 @@ class Loader:
     cache_dir, cache_limit, prefetch_shards, downloads: for a URL. cache_dir (default
         $SHARDPACK_CACHE) is where whole shards are kept, checked, shared by the processes of a node;
         cache_limit (bytes, 0 = no bound) bounds it. Without a cache folder, shards are streamed
-        into memory, which needs shuffle_buffer > 0 or shuffle=False. prefetch_shards (0 = twice
+        into memory with shuffle_buffer > 0 or shuffle=False, and the global shuffle reads each
+        sample by HTTP range requests (docs/remote.md). prefetch_shards (0 = twice
         `downloads`) shards are downloaded ahead in the epoch's order, `downloads` at once.
     transform: "train" (random-resized-crop to `size` with `scale` and `ratio`, then a horizontal
         flip with probability `flip`) or "eval" (resize the shorter side to `resize`, default
