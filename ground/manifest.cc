@@ -83,6 +83,7 @@ nlohmann::json ManifestToJson(const Manifest& m) {
          {"shardlist", shardlist},
          {"skipped", skipped}};
   if (!fields.empty()) j["fields"] = fields;  // written only when there are some: older manifests stay as they were
+  if (m.generation > 0) j["generation"] = m.generation;  // likewise: a dataset never appended to has none
   if (m.wids_shard_list) {
     j["__kind__"] = "wids-shard-index-v1";
     j["wids_version"] = 1;
@@ -111,6 +112,7 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
     m->bytes = UnsignedAt(j, "bytes");
     m->classes = j.at("classes").get<std::vector<std::string>>();
     m->empty_classes = j.value("empty_classes", std::vector<std::string>());
+    m->generation = j.contains("generation") ? UnsignedAt(j, "generation") : 0;
     const json options = j.value("options", json::object());
     CheckOptions(options);
     m->options_json = options.dump();

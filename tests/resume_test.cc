@@ -15,41 +15,16 @@
 
 #include "ground/units.h"
 #include "tests/support/dataset_fixture.h"
+#include "tests/support/run_command.h"
 
 namespace shardpack {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Whether this is the sanitizer stage of scripts/test.sh (SHARDPACK_TEST_SANITIZED=1), where every
-// process runs several times slower: the tests that run the CLI many times do fewer runs there
-// (Release runs them all).
-bool Sanitized() {
-  const char* v = std::getenv("SHARDPACK_TEST_SANITIZED");
-  return v != nullptr && std::string(v) == "1";
-}
-
-// Runs argv; returns the raw wait status.
-int RunCommand(const std::vector<std::string>& args, std::string* output = nullptr) {
-  std::string cmd = "exec ";  // the status is then the program's own, not a shell's
-  for (const std::string& a : args) cmd += "'" + a + "' ";
-  cmd += "2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  std::string out;
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  if (output) *output = out;
-  return ::pclose(p);
-}
-
-// Every file of a folder: name -> bytes.
-std::map<std::string, std::string> Files(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    files[e.path().filename().string()] = testing::ReadFile(e.path().string());
-  return files;
-}
+using testing::Difference;
+using testing::Files;
+using testing::RunCommand;
+using testing::Sanitized;
 
 // The bytes of the shards (.tar) in a folder.
 uint64_t TotalShardBytes(const std::string& dir) {
@@ -58,21 +33,6 @@ uint64_t TotalShardBytes(const std::string& dir) {
     if (e.path().extension() == ".tar") bytes += fs::file_size(e.path());
   }
   return bytes;
-}
-
-// Empty when the folders hold the same files with the same bytes; else what differs.
-std::string Difference(const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
-  std::string diff;
-  for (const auto& [name, bytes] : a) {
-    if (!b.count(name))
-      diff += "only in the first: " + name + "\n";
-    else if (b.at(name) != bytes)
-      diff += "differs: " + name + "\n";
-  }
-  for (const auto& [name, bytes] : b) {
-    if (!a.count(name)) diff += "only in the second: " + name + "\n";
-  }
-  return diff;
 }
 
 class ResumeTest : public testing::DatasetTest, public ::testing::WithParamInterface<std::string> {

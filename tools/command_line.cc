@@ -126,9 +126,10 @@ void PrintEmptyClasses(const Manifest& m) {
                m.empty_classes.size() == 1 ? "takes" : "take", names.c_str());
 }
 
-// pack and convert: one library call with progress and skip reports, then the summary.
-int RunPack(PackFlags& f, bool convert) {
-  const char* command = convert ? "convert" : "pack";
+// pack, convert and append: one library call with progress and skip reports, then the summary.
+int RunPack(PackFlags& f, const std::string& name) {
+  const bool convert = name == "convert", append = name == "append";
+  const char* command = name.c_str();
   Status s = ParseOutputFlags(f);
   if (!s.ok()) return Fail(command, s);
   std::signal(SIGINT, OnInterrupt);
@@ -142,7 +143,9 @@ int RunPack(PackFlags& f, bool convert) {
     std::fprintf(stderr, "skipped %s: %s\n", sf.path.c_str(), sf.reason.c_str());
   };
   PackResult result;
-  s = convert ? Convert(f.src, f.out, f.options, &result) : Pack(f.src, f.out, f.options, &result);
+  s = convert  ? Convert(f.src, f.out, f.options, &result)
+      : append ? Append(f.src, f.out, f.options, &result)
+               : Pack(f.src, f.out, f.options, &result);
   progress.Finish();
   if (!s.ok()) {
     Fail(command, s);
@@ -151,6 +154,21 @@ int RunPack(PackFlags& f, bool convert) {
   const Manifest& m = result.manifest;
   if (f.json) {
     std::cout << PackResultToJson(result, f.out).dump(2) << "\n";
+    return 0;
+  }
+  if (append) {
+    const uint64_t shards = m.shards.size();
+    if (result.already_complete) {
+      std::printf("finished publishing an interrupted append: %s now holds %s in %s (generation %llu)\n", f.out.c_str(),
+                  Count(m.samples, "sample").c_str(), Count(shards, "shard").c_str(),
+                  static_cast<unsigned long long>(m.generation));
+      return 0;
+    }
+    std::printf("appended to %s in %.2f s: it now holds %s in %s (%s), generation %llu; skipped %s%s\n", f.out.c_str(),
+                result.seconds, Count(m.samples, "sample").c_str(), Count(shards, "shard").c_str(),
+                FormatBytes(m.bytes).c_str(), static_cast<unsigned long long>(m.generation),
+                Count(m.skipped.size(), "file").c_str(), m.skipped.empty() ? "" : " (listed in manifest.json)");
+    PrintEmptyClasses(m);
     return 0;
   }
   if (result.already_complete) {
@@ -188,6 +206,7 @@ int RunPack(PackFlags& f, bool convert) {
 }
 
 void AddPackOptions(CLI::App* pack, PackFlags& pf);
+void AddAppendOptions(CLI::App* append, PackFlags& af);
 
 // slurm-script: the pack options are checked as pack would parse them, then passed through.
 int RunSlurmScript(SlurmScriptOptions o) {
@@ -360,6 +379,7 @@ int RunStat(const std::string& dir, bool json, size_t top, const std::string& bu
 }
 
 void AddOutputOptions(CLI::App* app, PackFlags& f);
+void AddInputOptions(CLI::App* pack, PackFlags& pf);
 
 // pack's own arguments and options, then the output options it shares with convert.
 void AddPackOptions(CLI::App* pack, PackFlags& pf) {
@@ -369,6 +389,21 @@ void AddPackOptions(CLI::App* pack, PackFlags& pf) {
                    "Output folder (created; must be empty unless --force), or s3://BUCKET/PREFIX: shards are "
                    "uploaded as they complete, the manifest last (docs/distributed.md)")
       ->required();
+  AddInputOptions(pack, pf);
+  AddOutputOptions(pack, pf);
+}
+
+// append: the dataset first, then what is added to it; the options are pack's, and must be those
+// the dataset was packed with.
+void AddAppendOptions(CLI::App* append, PackFlags& af) {
+  append->add_option("OUT", af.out, "The dataset folder to add to (a wds or raw dataset shardpack packed)")->required();
+  append->add_option("SRC", af.src, "Source folder of the new images, laid out as for pack")->required();
+  AddInputOptions(append, af);
+  AddOutputOptions(append, af);
+}
+
+// How the source's files are found and ordered (pack, append).
+void AddInputOptions(CLI::App* pack, PackFlags& pf) {
   pack->add_option("--list", pf.options.list_file,
                    "Pack the files listed in FILE instead of scanning SRC: lines 'relative_path<TAB>label' (label an "
                    "integer or a class name), or a table of samples with fields: .jsonl, .csv or .tsv with a header "
@@ -385,7 +420,6 @@ void AddPackOptions(CLI::App* pack, PackFlags& pf) {
                    "0001.seg.png)")
       ->check(CLI::IsMember({"imagenet", "samples"}))
       ->capture_default_str();
-  AddOutputOptions(pack, pf);
 }
 
 void AddOutputOptions(CLI::App* app, PackFlags& f) {
@@ -625,6 +659,13 @@ int RunCommandLine(int argc, char** argv) {
   CLI::App* pack = app.add_subcommand("pack", "Pack a directory tree of images (one folder per class) into shards.");
   AddPackOptions(pack, pf);
 
+  PackFlags af;
+  CLI::App* append = app.add_subcommand(
+      "append",
+      "Add the images of SRC to the dataset in OUT as new shards, without rewriting its own (same options as its "
+      "pack; docs/views.md).");
+  AddAppendOptions(append, af);
+
   PackFlags cf;
   CLI::App* convert = app.add_subcommand(
       "convert",
@@ -790,14 +831,15 @@ int RunCommandLine(int argc, char** argv) {
     return ReportUsageError(app, e, std::vector<std::string>(argv + 1, argv + argc));
   }
   // The environment's settings (SHARDPACK_CACHE, SHARDPACK_HTTP_*, AWS_*, ...) under the flags.
-  for (RemoteOptions* r : {&pf.options.remote, &cf.options.remote, &vo.remote, &bo.loader.remote}) {
+  for (RemoteOptions* r : {&pf.options.remote, &af.options.remote, &cf.options.remote, &vo.remote, &bo.loader.remote}) {
     const Status env = ApplyEnvironment(r);
     if (!env.ok())
       return Fail(app.get_subcommands().empty() ? "shardpack" : app.get_subcommands()[0]->get_name().c_str(), env);
   }
   if (dop.temp_parent.empty()) dop.temp_parent = TempParentFromEnvironment();
-  if (pack->parsed()) return RunPack(pf, false);
-  if (convert->parsed()) return RunPack(cf, true);
+  if (pack->parsed()) return RunPack(pf, "pack");
+  if (append->parsed()) return RunPack(af, "append");
+  if (convert->parsed()) return RunPack(cf, "convert");
   if (verify->parsed()) return RunVerify(verify_dir, vo, verify_json);
   if (merge->parsed()) return RunMerge(merge_dir, merge_json);
   if (slurm->parsed()) {

@@ -22,6 +22,11 @@ inline constexpr int kManifestVersion = 1;
 // The journal a pack keeps until it writes the manifest (its format: ops/pack/pack_journal.h). Named here
 // because readers tell an interrupted pack from a folder that never held a dataset by it.
 inline constexpr char kPackJournalFileName[] = "pack-journal.json";
+// Where `shardpack append` packs new shards before it publishes them (a hidden folder in the
+// dataset), and the manifest of those shards once they are complete. Named here because verify
+// reads it: shards an interrupted append moved into the dataset are its, not strays.
+inline constexpr char kAppendStagingFolder[] = ".append";
+inline constexpr char kAppendStagedManifest[] = "part-00000-of-00001.json";
 
 // An input file that was not packed, and why.
 struct SkippedFile {
@@ -64,6 +69,8 @@ struct ManifestHeader {
   std::vector<SkippedFile> skipped;
   std::vector<std::string> empty_classes;
   bool wids_shard_list = false;  // also a `wids` shard-list description (the format's shards are tar files)
+  // 0 for a dataset as packed; each `shardpack append` adds 1 (docs/views.md).
+  uint64_t generation = 0;
 };
 
 struct Manifest : ManifestHeader {

@@ -120,6 +120,15 @@ struct PackResult {
 // (or fail the pack with strict); the Status names the file and the fix.
 Status Pack(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result);
 
+// Packs src's images as new shards after those of the dataset in out (local; wds or raw), with the
+// options it was packed with (InvalidArgument naming the first that differs): keys continue after
+// its samples, its classes keep their labels and src's new classes get the next ones, and the
+// manifest, written last and atomically, lists both with a generation one higher. A kill at any
+// moment leaves out the dataset before or after (docs/views.md); options.resume continues an
+// interrupted append (same src and options). result->manifest: the dataset's new manifest;
+// already_complete: options.resume only finished publishing an earlier append.
+Status Append(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result);
+
 struct MergeResult {
   Manifest manifest;  // as written to OUT/manifest.json
   uint32_t parts = 0;

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "ground/manifest_json.h"
 #include "ground/tsan_annotations.h"
 #include "ground/worker_threads.h"
 #include "ops/read/opened_dataset.h"
@@ -90,6 +91,17 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
   // glob for shards would pick it up.
   std::set<std::string> known;
   for (const ShardEntry& e : manifest.shards) known.insert(e.file);
+  // Shards an interrupted `shardpack append` moved in before it wrote the manifest that lists them:
+  // its staged manifest names them, and `append --resume` publishes them (ops/pack/append.cc).
+  std::string staged_text;
+  Manifest staged;
+  const std::string staged_path = JoinPath(JoinPath(dir, kAppendStagingFolder), kAppendStagedManifest);
+  if (env->FileExists(staged_path) && env->ReadFile(staged_path, uint64_t(1) << 30, &staged_text).ok()) {
+    const nlohmann::json j = nlohmann::json::parse(staged_text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded() && ManifestFromJson(j, &staged).ok()) {
+      for (const ShardEntry& e : staged.shards) known.insert(e.file);
+    }
+  }
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(dir, &entries));
   std::set<std::string> extra;

@@ -401,4 +401,16 @@ Status RunPackPipeline(Env* env, PackInput* input, const std::string& source, co
   return Packer(part_input.get(), source, out, options, env, *format, &part).Run(result);
 }
 
+Status RunPackPart(Env* env, PackInput* input, const std::string& source, const std::string& out,
+                   const PackOptions& options, const PartPlan& plan, PackResult* result) {
+  *result = PackResult();
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
+  input->KeepFields(format->stores_fields());
+  PartOfPack part;
+  part.plan = plan;
+  part.source = PackFingerprint(source, *format, options, *input);
+  return Packer(input, source, out, options, env, *format, &part).Run(result);
+}
+
 }  // namespace shardpack

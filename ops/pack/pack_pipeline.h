@@ -5,6 +5,7 @@
 
 #include "formats/common/pack_input.h"
 #include "ops/pack/output_dir.h"
+#include "ops/pack/pack_partition.h"
 #include "shardpack/env.h"
 #include "shardpack/pack.h"
 
@@ -20,5 +21,11 @@ Status ValidatePackOptions(const PackOptions& options);
 Status RunPackPipeline(Env* env, PackInput* input, const std::string& source, const std::string& out,
                        const PackOptions& options, PackResult* result, uint32_t writer_part = 0,
                        uint32_t writer_parts = 0);
+
+// Packs everything `input` yields into `out` as the part `plan` says: its shard numbers, keys
+// counted from plan.begin, its journal and its part manifest instead of manifest.json. What append
+// uses, in its staging folder (ops/pack/append.cc).
+Status RunPackPart(Env* env, PackInput* input, const std::string& source, const std::string& out,
+                   const PackOptions& options, const PartPlan& plan, PackResult* result);
 
 }  // namespace shardpack

@@ -1,0 +1,325 @@
+// shardpack append: new inputs packed as new shards after a dataset's own, without touching a byte
+// of them (issue 42; docs/views.md).
+//
+// What a kill leaves: the new shards are packed into a staging folder inside the dataset
+// (OUT/.append, which shard globs do not see), as a part of a partitioned pack is: numbered after
+// the dataset's shards, keys counted after its samples, with a journal that --resume continues
+// from and a part manifest once they are complete. Only then are they moved into OUT, and the new
+// manifest.json is written last, atomically (WriteManifest). Until that rename OUT's manifest is the
+// old one, which lists the old shards only: OUT is the old dataset; after it, the new one. Shards
+// moved before a kill are listed by the staging folder's part manifest, which verify reads so that
+// it does not take them for strays, and which --resume (or the next append) publishes first.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "formats/registry/registry.h"
+#include "ops/pack/file_tree_input.h"
+#include "ops/pack/pack_partition.h"
+#include "ops/pack/pack_pipeline.h"
+#include "ops/pack/pack_resume.h"
+#include "shardpack/pack.h"
+#include "storage/location.h"
+
+namespace shardpack {
+namespace {
+
+// The new input's samples, labelled in the dataset's class list: the dataset's classes keep their
+// labels, and the input's classes the dataset lacks come after them, in the input's (sorted) order.
+class AppendInput final : public PackInput {
+ public:
+  AppendInput(std::unique_ptr<PackInput> input, std::vector<std::string> classes, std::vector<int32_t> labels,
+              std::vector<std::string> empty_classes)
+      : input_(std::move(input)),
+        classes_(std::move(classes)),
+        labels_(std::move(labels)),
+        empty_classes_(std::move(empty_classes)) {}
+
+  const std::vector<std::string>& class_names() const override { return classes_; }
+  std::vector<std::string> empty_classes() const override { return empty_classes_; }
+  std::vector<SkippedFile> initial_skips() const override { return input_->initial_skips(); }
+  void KeepFields(bool keep) override { input_->KeepFields(keep); }
+  uint64_t expected() const override { return input_->expected(); }
+  Status Next(PackItem* item, bool* done) override {
+    SHARDPACK_RETURN_IF_ERROR(input_->Next(item, done));
+    if (!*done && !labels_.empty() && item->label >= 0) {
+      if (size_t(item->label) >= labels_.size()) {
+        return Status::DataLoss("label " + std::to_string(item->label) + " of " + item->relpath +
+                                " is outside its input's class list");
+      }
+      item->label = labels_[size_t(item->label)];
+    }
+    return Status::OK();
+  }
+  Status Load(PackItem* item) const override { return input_->Load(item); }
+
+ private:
+  std::unique_ptr<PackInput> input_;
+  const std::vector<std::string> classes_;
+  const std::vector<int32_t> labels_;  // the input's label -> the dataset's; empty: as they are
+  const std::vector<std::string> empty_classes_;
+};
+
+// The class list after the append, the map of the input's labels into it, and the classes without
+// a sample. An input without class names (unlabelled files, or a list of integer labels) keeps its
+// labels as they are, which only a dataset without class names can take.
+Status CombineClasses(const Manifest& dataset, const PackInput& input, const std::string& out, const std::string& src,
+                      std::vector<std::string>* classes, std::vector<int32_t>* labels,
+                      std::vector<std::string>* empty) {
+  const std::vector<std::string>& added = input.class_names();
+  *classes = dataset.classes;
+  labels->clear();
+  if (added.empty() && !dataset.classes.empty() && input.expected() > 0) {
+    return Status::InvalidArgument("" + out + "'s samples are labelled by class (" +
+                                   std::to_string(dataset.classes.size()) + " classes) but " + src +
+                                   " names no class: put its images in class folders (or a --list with class "
+                                   "names), as the dataset was packed");
+  }
+  if (!added.empty() && dataset.classes.empty() && dataset.samples > 0) {
+    return Status::InvalidArgument("" + src + " names classes but " + out +
+                                   "'s samples have no class names (packed unlabelled, or from a list of integer "
+                                   "labels): append inputs laid out as the dataset's were");
+  }
+  for (const std::string& name : added) {
+    auto at = std::find(classes->begin(), classes->end(), name);
+    if (at == classes->end()) at = classes->insert(classes->end(), name);
+    labels->push_back(int32_t(at - classes->begin()));
+  }
+  // Empty: listed empty before or now, and without a sample in either.
+  std::set<std::string> has_samples;
+  const std::set<std::string> was_empty(dataset.empty_classes.begin(), dataset.empty_classes.end());
+  const std::vector<std::string> now_empty_list = input.empty_classes();
+  const std::set<std::string> now_empty(now_empty_list.begin(), now_empty_list.end());
+  for (const std::string& c : dataset.classes) {
+    if (!was_empty.count(c)) has_samples.insert(c);
+  }
+  for (const std::string& c : added) {
+    if (!now_empty.count(c)) has_samples.insert(c);
+  }
+  empty->clear();
+  for (const std::string& c : *classes) {
+    if ((was_empty.count(c) || now_empty.count(c)) && !has_samples.count(c)) empty->push_back(c);
+  }
+  return Status::OK();
+}
+
+// InvalidArgument naming the first option (as the manifest and the flag spell it) that differs
+// from those `out` was packed with.
+Status CheckSameOptions(const Manifest& dataset, const Format& format, const PackOptions& options,
+                        const std::string& out) {
+  const nlohmann::json had = nlohmann::json::parse(dataset.options_json, nullptr, false);
+  const nlohmann::json now = PackOptionsJson(format, options);
+  if (had.is_discarded() || !had.is_object()) {
+    return Status::DataLoss(JoinPath(out, kManifestFileName) + ": its \"options\" are not a JSON object");
+  }
+  std::set<std::string> keys;
+  for (const auto& item : had.items()) keys.insert(item.key());
+  for (const auto& item : now.items()) keys.insert(item.key());
+  for (const std::string& key : keys) {
+    const auto a = had.find(key), b = now.find(key);
+    if (a != had.end() && b != now.end() && *a == *b) continue;
+    std::string flag = key == "keys" ? "key" : key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    return Status::InvalidArgument(
+        out + " was packed with " + key + " " + (a == had.end() ? "unset" : a->dump()) + ", this append gives " +
+        (b == now.end() ? "none" : b->dump()) + " (--" + flag +
+        "): append with the options the dataset was packed with (its manifest.json's \"options\")");
+  }
+  return Status::OK();
+}
+
+// The number after the largest of the dataset's shards named "<prefix>-<number>.<ext>" (0 if none):
+// where the appended shards' numbers start.
+uint64_t NextShardNumber(const Manifest& dataset, const std::string& prefix) {
+  uint64_t next = 0;
+  for (const ShardEntry& e : dataset.shards) {
+    if (e.file.rfind(prefix + "-", 0) != 0) continue;
+    const std::string rest = e.file.substr(prefix.size() + 1);
+    const size_t dot = rest.find('.');
+    const std::string digits = rest.substr(0, dot);
+    if (digits.empty() || digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
+      continue;
+    }
+    next = std::max<uint64_t>(next, std::stoull(digits) + 1);
+  }
+  return next;
+}
+
+// Every file of the shards `shards` lists (the shard, its index, sample table and side files).
+std::vector<std::string> FilesOf(const std::vector<ShardEntry>& shards) {
+  std::vector<std::string> files;
+  for (const ShardEntry& e : shards) {
+    files.push_back(e.file);
+    if (!e.index.file.empty()) files.push_back(e.index.file);
+    if (!e.sample_table.file.empty()) files.push_back(e.sample_table.file);
+    for (const SideFile& f : e.side_files) files.push_back(f.file);
+  }
+  return files;
+}
+
+// Removes the staging folder's files (the part's state, once its shards are published or when
+// there were none), then the folder.
+Status ClearStaging(Env* env, const std::string& staging) {
+  std::vector<DirEntry> entries;
+  SHARDPACK_RETURN_IF_ERROR(env->ListDir(staging, &entries));
+  for (const DirEntry& e : entries) {
+    if (e.type == DirEntry::Type::kFile) SHARDPACK_RETURN_IF_ERROR(env->RemoveFile(JoinPath(staging, e.name)));
+  }
+  const Status removed = env->RemoveEmptyDir(staging);
+  return removed.code() == Status::Code::kUnsupported ? Status::OK() : removed;
+}
+
+// Moves the staged shards into `out` and writes its new manifest (the old one's, with them, and a
+// generation more), then clears the staging folder. Each step can be repeated after a kill: a file
+// already moved is found in `out`; a manifest that lists the staged shards already is not written
+// again.
+Status Publish(Env* env, const std::string& out, const Manifest& dataset, const Manifest& staged, Manifest* published) {
+  const std::string staging = JoinPath(out, kAppendStagingFolder);
+  std::map<std::string, std::string> listed;  // the dataset's shard files -> xxh64
+  for (const ShardEntry& e : dataset.shards) listed[e.file] = e.xxh64;
+  const bool done =
+      !staged.shards.empty() && std::all_of(staged.shards.begin(), staged.shards.end(), [&](const ShardEntry& e) {
+        const auto at = listed.find(e.file);
+        return at != listed.end() && at->second == e.xxh64;
+      });
+  if (done) {
+    *published = dataset;  // killed after the manifest, before the staging folder was cleared
+  } else {
+    std::set<std::string> taken;
+    for (const std::string& f : FilesOf(dataset.shards)) taken.insert(f);
+    for (const std::string& f : FilesOf(staged.shards)) {
+      if (taken.count(f)) {
+        return Status::InvalidArgument("" + JoinPath(staging, f) + " would replace " + JoinPath(out, f) +
+                                       ", a file of the dataset; remove " + staging + " and append again");
+      }
+      const std::string from = JoinPath(staging, f), to = JoinPath(out, f);
+      if (env->FileExists(from)) {
+        SHARDPACK_RETURN_IF_ERROR(env->RenameFile(from, to));
+      } else if (!env->FileExists(to)) {
+        return Status::DataLoss("" + from + " is missing, and is not in " + out + " either: remove " + staging +
+                                " and append again");
+      }
+    }
+    SHARDPACK_RETURN_IF_ERROR(env->SyncDir(out));
+    Manifest m = dataset;
+    m.tool_version = SHARDPACK_VERSION;
+    m.classes = staged.classes;
+    m.empty_classes = staged.empty_classes;
+    m.samples += staged.samples;
+    m.bytes += staged.bytes;
+    m.skipped.insert(m.skipped.end(), staged.skipped.begin(), staged.skipped.end());
+    m.shards.insert(m.shards.end(), staged.shards.begin(), staged.shards.end());
+    m.generation = dataset.generation + 1;
+    SHARDPACK_RETURN_IF_ERROR(WriteManifest(env, out, m));  // the new dataset from here on
+    *published = std::move(m);
+  }
+  return ClearStaging(env, staging);
+}
+
+// Whether the staging folder holds anything.
+bool HoldsAnything(Env* env, const std::string& dir) {
+  std::vector<DirEntry> entries;
+  return env->ListDir(dir, &entries).ok() && !entries.empty();
+}
+
+}  // namespace
+
+Status Append(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result) {
+  *result = PackResult();
+  Env* env = options.env ? options.env : Env::Default();
+  SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
+  if (options.partitions > 1) return Status::InvalidArgument("--partition is for pack; append in one run");
+  if (options.force) return Status::InvalidArgument("--force would replace the dataset; append keeps it");
+  Location out_location;
+  SHARDPACK_RETURN_IF_ERROR(ParseLocation(out, &out_location));
+  if (out_location.remote()) {
+    return Status::Unsupported("" + out_location.shown +
+                               " is not a local folder; appending to a dataset at a URL is not built yet: append to a "
+                               "local copy and upload the new shards and manifest.json");
+  }
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
+  if (!format->reads_shards_through_env()) {
+    return Status::InvalidArgument("the " + std::string(format->name()) +
+                                   " format is one environment file, which append cannot add to without rewriting "
+                                   "it; append to a wds or raw dataset (shardpack convert), or pack again");
+  }
+  Manifest dataset;
+  Status s = ReadManifest(env, out, &dataset);
+  if (s.code() == Status::Code::kNotFound) {
+    return Status::NotFound("" + out + " holds no dataset (no manifest.json): pack it first");
+  }
+  SHARDPACK_RETURN_IF_ERROR(s);
+  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(env, out));
+  if (dataset.format != options.format) {
+    return Status::InvalidArgument("" + out + " is a " + std::string(DatasetFormatName(dataset.format)) +
+                                   " dataset, and this append gives --format " +
+                                   std::string(DatasetFormatName(options.format)));
+  }
+  SHARDPACK_RETURN_IF_ERROR(CheckSameOptions(dataset, *format, options, out));
+
+  const std::string staging = JoinPath(out, kAppendStagingFolder);
+  const std::string staged_manifest = JoinPath(staging, kAppendStagedManifest);
+  if (env->FileExists(staged_manifest)) {
+    // An append was killed while it published: finish that one first (its shards are complete).
+    if (!options.resume) {
+      return Status::InvalidArgument("an earlier append to " + out +
+                                     " was interrupted while it published its shards; rerun it with --resume to "
+                                     "finish it");
+    }
+    Manifest staged;
+    PartPlan plan;
+    nlohmann::json source;
+    SHARDPACK_RETURN_IF_ERROR(ReadPartManifest(env, staged_manifest, &staged, &plan, &source));
+    SHARDPACK_RETURN_IF_ERROR(Publish(env, out, dataset, staged, &result->manifest));
+    result->already_complete = true;
+    return Status::OK();
+  }
+  if (HoldsAnything(env, staging) && !options.resume) {
+    return Status::InvalidArgument("an earlier append to " + out + " was interrupted (" + staging +
+                                   " holds its shards so far): rerun it with --resume to continue it, with the same "
+                                   "SRC and options, or remove " +
+                                   staging + " to start over");
+  }
+  if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
+  std::unique_ptr<PackInput> scanned;
+  SHARDPACK_RETURN_IF_ERROR(FileTreeInput::Open(env, src, options, &scanned));
+  std::vector<std::string> classes, empty;
+  std::vector<int32_t> labels;
+  SHARDPACK_RETURN_IF_ERROR(CombineClasses(dataset, *scanned, out, src, &classes, &labels, &empty));
+  AppendInput input(std::move(scanned), std::move(classes), std::move(labels), std::move(empty));
+  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(staging));
+
+  // One part of one: shards numbered after the dataset's, keys after its samples.
+  PartPlan plan;
+  SHARDPACK_RETURN_IF_ERROR(PlanPart(input.expected(), options.samples_per_shard, 0, 1, &plan));
+  plan.begin = dataset.samples;
+  plan.end = dataset.samples + input.expected();
+  plan.first_shard = NextShardNumber(dataset, options.prefix);
+  plan.end_shard = UINT64_MAX;
+  PackResult staged;
+  s = RunPackPart(env, &input, src, staging, options, plan, &staged);
+  if (!s.ok()) {
+    // Complete shards stay, with the journal --resume continues from; a run that got none leaves nothing.
+    if (!HoldsAnything(env, staging)) (void)env->RemoveEmptyDir(staging);
+    return s;
+  }
+  if (staged.manifest.samples == 0) {
+    SHARDPACK_RETURN_IF_ERROR(ClearStaging(env, staging));
+    return Status::InvalidArgument("no images to add in " + src + " (" +
+                                   std::to_string(staged.manifest.skipped.size()) + " files skipped); " + out +
+                                   " is unchanged");
+  }
+  SHARDPACK_RETURN_IF_ERROR(Publish(env, out, dataset, staged.manifest, &result->manifest));
+  result->bytes_read = staged.bytes_read;
+  result->seconds = staged.seconds;
+  result->reencoded = staged.reencoded;
+  result->cmyk_to_rgb = staged.cmyk_to_rgb;
+  return Status::OK();
+}
+
+}  // namespace shardpack
