@@ -202,6 +202,9 @@ class Loader {
   // The same dataset at another path or URL gives the same value; another dataset, or one whose
   // shards changed, another. Resume states record it, so that a state is not applied to other data.
   std::string DatasetFingerprint() const;
+  // The dataset's generation (how many `shardpack append`s it has had; docs/views.md); 0 for a
+  // mixture. A resume state records it, so that one taken before an append says so.
+  uint64_t DatasetGeneration() const;
   // The dataset stores decoded pixels (the raw format): its batches need no image decode.
   bool reads_decoded_images() const;
   // The samples skipped (skip_corrupt) since the last call, one line each naming the sample, its

@@ -610,6 +610,10 @@ std::string Loader::DatasetFingerprint() const {
   return ChecksumHex(Xxh64(described));
 }
 
+uint64_t Loader::DatasetGeneration() const {
+  return impl_->mixture == nullptr ? impl_->reader->manifest().generation : 0;
+}
+
 std::vector<std::string> Loader::TakeSkipReports() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return std::exchange(impl_->skip_reports, {});

@@ -415,6 +415,7 @@ class Loader:
                      order=_shardpack.ORDER_VERSION)
         if not self._cuda:
             state["dataset"] = self._impl.dataset_fingerprint()
+            state["generation"] = self._impl.dataset_generation()
         if self._mixture is not None:
             state["mixture"] = self._mixture
         if not self._cuda:
@@ -439,6 +440,12 @@ class Loader:
         self._check_mixture(state)
         self._check_order(state)
         if "dataset" in state and not self._cuda and state["dataset"] != self._impl.dataset_fingerprint():
+            generation = self._impl.dataset_generation()
+            if state.get("generation", 0) < generation:
+                raise ValueError(f"state_dict is from {self._config['path']!r} before `shardpack append` added to it "
+                                 f"(generation {state.get('generation', 0)}, now {generation}): a state resumes "
+                                 "the samples it was taken over; start an epoch on the grown dataset (load_state_dict "
+                                 "is for the dataset as it was)")
             raise ValueError(f"state_dict is from another dataset ({state.get('path') or 'a mixture'!r}, whose shards' "
                              f"checksums differ from those of {self._config['path'] or 'this mixture'!r}): resume "
                              "on the dataset the state was taken from")

@@ -180,6 +180,7 @@ class PyLoader {
   }
   std::vector<std::string> take_skip_reports() { return loader_->TakeSkipReports(); }
   std::string dataset_fingerprint() const { return loader_->DatasetFingerprint(); }
+  uint64_t dataset_generation() const { return loader_->DatasetGeneration(); }
   uint64_t samples_consumed(uint64_t rank_batches_done) const { return loader_->SamplesConsumed(rank_batches_done); }
 
   void StartEpoch(uint64_t epoch, uint64_t first_batch, uint64_t samples_done) {
@@ -657,6 +658,8 @@ PYBIND11_MODULE(_shardpack, m) {
            "One line per sample skipped as corrupt since the last call")
       .def("dataset_fingerprint", &PyLoader::dataset_fingerprint,
            "What the loader reads, by content (its shards' checksums): resume states record it")
+      .def("dataset_generation", &PyLoader::dataset_generation,
+           "How many `shardpack append`s the dataset has had (0 for a mixture): resume states record it")
       .def("start_epoch", &PyLoader::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("samples_done") = 0)
       .def("samples_consumed", &PyLoader::samples_consumed, py::arg("rank_batches_done"))

@@ -1,6 +1,7 @@
 """A PyTorch user's habits against shardpack.Loader (issue 38): each trap that used to lose or
 corrupt data silently is now right, or a clear error in Python's words."""
 
+import re
 import shutil
 import subprocess
 import warnings
@@ -107,6 +108,24 @@ def test_a_state_from_another_dataset_is_refused(wds, lmdb_dataset, tmp_path):
     mine = shardpack.Loader(copy, batch_size=4, size=16)
     mine.load_state_dict(state)
     assert len(labels_of(mine)) == 60 - 4
+
+
+def test_a_state_from_before_an_append_says_so(wds, tree, tmp_path):
+    grown = tmp_path / "grown"
+    shutil.copytree(wds, grown)
+    before = shardpack.Loader(grown, batch_size=4, size=16)
+    next(iter(before))
+    state = before.state_dict()
+    assert state["generation"] == 0
+    subprocess.run([tool("SHARDPACK_CLI"), "append", str(grown), str(tree / "src"), "--quiet", "--no-sync",
+                    "--samples-per-shard", "16"], check=True, stdout=subprocess.DEVNULL)
+    after = shardpack.Loader(grown, batch_size=4, size=16)
+    assert after.state_dict()["generation"] == 1 and len(after) == 2 * len(before)
+    with pytest.raises(ValueError, match=rf"^state_dict is from {re.escape(repr(str(grown)))} before `shardpack "
+                                         r"append` added to it \(generation 0, now 1\): a state resumes the samples "
+                                         r"it was taken over; start an epoch on the grown dataset \(load_state_dict "
+                                         r"is for the dataset as it was\)$"):
+        after.load_state_dict(state)
 
 
 def test_drop_last_with_a_batch_larger_than_the_dataset_warns(wds):
