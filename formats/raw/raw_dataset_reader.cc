@@ -8,6 +8,7 @@
 
 #include "formats/common/shard_file.h"
 #include "formats/raw/raw_format.h"
+#include "ground/checksum.h"
 #include "ground/line_file.h"
 #include "ground/manifest_json.h"
 #include "ground/packed_keys.h"
@@ -79,6 +80,9 @@ struct RawDatasetReader::ShardIndex {
   };
   std::unique_ptr<RandomAccessFile> file;
   std::vector<Sample> samples;
+  // The samples' XXH64s from the sample table, kept only when the pixel file's reads go to a
+  // server (RandomAccessFile::reads_are_requests): nothing on this machine checked that shard.
+  std::vector<uint64_t> checksums;
   PackedKeys keys;
   std::vector<int64_t> chunks;       // zstd: frame offsets
   std::unique_ptr<LineFile> fields;  // null without a fields side file
@@ -89,8 +93,8 @@ struct RawDatasetReader::ShardIndex {
   std::map<std::string, MaskArray> masks;
 
   uint64_t memory_bytes() const {
-    uint64_t bytes = sizeof(*this) + samples.capacity() * sizeof(Sample) + keys.memory_bytes() +
-                     chunks.capacity() * sizeof(int64_t) + (fields ? fields->memory_bytes() : 0);
+    uint64_t bytes = sizeof(*this) + samples.capacity() * sizeof(Sample) + checksums.capacity() * 8 +
+                     keys.memory_bytes() + chunks.capacity() * sizeof(int64_t) + (fields ? fields->memory_bytes() : 0);
     for (const auto& [name, mask] : masks) bytes += name.capacity() + mask.present.capacity() + sizeof(mask);
     return bytes;
   }
@@ -143,6 +147,10 @@ Status LoadRawShard(Env* env, const std::string& dir, const ShardEntry& shard, u
   SHARDPACK_RETURN_IF_ERROR(OpenFieldsFile(env, dir, shard, &index->fields));
   SHARDPACK_RETURN_IF_ERROR(OpenMaskArrays(env, dir, shard, pixels, &index->masks));
   index->file = std::move(opened.file);
+  if (chunk_samples == 0 && index->file->reads_are_requests()) {
+    index->checksums.reserve(opened.table.size());
+    for (const SampleRecord& rec : opened.table) index->checksums.push_back(rec.xxh64);
+  }
   *loaded = std::move(index);
   return Status::OK();
 }
@@ -188,7 +196,22 @@ Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
   out->pixels.width = r.width;
   out->pixels.height = r.height;
   out->pixels.rgb.resize(r.size);
-  if (chunk_samples_ == 0) return shard->file->Read(r.offset, r.size, reinterpret_cast<char*>(out->pixels.rgb.data()));
+  if (chunk_samples_ == 0) {
+    char* pixels = reinterpret_cast<char*>(out->pixels.rgb.data());
+    if (shard->checksums.empty()) return shard->file->Read(r.offset, r.size, pixels);
+    // From a server: checked against the sample table, read again when damaged on the way (as
+    // the wds reader does, formats/wds/wds_dataset_reader.cc), reported damaged after 3 reads.
+    constexpr int kReads = 3;
+    for (int read = 1;; ++read) {
+      SHARDPACK_RETURN_IF_ERROR(shard->file->Read(r.offset, r.size, pixels));
+      if (Xxh64(std::string_view(pixels, r.size)) == shard->checksums[local]) return Status::OK();
+      if (read == kReads) {
+        return Status::DataLoss(std::string(manifest().shards.file(number)) + ": sample " + out->key +
+                                " does not match the checksum its sample table lists, in " + std::to_string(kReads) +
+                                " reads (the server holds a damaged or changed copy; run shardpack verify)");
+      }
+    }
+  }
 
   const std::string_view file = manifest().shards.file(number);  // (for messages)
   const std::vector<int64_t>& chunks = shard->chunks;

@@ -35,6 +35,8 @@ subprocess.run([make_tree, os.path.join(work, "src"), "--classes", "3", "--image
                stdout=subprocess.DEVNULL)
 subprocess.run([shardpack, "pack", os.path.join(work, "src"), os.path.join(serve, "ds"), "--samples-per-shard", "5",
                 "--quiet", "--no-sync"], check=True, stdout=subprocess.DEVNULL)
+subprocess.run([shardpack, "pack", os.path.join(work, "src"), os.path.join(serve, "raw"), "--samples-per-shard", "5",
+                "--format", "raw", "--crop", "16", "--quiet", "--no-sync"], check=True, stdout=subprocess.DEVNULL)
 local_verify = subprocess.run([shardpack, "verify", os.path.join(serve, "ds")], capture_output=True, text=True).stdout
 
 plan = {}      # path -> faults still to serve, in order
@@ -306,6 +308,19 @@ try:
                        "checksum its sample table lists, in 3 reads \\(the server holds a damaged or changed copy; run "
                        "shardpack verify\\)\n", r.stderr) is not None,
           f"ranged-flipped-always: exit {r.returncode}, {figures}, {r.stderr!r}")
+    # The same for raw pixels (one request a sample, checked against the sample table).
+    with lock:
+        plan.clear()
+        plan["/raw/shard-000001.npy"] = ["flip-range"] * 3
+    no_cache = {k: v for k, v in os.environ.items() if k != "SHARDPACK_CACHE"}
+    r = subprocess.run([shardpack] + GLOBAL_LOADER[:1] + [url[:-len("/ds")] + "/raw"] + GLOBAL_LOADER[1:],
+                       capture_output=True, text=True, env=no_cache, timeout=120)
+    figures = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+    check(r.returncode == 0 and figures.get("images") == 13 and figures.get("corrupt") == 1 and
+          re.fullmatch("skipped sample \\(index \\d+\\): shard-000001.npy: sample \\d+ does not match the checksum its "
+                       "sample table lists, in 3 reads \\(the server holds a damaged or changed copy; run shardpack "
+                       "verify\\)\n", r.stderr) is not None,
+          f"ranged raw, flipped always: exit {r.returncode}, {figures}, {r.stderr!r}")
     serve_ranges[0] = False
     _, r = case("ranged-no-ranges", {}, False, {}, command="global", streaming=True)
     serve_ranges[0] = True
