@@ -9,20 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 images=20000 runs=5 work=build/bench bin=
-while (($#)); do
-  case $1 in
-    --images) images=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --bin) bin=$2; shift 2 ;;
-    *) echo "usage: $0 [--images N] [--runs R] [--work DIR] [--bin DIR]" >&2; exit 2 ;;
-  esac
-done
-if [[ -z $bin ]]; then
-  scripts/install-deps.sh
-  scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
-  bin=build/release
-fi
+usage="$0 [--images N] [--runs R] [--work DIR] [--bin DIR]"
+# shellcheck source=scripts/bench-args.sh
+source scripts/bench-args.sh "$@"
 src=$work/pack-tree-$images
 added=$work/append-tree-$((images / 100))
 scripts/bench-tree.sh "$bin" "$src" --classes 100 --images "$images" --png-every 0 --noise 46

@@ -66,6 +66,17 @@ for s in $shards; do
     printf '%-9s %-14s %-10s %10.2f %12.1f %12s\n' "$s" "$((s * samples))" "stat" "$sec" "$((kb / 1000))" "(peak RSS)"
   fi
 done
+# print_growth FIRST_S FIRST_M LAST_S LAST_M MODE...: for each mode, the time and RssAnon of the
+# largest dataset less the smallest's (the four arrays by name, keyed by mode).
+print_growth() {
+  local -n fs=$1 fm=$2 ls=$3 lm=$4
+  shift 4
+  for mode in "$@"; do
+    printf '  %-10s time %+.2f s, RssAnon %+.1f MB\n' "$mode" \
+      "$(/usr/bin/python3 -c "print(${ls[$mode]} - ${fs[$mode]})")" \
+      "$(/usr/bin/python3 -c "print(${lm[$mode]} - ${fm[$mode]})")"
+  done
+}
 if ((http)); then
   # shellcheck source=scripts/nginx-serve.sh
   source scripts/nginx-serve.sh
@@ -97,16 +108,8 @@ if ((http)); then
   done
   echo
   echo "growth from the smallest to the largest dataset (over HTTP):"
-  for mode in streaming global random; do
-    printf '  %-10s time %+.2f s, RssAnon %+.1f MB\n' "$mode" \
-      "$(/usr/bin/python3 -c "print(${http_last_s[$mode]} - ${http_first_s[$mode]})")" \
-      "$(/usr/bin/python3 -c "print(${http_last_m[$mode]} - ${http_first_m[$mode]})")"
-  done
+  print_growth http_first_s http_first_m http_last_s http_last_m streaming global random
 fi
 echo
 echo "growth from the smallest to the largest dataset (local):"
-for mode in global streaming random; do
-  printf '  %-10s time %+.2f s, RssAnon %+.1f MB\n' "$mode" \
-    "$(/usr/bin/python3 -c "print(${last_s[$mode]} - ${first_s[$mode]})")" \
-    "$(/usr/bin/python3 -c "print(${last_m[$mode]} - ${first_m[$mode]})")"
-done
+print_growth first_s first_m last_s last_m global streaming random
