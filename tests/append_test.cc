@@ -111,20 +111,26 @@ TEST_P(AppendTest, ThreeStepsEqualOnePackOfTheUnion) {
 
 // An append whose classes overlap the dataset's: the dataset's keep their labels, the new ones come
 // after them in sorted order, keys continue after the dataset's samples, and each sample holds the
-// bytes of its source file (wds; raw stores pixels).
+// bytes of its source file (wds; raw stores pixels). A class folder empty before that gets images is
+// empty no more; one new and empty is listed empty.
 TEST_P(AppendTest, NewClassesTakeTheNextLabelsAndOldOnesKeepTheirs) {
   const std::string a = dir_.Sub("a"), b = dir_.Sub("b"), ds = dir_.Sub("ds");
   AddClass(a, "bee", 3, 1), AddClass(a, "fox", 2, 2);
-  AddClass(b, "ant", 2, 3), AddClass(b, "fox", 2, 4), AddClass(b, "yak", 1, 5);
+  fs::create_directories(a + "/zzz");
+  AddClass(b, "ant", 2, 3), AddClass(b, "fox", 2, 4), AddClass(b, "yak", 1, 5), AddClass(b, "zzz", 1, 6);
+  fs::create_directories(b + "/qqq");
   PackResult r;
   ASSERT_TRUE(Pack(a, ds, Options(), &r).ok());
+  EXPECT_EQ(r.manifest.empty_classes, std::vector<std::string>{"zzz"});
   ASSERT_TRUE(Append(b, ds, Options(), &r).ok());
-  EXPECT_EQ(r.manifest.classes, (std::vector<std::string>{"bee", "fox", "ant", "yak"}));
+  EXPECT_EQ(r.manifest.classes, (std::vector<std::string>{"bee", "fox", "zzz", "ant", "qqq", "yak"}));
+  EXPECT_EQ(r.manifest.empty_classes, std::vector<std::string>{"qqq"});
   const auto samples = Samples(ds);
-  ASSERT_EQ(samples.size(), 10u);
-  // The appended samples in b's scan order (ant, fox, yak): labels 2, 1, 3; keys 5 to 9.
-  const std::vector<std::pair<std::string, int32_t>> added = {
-      {"ant/img0.jpg", 2}, {"ant/img1.jpg", 2}, {"fox/img0.jpg", 1}, {"fox/img1.jpg", 1}, {"yak/img0.jpg", 3}};
+  ASSERT_EQ(samples.size(), 11u);
+  // The appended samples in b's scan order (ant, fox, yak, zzz): keys 5 to 10.
+  const std::vector<std::pair<std::string, int32_t>> added = {{"ant/img0.jpg", 3}, {"ant/img1.jpg", 3},
+                                                              {"fox/img0.jpg", 1}, {"fox/img1.jpg", 1},
+                                                              {"yak/img0.jpg", 5}, {"zzz/img0.jpg", 2}};
   for (size_t i = 0; i < added.size(); ++i) {
     const auto& [key, label, bytes] = samples[5 + i];
     EXPECT_EQ(key, IndexKey(5 + i));

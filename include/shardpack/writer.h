@@ -64,6 +64,12 @@ struct WriterOptions {
   // are closed. 1: the whole dataset, with manifest.json.
   uint32_t part = 0;
   uint32_t parts = 1;
+  // Add the samples to the dataset in OUT as new shards after its own, as `shardpack append` does
+  // (docs/views.md): pack's options must be those it was packed with, index keys continue after its
+  // samples, `classes` extends its class list (its classes keep their labels; an int label indexes
+  // the list as extended), and its manifest is written last. Not with parts or force. An append
+  // interrupted in OUT is refused (a writer does not resume).
+  bool append = false;
 };
 
 // One sample. Give exactly one of `image` (encoded bytes: JPEG, PNG, WebP or BMP, stored untouched

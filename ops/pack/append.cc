@@ -9,6 +9,8 @@
 // old one, which lists the old shards only: OUT is the old dataset; after it, the new one. Shards
 // moved before a kill are listed by the staging folder's part manifest, which verify reads so that
 // it does not take them for strays, and which --resume (or the next append) publishes first.
+#include "ops/pack/append.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -16,6 +18,7 @@
 #include <set>
 
 #include "formats/registry/registry.h"
+#include "ground/sample_table.h"
 #include "ops/pack/file_tree_input.h"
 #include "ops/pack/pack_partition.h"
 #include "ops/pack/pack_pipeline.h"
@@ -72,13 +75,13 @@ Status CombineClasses(const Manifest& dataset, const PackInput& input, const std
   *classes = dataset.classes;
   labels->clear();
   if (added.empty() && !dataset.classes.empty() && input.expected() > 0) {
-    return Status::InvalidArgument("" + out + "'s samples are labelled by class (" +
-                                   std::to_string(dataset.classes.size()) + " classes) but " + src +
+    return Status::InvalidArgument(out + "'s samples are labelled by class (" + std::to_string(dataset.classes.size()) +
+                                   " classes) but " + src +
                                    " names no class: put its images in class folders (or a --list with class "
                                    "names), as the dataset was packed");
   }
   if (!added.empty() && dataset.classes.empty() && dataset.samples > 0) {
-    return Status::InvalidArgument("" + src + " names classes but " + out +
+    return Status::InvalidArgument(src + " names classes but " + out +
                                    "'s samples have no class names (packed unlabelled, or from a list of integer "
                                    "labels): append inputs laid out as the dataset's were");
   }
@@ -173,6 +176,32 @@ Status ClearStaging(Env* env, const std::string& staging) {
   return removed.code() == Status::Code::kUnsupported ? Status::OK() : removed;
 }
 
+// The classes without a sample once `staged` is published in `out` (its shards there by now):
+// those listed empty before (by the dataset, or by the append's input: a class folder without an
+// image) and the append's new classes, less every class a sample of either now has. A writer's input
+// lists no empty classes, so its sample tables say which classes it gave samples.
+Status EmptyClassesAfter(Env* env, const std::string& out, const Manifest& dataset, const Manifest& staged,
+                         std::vector<std::string>* empty) {
+  std::set<std::string> has, candidates(dataset.empty_classes.begin(), dataset.empty_classes.end());
+  candidates.insert(staged.empty_classes.begin(), staged.empty_classes.end());
+  for (size_t i = dataset.classes.size(); i < staged.classes.size(); ++i) candidates.insert(staged.classes[i]);
+  for (const std::string& c : dataset.classes) {
+    if (!std::count(dataset.empty_classes.begin(), dataset.empty_classes.end(), c)) has.insert(c);
+  }
+  for (const ShardEntry& shard : staged.shards) {
+    std::vector<SampleRecord> records;
+    SHARDPACK_RETURN_IF_ERROR(ReadSampleTable(env, out, shard, &records));
+    for (const SampleRecord& r : records) {
+      if (r.label >= 0 && size_t(r.label) < staged.classes.size()) has.insert(staged.classes[size_t(r.label)]);
+    }
+  }
+  empty->clear();
+  for (const std::string& c : staged.classes) {
+    if (candidates.count(c) && !has.count(c)) empty->push_back(c);
+  }
+  return Status::OK();
+}
+
 // Moves the staged shards into `out` and writes its new manifest (the old one's, with them, and a
 // generation more), then clears the staging folder. Each step can be repeated after a kill: a file
 // already moved is found in `out`; a manifest that lists the staged shards already is not written
@@ -193,14 +222,14 @@ Status Publish(Env* env, const std::string& out, const Manifest& dataset, const 
     for (const std::string& f : FilesOf(dataset.shards)) taken.insert(f);
     for (const std::string& f : FilesOf(staged.shards)) {
       if (taken.count(f)) {
-        return Status::InvalidArgument("" + JoinPath(staging, f) + " would replace " + JoinPath(out, f) +
+        return Status::InvalidArgument(JoinPath(staging, f) + " would replace " + JoinPath(out, f) +
                                        ", a file of the dataset; remove " + staging + " and append again");
       }
       const std::string from = JoinPath(staging, f), to = JoinPath(out, f);
       if (env->FileExists(from)) {
         SHARDPACK_RETURN_IF_ERROR(env->RenameFile(from, to));
       } else if (!env->FileExists(to)) {
-        return Status::DataLoss("" + from + " is missing, and is not in " + out + " either: remove " + staging +
+        return Status::DataLoss(from + " is missing, and is not in " + out + " either: remove " + staging +
                                 " and append again");
       }
     }
@@ -208,7 +237,7 @@ Status Publish(Env* env, const std::string& out, const Manifest& dataset, const 
     Manifest m = dataset;
     m.tool_version = SHARDPACK_VERSION;
     m.classes = staged.classes;
-    m.empty_classes = staged.empty_classes;
+    SHARDPACK_RETURN_IF_ERROR(EmptyClassesAfter(env, out, dataset, staged, &m.empty_classes));
     m.samples += staged.samples;
     m.bytes += staged.bytes;
     m.skipped.insert(m.skipped.end(), staged.skipped.begin(), staged.skipped.end());
@@ -228,16 +257,16 @@ bool HoldsAnything(Env* env, const std::string& dir) {
 
 }  // namespace
 
-Status Append(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result) {
-  *result = PackResult();
-  Env* env = options.env ? options.env : Env::Default();
+Status OpenAppendTarget(Env* env, const std::string& out, const PackOptions& options, bool for_writer,
+                        AppendTarget* target) {
+  *target = AppendTarget();
   SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
   if (options.partitions > 1) return Status::InvalidArgument("--partition is for pack; append in one run");
   if (options.force) return Status::InvalidArgument("--force would replace the dataset; append keeps it");
   Location out_location;
   SHARDPACK_RETURN_IF_ERROR(ParseLocation(out, &out_location));
   if (out_location.remote()) {
-    return Status::Unsupported("" + out_location.shown +
+    return Status::Unsupported(out_location.shown +
                                " is not a local folder; appending to a dataset at a URL is not built yet: append to a "
                                "local copy and upload the new shards and manifest.json");
   }
@@ -248,78 +277,116 @@ Status Append(const std::string& src, const std::string& out, const PackOptions&
                                    " format is one environment file, which append cannot add to without rewriting "
                                    "it; append to a wds or raw dataset (shardpack convert), or pack again");
   }
-  Manifest dataset;
-  Status s = ReadManifest(env, out, &dataset);
+  Status s = ReadManifest(env, out, &target->dataset);
   if (s.code() == Status::Code::kNotFound) {
-    return Status::NotFound("" + out + " holds no dataset (no manifest.json): pack it first");
+    return Status::NotFound(out + " holds no dataset (no manifest.json): pack it first");
   }
   SHARDPACK_RETURN_IF_ERROR(s);
   SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(env, out));
-  if (dataset.format != options.format) {
-    return Status::InvalidArgument("" + out + " is a " + std::string(DatasetFormatName(dataset.format)) +
+  if (target->dataset.format != options.format) {
+    return Status::InvalidArgument(out + " is a " + std::string(DatasetFormatName(target->dataset.format)) +
                                    " dataset, and this append gives --format " +
                                    std::string(DatasetFormatName(options.format)));
   }
-  SHARDPACK_RETURN_IF_ERROR(CheckSameOptions(dataset, *format, options, out));
-
-  const std::string staging = JoinPath(out, kAppendStagingFolder);
-  const std::string staged_manifest = JoinPath(staging, kAppendStagedManifest);
-  if (env->FileExists(staged_manifest)) {
-    // An append was killed while it published: finish that one first (its shards are complete).
-    if (!options.resume) {
-      return Status::InvalidArgument("an earlier append to " + out +
-                                     " was interrupted while it published its shards; rerun it with --resume to "
-                                     "finish it");
-    }
-    Manifest staged;
-    PartPlan plan;
-    nlohmann::json source;
-    SHARDPACK_RETURN_IF_ERROR(ReadPartManifest(env, staged_manifest, &staged, &plan, &source));
-    SHARDPACK_RETURN_IF_ERROR(Publish(env, out, dataset, staged, &result->manifest));
-    result->already_complete = true;
-    return Status::OK();
+  SHARDPACK_RETURN_IF_ERROR(CheckSameOptions(target->dataset, *format, options, out));
+  target->out = out;
+  target->staging = JoinPath(out, kAppendStagingFolder);
+  target->publish_only = env->FileExists(JoinPath(target->staging, kAppendStagedManifest));
+  if (for_writer && HoldsAnything(env, target->staging)) {
+    // A writer cannot continue what another run wrote, nor tell whether that was its own samples.
+    return Status::InvalidArgument(
+        "an earlier append to " + out + " was interrupted (" + target->staging +
+        " holds its shards so far): finish it with `shardpack append " + out +
+        " SRC --resume` (same SRC and options) if it was one, or remove " + target->staging +
+        " to drop it, before appending more" +
+        (target->publish_only ? " (it was publishing: removing it then leaves shards the manifest does not list)"
+                              : ""));
   }
-  if (HoldsAnything(env, staging) && !options.resume) {
-    return Status::InvalidArgument("an earlier append to " + out + " was interrupted (" + staging +
+  if (target->publish_only && !options.resume) {
+    return Status::InvalidArgument("an earlier append to " + out +
+                                   " was interrupted while it published its shards; rerun it with --resume to "
+                                   "finish it");
+  }
+  if (!target->publish_only && HoldsAnything(env, target->staging) && !options.resume) {
+    return Status::InvalidArgument("an earlier append to " + out + " was interrupted (" + target->staging +
                                    " holds its shards so far): rerun it with --resume to continue it, with the same "
                                    "SRC and options, or remove " +
-                                   staging + " to start over");
+                                   target->staging + " to start over");
   }
-  if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
-  std::unique_ptr<PackInput> scanned;
-  SHARDPACK_RETURN_IF_ERROR(FileTreeInput::Open(env, src, options, &scanned));
-  std::vector<std::string> classes, empty;
-  std::vector<int32_t> labels;
-  SHARDPACK_RETURN_IF_ERROR(CombineClasses(dataset, *scanned, out, src, &classes, &labels, &empty));
-  AppendInput input(std::move(scanned), std::move(classes), std::move(labels), std::move(empty));
-  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(staging));
+  return Status::OK();
+}
 
+std::vector<std::string> AppendedClassList(const Manifest& dataset, const std::vector<std::string>& classes) {
+  std::vector<std::string> all = dataset.classes;
+  for (const std::string& c : classes) {
+    if (std::find(all.begin(), all.end(), c) == all.end()) all.push_back(c);
+  }
+  return all;
+}
+
+Status FinishInterruptedAppend(Env* env, const AppendTarget& target, PackResult* result) {
+  Manifest staged;
+  PartPlan plan;
+  nlohmann::json source;
+  SHARDPACK_RETURN_IF_ERROR(
+      ReadPartManifest(env, JoinPath(target.staging, kAppendStagedManifest), &staged, &plan, &source));
+  SHARDPACK_RETURN_IF_ERROR(Publish(env, target.out, target.dataset, staged, &result->manifest));
+  result->already_complete = true;
+  return Status::OK();
+}
+
+Status PackAppend(Env* env, PackInput* input, const std::string& source, const PackOptions& options,
+                  const AppendTarget& target, bool discard_on_failure, PackResult* result) {
+  *result = PackResult();
+  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(target.staging));
   // One part of one: shards numbered after the dataset's, keys after its samples.
   PartPlan plan;
-  SHARDPACK_RETURN_IF_ERROR(PlanPart(input.expected(), options.samples_per_shard, 0, 1, &plan));
-  plan.begin = dataset.samples;
-  plan.end = dataset.samples + input.expected();
-  plan.first_shard = NextShardNumber(dataset, options.prefix);
+  SHARDPACK_RETURN_IF_ERROR(PlanPart(input->expected(), options.samples_per_shard, 0, 1, &plan));
+  plan.begin = target.dataset.samples;
+  plan.end = target.dataset.samples + input->expected();
+  plan.first_shard = NextShardNumber(target.dataset, options.prefix);
   plan.end_shard = UINT64_MAX;
   PackResult staged;
-  s = RunPackPart(env, &input, src, staging, options, plan, &staged);
+  const Status s = RunPackPart(env, input, source, target.staging, options, plan, &staged);
   if (!s.ok()) {
-    // Complete shards stay, with the journal --resume continues from; a run that got none leaves nothing.
-    if (!HoldsAnything(env, staging)) (void)env->RemoveEmptyDir(staging);
+    // Complete shards stay, with the journal --resume continues from; a run that got none, or that
+    // cannot be resumed (a writer's), leaves nothing.
+    if (discard_on_failure) {
+      (void)ClearStaging(env, target.staging);
+    } else if (!HoldsAnything(env, target.staging)) {
+      (void)env->RemoveEmptyDir(target.staging);
+    }
     return s;
   }
   if (staged.manifest.samples == 0) {
-    SHARDPACK_RETURN_IF_ERROR(ClearStaging(env, staging));
-    return Status::InvalidArgument("no images to add in " + src + " (" +
-                                   std::to_string(staged.manifest.skipped.size()) + " files skipped); " + out +
+    SHARDPACK_RETURN_IF_ERROR(ClearStaging(env, target.staging));
+    return Status::InvalidArgument("no images to add from " + source + " (" +
+                                   std::to_string(staged.manifest.skipped.size()) + " skipped); " + target.out +
                                    " is unchanged");
   }
-  SHARDPACK_RETURN_IF_ERROR(Publish(env, out, dataset, staged.manifest, &result->manifest));
+  SHARDPACK_RETURN_IF_ERROR(Publish(env, target.out, target.dataset, staged.manifest, &result->manifest));
   result->bytes_read = staged.bytes_read;
   result->seconds = staged.seconds;
   result->reencoded = staged.reencoded;
   result->cmyk_to_rgb = staged.cmyk_to_rgb;
   return Status::OK();
+}
+
+Status Append(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result) {
+  *result = PackResult();
+  Env* env = options.env ? options.env : Env::Default();
+  AppendTarget target;
+  SHARDPACK_RETURN_IF_ERROR(OpenAppendTarget(env, out, options, /*for_writer=*/false, &target));
+  // An append killed while it published: --resume finishes it (its shards are complete).
+  if (target.publish_only) return FinishInterruptedAppend(env, target, result);
+  if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
+  std::unique_ptr<PackInput> scanned;
+  SHARDPACK_RETURN_IF_ERROR(FileTreeInput::Open(env, src, options, &scanned));
+  std::vector<std::string> classes, empty;
+  std::vector<int32_t> labels;
+  SHARDPACK_RETURN_IF_ERROR(CombineClasses(target.dataset, *scanned, out, src, &classes, &labels, &empty));
+  AppendInput input(std::move(scanned), std::move(classes), std::move(labels), std::move(empty));
+  return PackAppend(env, &input, src, options, target, /*discard_on_failure=*/false, result);
 }
 
 }  // namespace shardpack

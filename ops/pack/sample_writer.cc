@@ -11,6 +11,7 @@
 #include "formats/registry/registry.h"
 #include "ground/status_of_call.h"
 #include "ground/worker_threads.h"
+#include "ops/pack/append.h"
 #include "ops/pack/output_dir.h"
 #include "ops/pack/output_env.h"
 #include "ops/pack/pack_pipeline.h"
@@ -43,6 +44,9 @@ Status CheckWriterOptions(const WriterOptions& o) {
     return Status::InvalidArgument(
         "force cannot be used with parts: it would remove the other writers' files (each part replaces its own)");
   }
+  if (o.append && o.parts > 1) {
+    return Status::InvalidArgument("append with parts: append from one writer (parts=1)");
+  }
   if (o.queue_samples == 0 || o.queue_bytes == 0) {
     return Status::InvalidArgument("the writer's queue must hold at least 1 sample and 1 byte");
   }
@@ -51,12 +55,17 @@ Status CheckWriterOptions(const WriterOptions& o) {
 
 class PipelineSampleWriter final : public SampleWriter {
  public:
+  // append: the dataset the samples are added to (OpenAppendTarget), or null.
   PipelineSampleWriter(Env* env, std::unique_ptr<Env> output_env, const std::string& out, const WriterOptions& options,
-                       SampleQueueInput::Options queue)
-      : output_env_(std::move(output_env)), options_(options), input_(std::move(queue)) {
+                       SampleQueueInput::Options queue, std::unique_ptr<AppendTarget> append)
+      : output_env_(std::move(output_env)), options_(options), input_(std::move(queue)), append_(std::move(append)) {
     thread_ = std::thread([this, env, out] {
       const uint32_t parts = options_.parts > 1 ? options_.parts : 0;
       const Status s = StatusOfCall("the writer's pipeline", [&] {
+        if (append_ != nullptr) {
+          return PackAppend(env, &input_, kWriterSource, options_.pack, *append_, /*discard_on_failure=*/true,
+                            &result_);
+        }
         return RunPackPipeline(env, &input_, kWriterSource, out, options_.pack, &result_, options_.part, parts);
       });
       // Early (the pipeline failed) or late (it drained the closed queue): nothing more is taken.
@@ -92,6 +101,7 @@ class PipelineSampleWriter final : public SampleWriter {
   std::unique_ptr<Env> output_env_;  // an s3:// OUT's; outlives the pipeline
   const WriterOptions options_;
   SampleQueueInput input_;
+  const std::unique_ptr<AppendTarget> append_;
   PackResult result_;
   Status status_;  // the pipeline's, once the thread ended
   std::thread thread_;
@@ -109,8 +119,23 @@ Status SampleWriter::Open(const std::string& out, const WriterOptions& options, 
   std::unique_ptr<Env> output_env;  // OUT in an object store
   SHARDPACK_RETURN_IF_ERROR(
       OutputEnvFor(out_location, format, options.pack.remote, options.pack.env, &output_env, &env));
+  SampleQueueInput::Options queue;
+  queue.classes = options.classes;
+  std::unique_ptr<AppendTarget> append;
+  if (options.append) {
+    append = std::make_unique<AppendTarget>();
+    SHARDPACK_RETURN_IF_ERROR(OpenAppendTarget(env, out, options.pack, /*for_writer=*/true, append.get()));
+    const Manifest& dataset = append->dataset;
+    if (!options.classes.empty() && dataset.classes.empty() && dataset.samples > 0) {
+      return Status::InvalidArgument("the writer names classes but " + out +
+                                     "'s samples have no class names (packed unlabelled, or with integer labels): "
+                                     "append without classes, with labels as the dataset's");
+    }
+    queue.classes = AppendedClassList(dataset, options.classes);
+  }
   // pack's message would offer --resume, which a writer cannot do.
-  if (options.parts <= 1 && !options.pack.force && env->FileExists(JoinPath(out, kPackJournalFileName))) {
+  if (!options.append && options.parts <= 1 && !options.pack.force &&
+      env->FileExists(JoinPath(out, kPackJournalFileName))) {
     return Status::InvalidArgument("output folder " + out +
                                    " holds an interrupted pack or writer; a writer does not resume: write it again "
                                    "with force (Python: force=True), which replaces what is there");
@@ -126,10 +151,11 @@ Status SampleWriter::Open(const std::string& out, const WriterOptions& options, 
         "into a new folder, or remove " +
         JoinPath(out, kManifestFileName) + " first (then merge again once every part is closed)");
   }
-  // Parts share OUT: each replaces its own files (the pipeline), never the others'.
-  SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, "", out, options.pack.force, /*resume=*/options.parts > 1));
-  SampleQueueInput::Options queue;
-  queue.classes = options.classes;
+  // Parts share OUT: each replaces its own files (the pipeline), never the others'. An append
+  // writes into the dataset's staging folder only.
+  if (!options.append) {
+    SHARDPACK_RETURN_IF_ERROR(PrepareOutputDir(env, "", out, options.pack.force, /*resume=*/options.parts > 1));
+  }
   queue.max_samples = options.queue_samples;
   queue.max_bytes = options.queue_bytes;
   queue.jpeg_quality = options.pack.jpeg_quality;
@@ -141,7 +167,7 @@ Status SampleWriter::Open(const std::string& out, const WriterOptions& options, 
   // The producer is a thread too: by default the pipeline takes the other cores (on 2 cores,
   // 1 thread wrote 20% more samples a second than 2, which the producer had to share a core with).
   if (o.pack.threads <= 0) o.pack.threads = std::max(1, WorkerThreads(0) - 1);
-  writer->reset(new PipelineSampleWriter(env, std::move(output_env), out, o, std::move(queue)));
+  writer->reset(new PipelineSampleWriter(env, std::move(output_env), out, o, std::move(queue), std::move(append)));
   return Status::OK();
 }
 

@@ -94,7 +94,7 @@ class Writer:
     """Writes a dataset sample by sample, as `shardpack pack` would have packed it.
 
     Writer(out, format="wds", *, classes=None, pixels="png", queue_samples=256, queue_bytes=64 MiB,
-           part=0, parts=1, **pack_options)
+           part=0, parts=1, append=False, **pack_options)
 
     out: a folder, or s3://bucket/prefix (credentials from the environment, as for the CLI).
     format: "wds", "lmdb" or "raw".
@@ -106,6 +106,9 @@ class Writer:
         of them are taken (the bytes bound memory).
     part, parts: one of several writers (processes) writing one dataset; `shardpack merge OUT`
         joins the parts once all are closed. Index keys are then "wPPPPP-NNNNNNNNN".
+    append: add the samples to the dataset in out as new shards after its own, as `shardpack
+        append` does (docs/views.md): the pack options must be those it was packed with, its
+        classes keep their labels and `classes` adds new ones after them.
     pack_options: as `shardpack pack` takes them: prefix, shard_size (bytes), samples_per_shard,
         threads, strict, check ("header" or "decode"), max_sample_bytes, max_pixels, resize, crop,
         keep_size, compress, chunk_samples, max_side, max_side_of, jpeg_quality, lossless_as_jpeg,

@@ -156,6 +156,8 @@ class PyWriter {
         options.part = OptionValue<uint32_t>("part", item.second, kCount);
       } else if (key == "parts") {
         options.parts = OptionValue<uint32_t>("parts", item.second, kCount);
+      } else if (key == "append") {
+        options.append = OptionValue<bool>("append", item.second, kBool);
       } else {
         pack[item.first] = item.second;
       }

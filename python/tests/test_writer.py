@@ -411,3 +411,45 @@ def test_messages_name_a_bad_label_or_key_briefly(tree, tmp_path):
             w.write(jpeg, key="k" * 5000)
         assert str(e.value).startswith("sample '" + "k" * 100 + "... (5000 bytes)': the key is longer than 90")
         w.write(jpeg)
+
+
+def test_a_writer_appends_to_a_packed_dataset(tree, wds, tmp_path):
+    """Writer(out, append=True) adds shards after a packed dataset's, as `shardpack append` does:
+    the first half of the tree packed, the second half written by the writer in pack's order gives
+    the whole tree's samples, keys and labels (read back with tarfile), a class it names anew gets
+    the next label, and the manifest says generation 1. Another option is refused, naming it."""
+    src = tree / "src"
+    classes, files = pack_order(src)
+    half = tmp_path / "half"
+    for relpath, _, _ in files[:32]:
+        (half / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (half / relpath).write_bytes((src / relpath).read_bytes())
+    out = tmp_path / "grown"
+    assert cli("pack", str(half), str(out), "--samples-per-shard", "16", "--no-sync", "--quiet").returncode == 0
+    with pytest.raises(ValueError, match=r"was packed with samples_per_shard 16, this append gives 100000 "):
+        shardpack.Writer(out, "wds", append=True)
+    before = (out / "manifest.json").read_bytes()
+    with pytest.raises(RuntimeError, match="^stop$"):  # an exception in the block: nothing changes
+        with shardpack.Writer(out, "wds", append=True, samples_per_shard=16, sync=False) as w:
+            w.write((src / files[0][0]).read_bytes(), label=classes[0])
+            raise RuntimeError("stop")
+    assert (out / "manifest.json").read_bytes() == before and not (out / ".append").exists()
+    manifest = json.loads(before)
+    assert "generation" not in manifest and manifest["samples"] == 32
+    # The half holds the first three classes; the writer names the fourth and a new one.
+    with shardpack.Writer(out, "wds", append=True, classes=classes + ["zebra"], samples_per_shard=16,
+                          sync=False) as w:
+        for relpath, name, _ in files[32:]:
+            w.write((src / relpath).read_bytes(), label=name, path=relpath)
+        w.write((src / files[0][0]).read_bytes(), label="zebra")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["generation"] == 1 and manifest["samples"] == 61
+    assert manifest["classes"] == classes + ["zebra"]
+    members = tar_members(out)
+    whole = tar_members(wds)
+    for name, data in whole.items():  # the first 60 samples: the whole tree's, key for key
+        assert members[name] == data, name
+    assert members["000000060.cls"] == str(len(classes)).encode()  # zebra
+    assert members["000000060.jpg"] == (src / files[0][0]).read_bytes() or \
+        members.get("000000060.png") == (src / files[0][0]).read_bytes()
+    assert cli("verify", str(out)).returncode == 0

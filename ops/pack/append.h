@@ -1,0 +1,45 @@
+// shardpack append's steps (ops/pack/append.cc), for Append and for a SampleWriter that appends
+// (WriterOptions::append, ops/pack/sample_writer.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "formats/common/pack_input.h"
+#include "shardpack/env.h"
+#include "shardpack/manifest.h"
+#include "shardpack/pack.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+struct AppendTarget {
+  std::string out;      // the dataset's folder
+  std::string staging;  // out/.append, where the new shards are packed
+  Manifest dataset;     // its manifest before the append
+  // out/.append holds an append that was killed while it published (its shards complete).
+  bool publish_only = false;
+};
+
+// Everything an append checks before it writes a byte: OUT a local folder holding a wds or raw
+// dataset, its manifest sound, `options` its own (InvalidArgument naming the first that differs).
+// An interrupted append in OUT is refused unless options.resume continues it; a writer
+// (`for_writer`) cannot continue one and is always refused, with the ways out.
+Status OpenAppendTarget(Env* env, const std::string& out, const PackOptions& options, bool for_writer,
+                        AppendTarget* target);
+
+// The dataset's classes, then those of `classes` it lacks, in their order: an appending writer's
+// class list (an int label indexes it).
+std::vector<std::string> AppendedClassList(const Manifest& dataset, const std::vector<std::string>& classes);
+
+// Publishes the append target.publish_only says was killed while it published.
+Status FinishInterruptedAppend(Env* env, const AppendTarget& target, PackResult* result);
+
+// Packs `input` (labelled in the dataset's class list as extended) into target.staging, then
+// moves its shards into OUT and writes the new manifest last. `source` names the input in messages.
+// On failure the staged shards stay for --resume, or go with `discard_on_failure` (a writer's,
+// which nothing can resume); the dataset is unchanged either way.
+Status PackAppend(Env* env, PackInput* input, const std::string& source, const PackOptions& options,
+                  const AppendTarget& target, bool discard_on_failure, PackResult* result);
+
+}  // namespace shardpack
