@@ -8,7 +8,7 @@
 // manifest.json is written last, atomically (WriteManifest). Until that rename OUT's manifest is the
 // old one, which lists the old shards only: OUT is the old dataset; after it, the new one. Shards
 // moved before a kill are listed by the staging folder's part manifest, which verify reads so that
-// it does not take them for strays, and which --resume (or the next append) publishes first.
+// it does not take them for strays, and which `append --resume` publishes.
 #include "ops/pack/append.h"
 
 #include <algorithm>
@@ -31,17 +31,15 @@ namespace {
 
 // The new input's samples, labelled in the dataset's class list: the dataset's classes keep their
 // labels, and the input's classes the dataset lacks come after them, in the input's (sorted) order.
+// Its empty classes are the input's own (class folders without an image); what is empty after the
+// append is worked out when it is published (EmptyClassesAfter).
 class AppendInput final : public PackInput {
  public:
-  AppendInput(std::unique_ptr<PackInput> input, std::vector<std::string> classes, std::vector<int32_t> labels,
-              std::vector<std::string> empty_classes)
-      : input_(std::move(input)),
-        classes_(std::move(classes)),
-        labels_(std::move(labels)),
-        empty_classes_(std::move(empty_classes)) {}
+  AppendInput(std::unique_ptr<PackInput> input, std::vector<std::string> classes, std::vector<int32_t> labels)
+      : input_(std::move(input)), classes_(std::move(classes)), labels_(std::move(labels)) {}
 
   const std::vector<std::string>& class_names() const override { return classes_; }
-  std::vector<std::string> empty_classes() const override { return empty_classes_; }
+  std::vector<std::string> empty_classes() const override { return input_->empty_classes(); }
   std::vector<SkippedFile> initial_skips() const override { return input_->initial_skips(); }
   void KeepFields(bool keep) override { input_->KeepFields(keep); }
   uint64_t expected() const override { return input_->expected(); }
@@ -62,15 +60,13 @@ class AppendInput final : public PackInput {
   std::unique_ptr<PackInput> input_;
   const std::vector<std::string> classes_;
   const std::vector<int32_t> labels_;  // the input's label -> the dataset's; empty: as they are
-  const std::vector<std::string> empty_classes_;
 };
 
-// The class list after the append, the map of the input's labels into it, and the classes without
-// a sample. An input without class names (unlabelled files, or a list of integer labels) keeps its
+// The class list after the append, and the map of the input's labels into it. An input without
+// class names (unlabelled files, or a list of integer labels) keeps its
 // labels as they are, which only a dataset without class names can take.
 Status CombineClasses(const Manifest& dataset, const PackInput& input, const std::string& out, const std::string& src,
-                      std::vector<std::string>* classes, std::vector<int32_t>* labels,
-                      std::vector<std::string>* empty) {
+                      std::vector<std::string>* classes, std::vector<int32_t>* labels) {
   const std::vector<std::string>& added = input.class_names();
   *classes = dataset.classes;
   labels->clear();
@@ -89,21 +85,6 @@ Status CombineClasses(const Manifest& dataset, const PackInput& input, const std
     auto at = std::find(classes->begin(), classes->end(), name);
     if (at == classes->end()) at = classes->insert(classes->end(), name);
     labels->push_back(int32_t(at - classes->begin()));
-  }
-  // Empty: listed empty before or now, and without a sample in either.
-  std::set<std::string> has_samples;
-  const std::set<std::string> was_empty(dataset.empty_classes.begin(), dataset.empty_classes.end());
-  const std::vector<std::string> now_empty_list = input.empty_classes();
-  const std::set<std::string> now_empty(now_empty_list.begin(), now_empty_list.end());
-  for (const std::string& c : dataset.classes) {
-    if (!was_empty.count(c)) has_samples.insert(c);
-  }
-  for (const std::string& c : added) {
-    if (!now_empty.count(c)) has_samples.insert(c);
-  }
-  empty->clear();
-  for (const std::string& c : *classes) {
-    if ((was_empty.count(c) || now_empty.count(c)) && !has_samples.count(c)) empty->push_back(c);
   }
   return Status::OK();
 }
@@ -382,10 +363,10 @@ Status Append(const std::string& src, const std::string& out, const PackOptions&
   if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
   std::unique_ptr<PackInput> scanned;
   SHARDPACK_RETURN_IF_ERROR(FileTreeInput::Open(env, src, options, &scanned));
-  std::vector<std::string> classes, empty;
+  std::vector<std::string> classes;
   std::vector<int32_t> labels;
-  SHARDPACK_RETURN_IF_ERROR(CombineClasses(target.dataset, *scanned, out, src, &classes, &labels, &empty));
-  AppendInput input(std::move(scanned), std::move(classes), std::move(labels), std::move(empty));
+  SHARDPACK_RETURN_IF_ERROR(CombineClasses(target.dataset, *scanned, out, src, &classes, &labels));
+  AppendInput input(std::move(scanned), std::move(classes), std::move(labels));
   return PackAppend(env, &input, src, options, target, /*discard_on_failure=*/false, result);
 }
 
