@@ -36,4 +36,12 @@ Status CheckWithinShard(const ShardEntry& shard, const std::string& key, uint64_
 Status CheckWithinShard(const std::string& shard_file, const std::string& key, uint64_t offset, uint64_t size,
                         uint64_t shard_bytes);
 
+// Sample `key`'s bytes [offset, offset + size) of shard_file into `out`, checked against the XXH64
+// its sample table lists: for a file whose reads go to a server (reads_are_requests), where nothing
+// on this machine checked the shard. Bytes damaged on the way are read again, as a download is; a
+// copy damaged on the server stays so, and after 3 reads the sample is DataLoss (a loader skips it
+// and says so).
+Status ReadCheckedSample(const RandomAccessFile& file, const std::string& shard_file, const std::string& key,
+                         uint64_t offset, size_t size, uint64_t xxh64, char* out);
+
 }  // namespace shardpack

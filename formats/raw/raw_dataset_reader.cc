@@ -8,7 +8,6 @@
 
 #include "formats/common/shard_file.h"
 #include "formats/raw/raw_format.h"
-#include "ground/checksum.h"
 #include "ground/line_file.h"
 #include "ground/manifest_json.h"
 #include "ground/packed_keys.h"
@@ -199,18 +198,9 @@ Status RawDatasetReader::Read(uint64_t index, ReadSample* out) const {
   if (chunk_samples_ == 0) {
     char* pixels = reinterpret_cast<char*>(out->pixels.rgb.data());
     if (shard->checksums.empty()) return shard->file->Read(r.offset, r.size, pixels);
-    // From a server: checked against the sample table, read again when damaged on the way (as
-    // the wds reader does, formats/wds/wds_dataset_reader.cc), reported damaged after 3 reads.
-    constexpr int kReads = 3;
-    for (int read = 1;; ++read) {
-      SHARDPACK_RETURN_IF_ERROR(shard->file->Read(r.offset, r.size, pixels));
-      if (Xxh64(std::string_view(pixels, r.size)) == shard->checksums[local]) return Status::OK();
-      if (read == kReads) {
-        return Status::DataLoss(std::string(manifest().shards.file(number)) + ": sample " + out->key +
-                                " does not match the checksum its sample table lists, in " + std::to_string(kReads) +
-                                " reads (the server holds a damaged or changed copy; run shardpack verify)");
-      }
-    }
+    // From a server: checked against the sample table (as the wds reader does).
+    return ReadCheckedSample(*shard->file, std::string(manifest().shards.file(number)), out->key, r.offset, r.size,
+                             shard->checksums[local], pixels);
   }
 
   const std::string_view file = manifest().shards.file(number);  // (for messages)

@@ -7,7 +7,6 @@
 #include "formats/common/shard_file.h"
 #include "formats/wds/dali_index.h"
 #include "formats/wds/wds_naming.h"
-#include "ground/checksum.h"
 #include "ground/line_file.h"
 #include "ground/packed_keys.h"
 #include "ground/sample_table.h"
@@ -171,18 +170,8 @@ class TableShard final : public Shard {
     if (copy.shard != id() || copy.offset != e.sample_offset || copy.bytes.size() != e.sample_size) {
       copy.shard = 0;
       copy.bytes.resize(e.sample_size);
-      // Bytes damaged on the way are read again, as a download is; a copy damaged on the server
-      // stays so, and the sample is reported damaged (DataLoss: a loader skips it and says so).
-      constexpr int kReads = 3;
-      for (int read = 1;; ++read) {
-        SHARDPACK_RETURN_IF_ERROR(file_->Read(e.sample_offset, e.sample_size, copy.bytes.data()));
-        if (Xxh64(copy.bytes) == e.sample_xxh64) break;
-        if (read == kReads) {
-          return Status::DataLoss(file_name_ + ": sample " + e.key + " does not match the checksum its sample " +
-                                  "table lists, in " + std::to_string(kReads) +
-                                  " reads (the server holds a damaged or changed copy; run shardpack verify)");
-        }
-      }
+      SHARDPACK_RETURN_IF_ERROR(ReadCheckedSample(*file_, file_name_, e.key, e.sample_offset, e.sample_size,
+                                                  e.sample_xxh64, copy.bytes.data()));
       copy.shard = id(), copy.offset = e.sample_offset;
     }
     std::memcpy(out, copy.bytes.data() + (offset - e.sample_offset), size);
