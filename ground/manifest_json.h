@@ -31,6 +31,12 @@ Status ReadCheckedManifest(Env* env, const std::string& dir, Manifest* manifest)
 // when it is not JSON, lacks its checksum or no longer matches it.
 Status CheckManifestText(const std::string& text, const std::string& path);
 
+// The checksum a manifest (or a view's manifest) holds of itself: xxh64 of its JSON (2-space dump,
+// keys sorted) without the kManifestChecksumKey field; and its check, which takes the field out
+// of `j` (DataLoss naming `path` when it is missing or does not match).
+std::string SelfChecksum(nlohmann::json j);
+Status CheckSelfChecksum(nlohmann::json* j, const std::string& path);
+
 // manifest.options_json parsed; DataLoss when it is not a JSON object. A manifest read from disk
 // passed ManifestFromJson's checks: every number in it is a non-negative integer, "compress" a
 // string and "keep_size" a boolean.

@@ -39,6 +39,11 @@ std::string UrlPath(const std::string& url) {
   return SplitScheme(url, &scheme) ? url.substr(scheme.size() + sizeof(kSchemeEnd) - 1) : "";
 }
 
+std::string LocationFrom(const std::string& dir, const std::string& text) {
+  if (!UrlScheme(text).empty() || (!text.empty() && text[0] == '/')) return text;
+  return JoinPath(dir, text);
+}
+
 bool MentionsUrl(const std::string& text) { return text.find(kSchemeEnd) != std::string::npos; }
 
 Status ParseLocation(const std::string& text, Location* location) {

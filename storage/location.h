@@ -47,6 +47,10 @@ Status ParseLocation(const std::string& text, Location* location);
 std::string UrlScheme(const std::string& url);
 std::string UrlPath(const std::string& url);
 
+// A location that a file in `dir` names (a view's base, docs/views.md): a URL or an absolute path
+// as it is, a relative path from `dir`.
+std::string LocationFrom(const std::string& dir, const std::string& text);
+
 // Whether `text` holds a URL scheme anywhere ("x://"): a name a manifest lists must not.
 bool MentionsUrl(const std::string& text);
 

@@ -24,6 +24,7 @@
 #include "shardpack/verify.h"
 #include "tools/report_json.h"
 #include "tools/usage_error.h"
+#include "tools/view_commands.h"
 #ifdef SHARDPACK_HAVE_CUDA
 #include "ops/cuda/cuda_bench.h"
 #include "ops/cuda/host_to_device_bench.h"
@@ -285,6 +286,10 @@ int RunVerify(const std::string& dir, VerifyOptions options, bool json) {
     std::printf("%s: %s\n", where.c_str(), p.what.c_str());
   }
   std::string decoded = options.decode ? ", " + std::to_string(report.images_decoded) + " images decoded" : "";
+  if (!report.view_base.empty()) {
+    std::printf("view of %s: %s selected; its base:\n", report.view_base.c_str(),
+                Count(report.view_samples, "sample").c_str());
+  }
   if (report.clean()) {
     std::printf("verify OK: %s, %s, %s checked%s\n", Count(report.shards, "shard").c_str(),
                 Count(report.samples, "sample").c_str(), FormatBytes(report.bytes).c_str(), decoded.c_str());
@@ -678,6 +683,10 @@ int RunCommandLine(int argc, char** argv) {
       ->required();
   AddOutputOptions(convert, cf);
 
+  ViewFlags subset_flags, split_flags;
+  CLI::App* subset = AddSubsetCommand(app, subset_flags);
+  CLI::App* split = AddSplitCommand(app, split_flags);
+
   std::string verify_dir;
   VerifyOptions vo;
   bool verify_json = false;
@@ -840,6 +849,8 @@ int RunCommandLine(int argc, char** argv) {
   if (pack->parsed()) return RunPack(pf, "pack");
   if (append->parsed()) return RunPack(af, "append");
   if (convert->parsed()) return RunPack(cf, "convert");
+  if (subset->parsed()) return RunViewCommand(subset_flags, /*split=*/false);
+  if (split->parsed()) return RunViewCommand(split_flags, /*split=*/true);
   if (verify->parsed()) return RunVerify(verify_dir, vo, verify_json);
   if (merge->parsed()) return RunMerge(merge_dir, merge_json);
   if (slurm->parsed()) {

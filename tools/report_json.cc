@@ -34,10 +34,12 @@ nlohmann::json VerifyReportToJson(const VerifyReport& r) {
   for (const VerifyProblem& p : r.problems) {
     problems.push_back({{"shard", p.shard}, {"key", p.key}, {"problem", p.what}});
   }
-  return {{"ok", r.clean()},     {"format", std::string(DatasetFormatName(r.format))},
-          {"shards", r.shards},  {"samples", r.samples},
-          {"bytes", r.bytes},    {"images_decoded", r.images_decoded},
-          {"problems", problems}};
+  nlohmann::json j = {{"ok", r.clean()},     {"format", std::string(DatasetFormatName(r.format))},
+                      {"shards", r.shards},  {"samples", r.samples},
+                      {"bytes", r.bytes},    {"images_decoded", r.images_decoded},
+                      {"problems", problems}};
+  if (!r.view_base.empty()) j["view"] = {{"base", r.view_base}, {"samples", r.view_samples}};
+  return j;
 }
 
 nlohmann::json DatasetStatsToJson(const DatasetStats& s) {

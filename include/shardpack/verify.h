@@ -38,6 +38,10 @@ struct VerifyReport {
   uint64_t bytes = 0;           // bytes read
   uint64_t images_decoded = 0;  // with decode
   std::vector<VerifyProblem> problems;
+  // A view (docs/views.md): its base as the view names it, and the samples it selects. The counts
+  // above are then the base's, which is verified whole, and the view's selection files are checked.
+  std::string view_base;
+  uint64_t view_samples = 0;
   bool clean() const { return problems.empty(); }
 };
 

@@ -22,6 +22,7 @@
 #include "ops/diagnose/doctor_verdict.h"
 #include "ops/pack/source_scan.h"
 #include "ops/read/loader_crop.h"
+#include "ops/read/opened_dataset.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/image.h"
 #include "shardpack/loader_bench.h"
@@ -255,8 +256,9 @@ class Doctor {
 
   // A packed dataset: its shards read front to back, up to sample_bytes.
   Status MeasurePackedStorage() {
-    SHARDPACK_RETURN_IF_ERROR(ReadManifest(env_, path_, &manifest_));
-    return ReadShardsInOrder(env_, path_, manifest_);
+    OpenedDataset dataset;  // a view's: its base, whose shards it reads
+    SHARDPACK_RETURN_IF_ERROR(OpenDatasetAt(path_, RemoteOptions(), env_, &dataset));
+    return ReadShardsInOrder(env_, dataset.dir, dataset.manifest);
   }
 
   Status ReadShardsInOrder(Env* env, const std::string& dir, const Manifest& m) {
@@ -457,7 +459,6 @@ class Doctor {
   Env* env_;
   TempFolder temp_;
   SourceTree tree_;
-  Manifest manifest_;
   std::vector<SampleImage> sample_;
 };
 

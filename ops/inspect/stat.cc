@@ -61,17 +61,21 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
   *stats = DatasetStats();
   OpenedDataset dataset;
   SHARDPACK_RETURN_IF_ERROR(OpenDatasetAt(location, options.remote, options.env, &dataset));
-  Env* env = dataset.env;  // a URL without a cache folder: through memory
-  const std::string& dir = dataset.dir;
   const Manifest& manifest = dataset.manifest;
-  const Format* format = dataset.format;
-  stats->name = manifest.name;
   stats->format = manifest.format;
-  stats->samples = manifest.samples;
-  stats->shards = manifest.shards.size();
-  stats->bytes = manifest.bytes;
-  stats->skipped = manifest.skipped.size();
-  stats->fields = FieldCounts(manifest);
+  stats->samples = dataset.samples();
+  stats->shards = dataset.shard_count();
+  if (dataset.view == nullptr) {
+    stats->name = manifest.name;
+    stats->bytes = manifest.bytes;
+    stats->skipped = manifest.skipped.size();
+    stats->fields = FieldCounts(manifest);
+  } else {
+    // A view: its selected samples of the base shards it reads (bytes: those shards' sizes). Which
+    // of them have a field would take each sample's files: a view's stat lists no field counts.
+    stats->name = dataset.view->manifest.name;
+    for (const ViewShard& s : dataset.view->manifest.shards) stats->bytes += manifest.shards[s.base_shard].bytes;
+  }
   for (size_t i = 0; i < manifest.classes.size(); ++i) {
     stats->classes.push_back({manifest.classes[i], static_cast<int32_t>(i), 0});
   }
@@ -87,7 +91,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
   std::vector<ShardTally> slots(size_t(2 * threads));
   size_t next = 0;
   const auto read = [&](ShardTally* t, bool* done) {
-    *done = next == manifest.shards.size();
+    *done = next == dataset.shard_count();
     if (!*done) t->shard = next++;
     return Status::OK();
   };
@@ -98,8 +102,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     t->class_samples.assign(class_count, 0);
     t->buckets = no_buckets;
     std::vector<SampleRecord> records;
-    t->status = StatusOfCall("reading a sample table",
-                             [&] { return format->ReadSampleRecords(env, dir, manifest.shards[shard], &records); });
+    t->status = StatusOfCall("reading a sample table", [&] { return dataset.ReadSampleRecords(shard, &records); });
     if (t->status.ok()) CountShard(records, options.buckets, t);
   };
   const auto add = [&](ShardTally* t) {
@@ -118,7 +121,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
       stats->buckets[b].samples += t->buckets[b].samples;
       stats->buckets[b].cropped_share += t->buckets[b].cropped_share;
     }
-    if (options.on_shard) options.on_shard(t->shard + 1, manifest.shards.size());
+    if (options.on_shard) options.on_shard(t->shard + 1, dataset.shard_count());
     return Status::OK();
   };
   SHARDPACK_RETURN_IF_ERROR(RunOrderedPipeline("stat", threads, slots, read, count, add));

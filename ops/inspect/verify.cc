@@ -15,6 +15,22 @@
 #include "shardpack/manifest.h"
 
 namespace shardpack {
+namespace {
+
+// A view's own files: each selection file against its checksum, count and order (ReadSelection).
+// Its manifest was checked when it was opened, and its base is the dataset verified around this.
+void CheckViewSelections(const OpenedDataset& dataset, VerifyReport* report) {
+  const OpenedView& view = *dataset.view;
+  report->view_base = view.manifest.base;
+  report->view_samples = view.manifest.samples;
+  std::vector<uint32_t> positions;
+  for (const ViewShard& s : view.manifest.shards) {
+    const Status st = ReadSelection(view.env, view.dir, s, dataset.manifest.shards[s.base_shard].samples, &positions);
+    if (!st.ok()) report->problems.push_back({s.selection.file, "", st.message()});
+  }
+}
+
+}  // namespace
 
 Status Verify(const std::string& location, const VerifyOptions& options, VerifyReport* report) {
   *report = VerifyReport();
@@ -29,6 +45,7 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
   // A changed manifest (a class name, an option) could otherwise pass every structural check.
   const Status self = CheckManifestChecksum(env, dir);
   if (!self.ok()) report->problems.push_back({"", "", self.message()});
+  if (dataset.view != nullptr) CheckViewSelections(dataset, report);
 
   std::vector<ShardCheck> checks(manifest.shards.size());
   const int threads = WorkerThreads(options.threads);

@@ -6,6 +6,7 @@
 #include "ops/pack/output_dir.h"
 #include "ops/pack/output_env.h"
 #include "ops/pack/pack_pipeline.h"
+#include "ops/pack/view_input.h"
 #include "shardpack/manifest.h"
 #include "storage/location.h"
 #include "storage/remote_dataset.h"
@@ -19,7 +20,10 @@ Status OpenInput(Env* env, const std::string& in, const PackOptions& options, st
   const uint64_t max_member = options.max_sample_bytes;
   if (env->FileExists(JoinPath(in, kManifestFileName))) {
     Manifest m;
-    SHARDPACK_RETURN_IF_ERROR(ReadManifest(env, in, &m));
+    ViewManifest view;
+    bool is_view = false;
+    SHARDPACK_RETURN_IF_ERROR(ReadManifestOrView(env, in, /*checked=*/false, &m, &view, &is_view));
+    if (is_view) return OpenViewConvertInput(env, in, view, options, input);
     const Format* format = nullptr;
     SHARDPACK_RETURN_IF_ERROR(FindFormatOf(in, m, &format));
     return format->OpenConvertInput(env, in, m, max_member, input);

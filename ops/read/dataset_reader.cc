@@ -3,10 +3,27 @@
 #include "formats/registry/registry.h"
 #include "ops/read/opened_dataset.h"
 #include "ops/read/remote_dataset_reader.h"
+#include "ops/read/view_dataset_reader.h"
 #include "storage/location.h"
 #include "storage/remote_dataset.h"
 
 namespace shardpack {
+namespace {
+
+// A view's base is opened as any dataset is (a URL by range requests or a cache), then checked to
+// be the one the view was made from.
+Status OpenView(std::shared_ptr<const OpenedView> view, Env* env, const RemoteOptions& remote,
+                std::unique_ptr<DatasetReader>* reader) {
+  const std::string base_location = ViewBaseLocation(*view);
+  std::unique_ptr<DatasetReader> base;
+  SHARDPACK_RETURN_IF_ERROR(
+      DatasetReader::Open(base_location, env, &base, remote).WithPrefix("the base of view " + view->shown + ": "));
+  SHARDPACK_RETURN_IF_ERROR(CheckViewBase(view->manifest, view->shown, base->manifest(),
+                                          base->manifest().shards.sample_counts(), base_location));
+  return ViewDatasetReader::Open(std::move(view), std::move(base), reader);
+}
+
+}  // namespace
 
 Status DatasetReader::Open(const std::string& text, Env* env, std::unique_ptr<DatasetReader>* reader,
                            const RemoteOptions& remote) {
@@ -24,7 +41,9 @@ Status DatasetReader::Open(const std::string& text, Env* env, std::unique_ptr<Da
   OpenedDataset dataset;
   // Readers trust the manifest's checksums of the side files, which they trust for offsets: the
   // manifest must be the one pack wrote.
-  SHARDPACK_RETURN_IF_ERROR(OpenDataset(location, remote, env, &dataset, /*check_manifest=*/true));
+  SHARDPACK_RETURN_IF_ERROR(
+      OpenDataset(location, remote, env, &dataset, /*check_manifest=*/true, /*open_view_base=*/false));
+  if (dataset.view != nullptr) return OpenView(std::move(dataset.view), env, remote, reader);
   return dataset.format->OpenReader(
       env, dataset.dir, std::make_shared<const CompactManifest>(std::move(dataset.manifest)), remote, reader);
 }

@@ -11,8 +11,9 @@ namespace shardpack {
 
 namespace {
 
-// Two sources are the same dataset when their shards have the same checksums in the same order
-// (a copy, or the same folder reached by two paths), or when they are the same location.
+// Two sources are the same dataset when their shards have the same checksums and sample counts in
+// the same order (a copy, or the same folder reached by two paths), or when they are the same
+// location. A view (docs/views.md) lists its base's shards with the counts it takes of them.
 bool SameDataset(const DatasetReader& a, const std::string& a_location, const DatasetReader& b,
                  const std::string& b_location) {
   std::error_code error;
@@ -27,7 +28,7 @@ bool SameDataset(const DatasetReader& a, const std::string& a_location, const Da
   const ShardTable& y = b.manifest().shards;
   if (x.size() != y.size() || x.empty()) return false;
   for (size_t i = 0; i < x.size(); ++i) {
-    if (x.xxh64(i).empty() || x.xxh64(i) != y.xxh64(i)) return false;
+    if (x.xxh64(i).empty() || x.xxh64(i) != y.xxh64(i) || x.samples(i) != y.samples(i)) return false;
   }
   return true;
 }

@@ -26,10 +26,30 @@ Status OpenStreamedDataset(const Location& location, Env* env, const RemoteAcces
   return Status::OK();
 }
 
+// The base of `view` into *dataset, checked to be the dataset the view was made from.
+Status OpenViewBase(std::shared_ptr<const OpenedView> view, const RemoteOptions& remote, Env* env,
+                    OpenedDataset* dataset) {
+  Location base;
+  SHARDPACK_RETURN_IF_ERROR(ParseLocation(ViewBaseLocation(*view), &base));
+  const std::string prefix = "the base of view " + view->shown + ": ";
+  SHARDPACK_RETURN_IF_ERROR(
+      OpenDataset(base, remote, env, dataset, /*check_manifest=*/true, /*open_view_base=*/false).WithPrefix(prefix));
+  if (dataset->view != nullptr) {
+    return Status::InvalidArgument(prefix + base.shown + " is a view itself: a view's base is a packed dataset");
+  }
+  std::vector<uint64_t> counts;
+  for (const ShardEntry& e : dataset->manifest.shards) counts.push_back(e.samples);
+  SHARDPACK_RETURN_IF_ERROR(CheckViewBase(view->manifest, view->shown, dataset->manifest, counts, base.shown));
+  dataset->view = std::move(view);
+  return Status::OK();
+}
+
 }  // namespace
 
+std::string ViewBaseLocation(const OpenedView& view) { return LocationFrom(view.dir, view.manifest.base); }
+
 Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset,
-                   bool check_manifest) {
+                   bool check_manifest, bool open_view_base) {
   dataset->env = env;
   if (location.remote()) {
     RemoteAccess access;
@@ -37,9 +57,49 @@ Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* e
     if (access.cache_dir.empty()) return OpenStreamedDataset(location, env, access, dataset);
   }
   SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, remote, env, &dataset->dir));
-  SHARDPACK_RETURN_IF_ERROR(check_manifest ? ReadCheckedManifest(env, dataset->dir, &dataset->manifest)
-                                           : ReadManifest(env, dataset->dir, &dataset->manifest));
+  auto view = std::make_shared<OpenedView>();
+  bool is_view = false;
+  SHARDPACK_RETURN_IF_ERROR(
+      ReadManifestOrView(env, dataset->dir, check_manifest, &dataset->manifest, &view->manifest, &is_view));
+  if (is_view) {
+    view->dir = dataset->dir;
+    view->shown = location.shown;
+    view->env = env;
+    if (!open_view_base) {
+      dataset->view = std::move(view);
+      return Status::OK();
+    }
+    return OpenViewBase(std::move(view), remote, env, dataset);
+  }
   return FindFormatOf(dataset->dir, dataset->manifest, &dataset->format);
+}
+
+size_t OpenedDataset::shard_count() const {
+  return view != nullptr ? view->manifest.shards.size() : manifest.shards.size();
+}
+
+uint64_t OpenedDataset::samples() const { return view != nullptr ? view->manifest.samples : manifest.samples; }
+
+std::string OpenedDataset::shard_file(size_t shard) const {
+  return manifest.shards[view != nullptr ? view->manifest.shards[shard].base_shard : shard].file;
+}
+
+Status OpenedDataset::ReadSampleRecords(size_t shard, std::vector<SampleRecord>* records) const {
+  if (view == nullptr) return format->ReadSampleRecords(env, dir, manifest.shards[shard], records);
+  const ViewShard& selected = view->manifest.shards[shard];
+  const ShardEntry& base = manifest.shards[selected.base_shard];
+  std::vector<uint32_t> positions;
+  SHARDPACK_RETURN_IF_ERROR(ReadSelection(view->env, view->dir, selected, base.samples, &positions));
+  std::vector<SampleRecord> all;
+  SHARDPACK_RETURN_IF_ERROR(format->ReadSampleRecords(env, dir, base, &all));
+  if (all.size() != base.samples) {
+    return Status::DataLoss(JoinPath(dir, base.file) + ": its sample table lists " + std::to_string(all.size()) +
+                            " samples, the manifest " + std::to_string(base.samples) + "; run shardpack verify");
+  }
+  records->clear();
+  records->reserve(positions.size());
+  for (uint32_t p : positions) records->push_back(std::move(all[p]));
+  return Status::OK();
 }
 
 Status OpenDatasetAt(const std::string& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset) {

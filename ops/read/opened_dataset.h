@@ -7,6 +7,7 @@
 #include <string>
 
 #include "formats/common/format.h"
+#include "ground/view_manifest.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/remote_options.h"
@@ -16,6 +17,14 @@
 
 namespace shardpack {
 
+// A view (docs/views.md): its own folder and manifest. The OpenedDataset that holds it is its base.
+struct OpenedView {
+  std::string dir;
+  std::string shown;   // the location as the user gave it, for messages
+  Env* env = nullptr;  // what reads the view's own files (its base may be read through another)
+  ViewManifest manifest;
+};
+
 struct OpenedDataset {
   std::string dir;  // the local folder: the location itself, or its cached copy; streamed: the URL
   Manifest manifest;
@@ -23,13 +32,29 @@ struct OpenedDataset {
   Env* env = nullptr;  // what reads the dataset's files: the caller's Env, or `streamed`
   // A URL without a cache folder: its files through memory (a shard downloaded when it is opened).
   std::unique_ptr<StreamedDatasetEnv> streamed;
+  // Set when the location is a view: dir, manifest, format and env are then its base's (checked
+  // to be the dataset it was made from, CheckViewBase).
+  std::shared_ptr<const OpenedView> view;
+
+  // What the location holds, a view's selection or the whole dataset: its shards (a view's: the
+  // base shards it takes samples from), samples, and the sample records of shard i (a view's:
+  // the selected ones of the base shard, in order).
+  size_t shard_count() const;
+  uint64_t samples() const;
+  std::string shard_file(size_t shard) const;  // relative to `dir`
+  Status ReadSampleRecords(size_t shard, std::vector<SampleRecord>* records) const;
 };
 
 // NotFound, DataLoss or Unsupported (ReadManifest, FindFormatOf) naming the folder and the fix.
 // check_manifest: DataLoss also when the manifest no longer matches its checksum of itself
 // (checked on the same parse; a URL's manifest is always checked).
+// A view opens its base too (open_view_base false: only the view, for a caller that opens the base
+// its own way, the dataset reader).
 Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset,
-                   bool check_manifest = false);
+                   bool check_manifest = false, bool open_view_base = true);
+
+// Where a view's base lies, as a location to open.
+std::string ViewBaseLocation(const OpenedView& view);
 
 // The entry of verify and stat: `location` as the user gave it, parsed here (ParseLocation), then
 // opened as above; env nullptr: Env::Default().

@@ -19,22 +19,22 @@ Status ForEachShownSize(const std::string& location, const RemoteOptions& remote
   SHARDPACK_RETURN_IF_ERROR(OpenDataset(parsed, remote, env != nullptr ? env : Env::Default(), &dataset));
   uint64_t samples = 0;
   std::vector<SampleRecord> records;
-  for (const ShardEntry& shard : dataset.manifest.shards) {
+  for (size_t shard = 0; shard < dataset.shard_count(); ++shard) {
     records.clear();
-    SHARDPACK_RETURN_IF_ERROR(dataset.format->ReadSampleRecords(dataset.env, dataset.dir, shard, &records));
+    SHARDPACK_RETURN_IF_ERROR(dataset.ReadSampleRecords(shard, &records));
     for (const SampleRecord& r : records) {
       if (r.width == 0 || r.height == 0) {
         return Status::InvalidArgument("buckets and token budgets need each image's size, and sample " + r.key +
-                                       " of " + parsed.shown + " (shard " + shard.file + ") has none recorded" +
-                                       convert);
+                                       " of " + parsed.shown + " (shard " + dataset.shard_file(shard) +
+                                       ") has none recorded" + convert);
       }
       add(r.shown_width(), r.shown_height());
       ++samples;
     }
   }
-  if (samples != dataset.manifest.samples) {
+  if (samples != dataset.samples()) {
     return Status::DataLoss(parsed.shown + ": the sample tables list " + std::to_string(samples) +
-                            " samples and the manifest " + std::to_string(dataset.manifest.samples) +
+                            " samples and the manifest " + std::to_string(dataset.samples()) +
                             "; run shardpack verify " + parsed.shown);
   }
   return Status::OK();

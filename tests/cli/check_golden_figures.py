@@ -122,6 +122,12 @@ def main():
         w = summary(widths)
         expect("stat width line", text[3], "width         " + "  ".join(
             f"{k} {w[k]}" for k in ("min", "p50", "p90", "p99", "max")))
+        # subset --classes of the first class: its images are the dataset's first samples, packed
+        # 5 a shard, so they lie in the first ceil(n / 5) shards.
+        fish = per_class["n01440764"]
+        expect("subset --classes", stdout_of(cases, "subset_classes").strip(),
+               f"view fish: {fish} of {samples} samples, from {math.ceil(fish / 5)} base shard"
+               + ("" if math.ceil(fish / 5) == 1 else "s"))
         expect("verify --decode", stdout_of(cases, "verify_clean").strip(),
                f"verify OK: {len(shards)} shards, {samples} samples, {kb(total)} checked, {samples} images decoded")
 

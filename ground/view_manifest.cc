@@ -1,0 +1,172 @@
+#include "ground/view_manifest.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "ground/checksum.h"
+#include "ground/json_integer.h"
+#include "ground/manifest_json.h"
+#include "ground/side_file.h"
+
+namespace shardpack {
+namespace {
+
+using nlohmann::json;
+
+uint64_t UnsignedIn(const json& j, const char* key) {
+  const json& v = j.at(key);
+  if (!IsJsonIntegerIn(v, 0, UINT64_MAX)) {
+    throw std::invalid_argument(std::string("\"") + key + "\" is " + v.dump() + ", not a non-negative integer");
+  }
+  return v.get<uint64_t>();
+}
+
+// A name the view's manifest lists must stay inside the view folder.
+void CheckPlainName(const std::string& file) {
+  if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..") {
+    throw std::invalid_argument("selection file \"" + file + "\" is not a plain file name");
+  }
+}
+
+}  // namespace
+
+bool IsViewJson(const json& j) { return j.is_object() && j.contains("view"); }
+
+Status NotAPackedDataset(const std::string& path, const json& view_json) {
+  std::string base = "another dataset";
+  const json& v = view_json.at("view");
+  if (v.is_object() && v.contains("base") && v.at("base").is_string()) base = v.at("base").get<std::string>();
+  return Status::InvalidArgument(
+      path + " is a view of " + base +
+      " (made by shardpack subset or split), not a packed dataset: this needs a dataset "
+      "with shards of its own; `shardpack convert VIEW NEW` writes the view's samples as one");
+}
+
+std::string SelectionFileName(uint64_t base_shard) {
+  char name[48];
+  std::snprintf(name, sizeof(name), "selection-%06llu.u32", static_cast<unsigned long long>(base_shard));
+  return name;
+}
+
+std::string EncodeSelection(const std::vector<uint32_t>& positions) {
+  std::string out(positions.size() * 4, '\0');
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const uint32_t p = positions[i];
+    for (int b = 0; b < 4; ++b) out[4 * i + b] = char((p >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
+Status ReadSelection(Env* env, const std::string& view_dir, const ViewShard& shard, uint64_t base_shard_samples,
+                     std::vector<uint32_t>* positions) {
+  std::string bytes;
+  SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, view_dir, shard.selection, &bytes));
+  const std::string path = JoinPath(view_dir, shard.selection.file);
+  if (bytes.size() != shard.samples * 4) {
+    return Status::DataLoss(path + " holds " + std::to_string(bytes.size()) + " bytes, not the " +
+                            std::to_string(shard.samples * 4) + " of the " + std::to_string(shard.samples) +
+                            " positions the view's manifest lists; make the view again");
+  }
+  positions->resize(shard.samples);
+  for (size_t i = 0; i < positions->size(); ++i) {
+    uint32_t p = 0;
+    for (int b = 0; b < 4; ++b) p |= uint32_t(uint8_t(bytes[4 * i + b])) << (8 * b);
+    // Ascending and inside the shard: the reader maps position to sample without another check.
+    if (p >= base_shard_samples || (i > 0 && p <= (*positions)[i - 1])) {
+      return Status::DataLoss(path + ": position " + std::to_string(i) + " is " + std::to_string(p) +
+                              ", not above the one before it and below the base shard's " +
+                              std::to_string(base_shard_samples) + " samples; make the view again");
+    }
+    (*positions)[i] = p;
+  }
+  return Status::OK();
+}
+
+Status CheckViewBase(const ViewManifest& view, const std::string& view_shown, const ManifestHeader& base,
+                     const std::vector<uint64_t>& base_shard_samples, const std::string& base_shown) {
+  if (base.manifest_xxh64 != view.base_manifest_xxh64) {
+    const std::string grew = base.generation > view.base_generation ? " (shardpack append added to it)" : "";
+    return Status::InvalidArgument(
+        "view " + view_shown + " was made from " + base_shown + " as it was then (generation " +
+        std::to_string(view.base_generation) + ", " + std::to_string(view.base_samples) + " samples, manifest_xxh64 " +
+        view.base_manifest_xxh64 + "); " + base_shown + " has changed since" + grew + " (generation " +
+        std::to_string(base.generation) + ", " + std::to_string(base.samples) + " samples, manifest_xxh64 " +
+        base.manifest_xxh64 + "): make the view again with its rule " + view.rule_json +
+        " (shardpack subset or split; a split by fraction puts every sample on the side it was on)");
+  }
+  for (const ViewShard& s : view.shards) {
+    if (s.base_shard >= base_shard_samples.size() || s.samples > base_shard_samples[s.base_shard]) {
+      return Status::InvalidArgument("view " + view_shown + " selects " + std::to_string(s.samples) +
+                                     " samples of shard " + std::to_string(s.base_shard) + ", which " + base_shown +
+                                     " does not have: make the view again");
+    }
+  }
+  return Status::OK();
+}
+
+Status WriteViewManifest(Env* env, const std::string& dir, const ViewManifest& view) {
+  json shards = json::array();
+  for (const ViewShard& s : view.shards) {
+    shards.push_back({{"base_shard", s.base_shard},
+                      {"samples", s.samples},
+                      {"selection", {{"file", s.selection.file}, {"xxh64", s.selection.xxh64}}}});
+  }
+  json j = {{"view",
+             {{"version", kViewVersion},
+              {"base", view.base},
+              {"base_manifest_xxh64", view.base_manifest_xxh64},
+              {"base_generation", view.base_generation},
+              {"base_samples", view.base_samples},
+              {"rule", json::parse(view.rule_json)}}},
+            {"name", view.name},
+            {"shardpack_version", view.tool_version},
+            {"samples", view.samples},
+            {"shards", std::move(shards)}};
+  j[kManifestChecksumKey] = SelfChecksum(j);
+  SHARDPACK_RETURN_IF_ERROR(WriteFileAtomically(env, JoinPath(dir, kManifestFileName), j.dump(2) + "\n"));
+  return env->SyncDir(dir);
+}
+
+Status ParseViewManifest(json j, const std::string& path, ViewManifest* view) {
+  *view = ViewManifest();
+  // A view's manifest says which samples are read, and from where: a changed one is refused.
+  SHARDPACK_RETURN_IF_ERROR(CheckSelfChecksum(&j, path));
+  try {
+    const json& v = j.at("view");
+    const uint64_t version = UnsignedIn(v, "version");
+    if (version != kViewVersion) {
+      return Status::Unsupported(path + ": view version " + std::to_string(version) +
+                                 " is not supported by this shardpack (it reads version " +
+                                 std::to_string(kViewVersion) + ")");
+    }
+    view->base = v.at("base").get<std::string>();
+    view->base_manifest_xxh64 = v.at("base_manifest_xxh64").get<std::string>();
+    view->base_generation = UnsignedIn(v, "base_generation");
+    view->base_samples = UnsignedIn(v, "base_samples");
+    view->rule_json = v.value("rule", json::object()).dump();
+    view->name = j.value("name", "");
+    view->tool_version = j.value("shardpack_version", "");
+    view->samples = UnsignedIn(j, "samples");
+    uint64_t sum = 0;
+    for (const json& s : j.at("shards")) {
+      ViewShard shard;
+      shard.base_shard = UnsignedIn(s, "base_shard");
+      shard.samples = UnsignedIn(s, "samples");
+      shard.selection.file = s.at("selection").at("file").get<std::string>();
+      shard.selection.xxh64 = s.at("selection").at("xxh64").get<std::string>();
+      CheckPlainName(shard.selection.file);
+      if (shard.samples == 0 || (!view->shards.empty() && shard.base_shard <= view->shards.back().base_shard)) {
+        throw std::invalid_argument("the shard list is not in ascending base_shard order with samples in each");
+      }
+      sum += shard.samples;
+      view->shards.push_back(std::move(shard));
+    }
+    if (sum != view->samples) throw std::invalid_argument("\"samples\" is not the sum of the shards' samples");
+    if (view->base.empty()) throw std::invalid_argument("\"base\" is empty");
+  } catch (const std::exception& e) {  // nlohmann's (missing key, wrong type) and ours
+    return Status::DataLoss(path + ": the view's manifest is malformed: " + e.what());
+  }
+  return Status::OK();
+}
+
+}  // namespace shardpack

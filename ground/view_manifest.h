@@ -1,0 +1,76 @@
+// A view: a dataset made of some of another's samples (`shardpack subset`, `shardpack split`;
+// docs/views.md), without a copy of any of them. Its folder holds a manifest that names its base
+// dataset and the base manifest's checksum, and, for each base shard it takes samples from, a
+// selection file: the positions of those samples in the shard.
+//
+// Selection file ("selection-<base shard, 6 digits>.u32"): the positions, each a little-endian
+// uint32, strictly ascending, each below the base shard's sample count; nothing else. Its XXH64 is
+// in the view's manifest, which is written last, atomically, with its checksum of itself.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardpack/env.h"
+#include "shardpack/manifest.h"
+#include "shardpack/status.h"
+
+namespace shardpack {
+
+inline constexpr int kViewVersion = 1;
+
+// The samples a view takes from one base shard.
+struct ViewShard {
+  uint64_t base_shard = 0;  // in the base manifest's order
+  uint64_t samples = 0;     // how many positions its selection file holds (at least 1)
+  SideFile selection;
+};
+
+struct ViewManifest {
+  std::string name;  // the view folder's base name
+  std::string tool_version;
+  std::string base;                 // the base dataset: relative to the view folder, or a URL
+  std::string base_manifest_xxh64;  // the base manifest's checksum of itself when the view was made
+  uint64_t base_generation = 0;     // ... its generation (docs/views.md: appends)
+  uint64_t base_samples = 0;        // ... and its sample count
+  std::string rule_json = "{}";     // how the samples were chosen (compact JSON), for people
+  uint64_t samples = 0;             // the sum of the shards' samples
+  std::vector<ViewShard> shards;    // ascending base_shard
+};
+
+// Whether a parsed manifest.json is a view's (it has a "view" object).
+bool IsViewJson(const nlohmann::json& j);
+// What a command that needs a packed dataset says of a view's manifest at `path`.
+Status NotAPackedDataset(const std::string& path, const nlohmann::json& view_json);
+
+// The selection file's name for base shard `base_shard`.
+std::string SelectionFileName(uint64_t base_shard);
+std::string EncodeSelection(const std::vector<uint32_t>& positions);
+// Reads shard's selection file in `view_dir`, checked against the manifest's XXH64 and for its
+// form (count, order, each position below `base_shard_samples`): DataLoss naming the file otherwise.
+Status ReadSelection(Env* env, const std::string& view_dir, const ViewShard& shard, uint64_t base_shard_samples,
+                     std::vector<uint32_t>* positions);
+
+// Whether `base` (its manifest's header and each shard's sample count) is the dataset the view
+// was made from: its manifest's checksum is the one the view recorded, and every selection lies
+// within its shard. InvalidArgument saying what changed and how to make the view again otherwise.
+// view_shown, base_shown: the locations, for messages.
+Status CheckViewBase(const ViewManifest& view, const std::string& view_shown, const ManifestHeader& base,
+                     const std::vector<uint64_t>& base_shard_samples, const std::string& base_shown);
+
+// Writes dir/manifest.json for `view`, atomically, with its checksum of itself.
+Status WriteViewManifest(Env* env, const std::string& dir, const ViewManifest& view);
+// Parses a view's manifest (checked against its checksum of itself; `path` for messages).
+// DataLoss naming the field when malformed, Unsupported for a newer view version.
+Status ParseViewManifest(nlohmann::json j, const std::string& path, ViewManifest* view);
+
+// dir/manifest.json, which may be a dataset's or a view's: *is_view tells which was read, into
+// `manifest` or `view`. checked: a dataset's manifest is checked against its checksum of itself as
+// ReadCheckedManifest does (a view's always is).
+Status ReadManifestOrView(Env* env, const std::string& dir, bool checked, Manifest* manifest, ViewManifest* view,
+                          bool* is_view);
+
+}  // namespace shardpack

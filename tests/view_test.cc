@@ -1,0 +1,373 @@
+// Views (issue 42, docs/views.md): subset and split write a small folder that every reader reads as
+// the base's selected samples, exactly; a split's sides are disjoint, together the base, and hold
+// the samples an independent computation of the key hash (libxxhash, here) puts there; a split is
+// stable under appends; a base that changed, and a damaged view, are refused.
+#include "shardpack/view.h"
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "shardpack/convert.h"
+#include "shardpack/dataset_reader.h"
+#include "shardpack/loader.h"
+#include "shardpack/pack.h"
+#include "shardpack/stat.h"
+#include "shardpack/verify.h"
+#include "tests/support/dataset_fixture.h"
+
+namespace shardpack {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Sample {
+  std::string key;
+  int32_t label = -1;
+  ImageFormat format = ImageFormat::kUnknown;
+  std::string bytes;  // the image file's (wds, lmdb) or the pixels (raw)
+  bool operator==(const Sample& o) const { return key == o.key && label == o.label && bytes == o.bytes; }
+};
+
+std::vector<Sample> ReadAll(const std::string& location) {
+  std::unique_ptr<DatasetReader> reader;
+  const Status s = DatasetReader::Open(location, nullptr, &reader);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::vector<Sample> samples;
+  if (reader == nullptr) return samples;
+  for (uint64_t i = 0; i < reader->size(); ++i) {
+    ReadSample r;
+    EXPECT_TRUE(reader->Read(i, &r).ok()) << i;
+    samples.push_back({r.key, r.label, r.format,
+                       r.encoded.empty() ? std::string(r.pixels.rgb.begin(), r.pixels.rgb.end()) : r.encoded});
+  }
+  return samples;
+}
+
+std::vector<std::string> Keys(const std::vector<Sample>& samples) {
+  std::vector<std::string> keys;
+  for (const Sample& s : samples) keys.push_back(s.key);
+  return keys;
+}
+
+// The reference for --fraction: XXH64 of the key seeded by the seed, against fraction * 2^64,
+// computed with libxxhash directly.
+bool InFraction(const std::string& key, double fraction, uint64_t seed) {
+  return double(XXH64(key.data(), key.size(), seed)) < std::ldexp(fraction, 64);
+}
+
+class ViewTest : public testing::DatasetTest {
+ protected:
+  // `n` samples in 10 classes: hard links to 20 real images (pack reads each file; keys are the
+  // index), so that 10,000 samples cost no encoding.
+  void MakeLinkedTree(const std::string& root, int n, int first = 0) {
+    std::vector<std::string> originals;
+    for (int i = 0; i < 20; ++i) {
+      const std::string path = dir_.Sub("originals") + "/img" + std::to_string(i) + (i % 5 == 4 ? ".png" : ".jpg");
+      if (!fs::exists(path)) {
+        testing::WriteFile(path, testing::MakeImage(i % 5 == 4 ? ImageFormat::kPng : ImageFormat::kJpeg, 16 + i,
+                                                    12 + i % 3, uint64_t(i)));
+      }
+      originals.push_back(path);
+    }
+    for (int i = first; i < first + n; ++i) {
+      const std::string folder = root + "/c" + std::to_string(i % 10);
+      fs::create_directories(folder);
+      char name[32];
+      std::snprintf(name, sizeof(name), "/%06d", i);
+      const std::string& original = originals[size_t(i) % originals.size()];
+      fs::create_hard_link(original, folder + name + fs::path(original).extension().string());
+    }
+  }
+
+  PackOptions Options(const std::string& format = "wds") {
+    PackOptions o = QuietOptions();
+    o.format = testing::FormatNamed(format);
+    o.samples_per_shard = 100;
+    if (format == "raw") o.crop_height = o.crop_width = 8;
+    return o;
+  }
+
+  ViewOptions Fraction(double fraction, uint64_t seed) {
+    ViewOptions o;
+    o.rule.fraction = fraction;
+    o.rule.seed = seed;
+    o.threads = 2;
+    return o;
+  }
+};
+
+// 10,000 samples split at 0.05: 500 +- 60 on the first side, exactly the samples the reference
+// hash puts there, in the base's order and with the base's bytes; the other side is the rest. Then
+// other fractions and seeds: disjoint, and together the base, every time.
+TEST_F(ViewTest, ASplitHoldsTheFractionAndItsSidesAreDisjointAndTogetherTheBase) {
+  MakeLinkedTree(src(), 10000);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  ASSERT_EQ(packed.manifest.samples, 10000u);
+  const std::vector<Sample> base = ReadAll(out("ds"));
+  for (const auto& [fraction, seed] : std::vector<std::pair<double, uint64_t>>{{0.05, 7}, {0.5, 0}, {0.01, 123}}) {
+    SCOPED_TRACE(std::to_string(fraction) + " seed " + std::to_string(seed));
+    const std::string a = out("a" + std::to_string(seed)), b = out("b" + std::to_string(seed));
+    ViewResult ra, rb;
+    const Status s = Split(out("ds"), a, b, Fraction(fraction, seed), &ra, &rb);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    std::vector<Sample> want_a, want_b;
+    for (const Sample& x : base) (InFraction(x.key, fraction, seed) ? want_a : want_b).push_back(x);
+    const std::vector<Sample> got_a = ReadAll(a), got_b = ReadAll(b);
+    EXPECT_TRUE(got_a == want_a);
+    EXPECT_TRUE(got_b == want_b);
+    EXPECT_EQ(ra.samples, want_a.size());
+    EXPECT_EQ(rb.samples, want_b.size());
+    if (fraction == 0.05) {
+      EXPECT_GE(got_a.size(), 440u);
+      EXPECT_LE(got_a.size(), 560u);
+    }
+    std::set<std::string> ka, kb;
+    for (const Sample& x : got_a) ka.insert(x.key);
+    for (const Sample& x : got_b) kb.insert(x.key);
+    for (const std::string& k : ka) EXPECT_EQ(kb.count(k), 0u) << k;
+    EXPECT_EQ(ka.size() + kb.size(), base.size());
+  }
+}
+
+// A split made again after an append puts every old sample on the side it was on, and the new
+// ones where the hash says; the view made before the append is refused, saying so.
+TEST_F(ViewTest, ASplitIsStableUnderAnAppendAndAnOlderViewIsRefused) {
+  MakeLinkedTree(src(), 300);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  ViewResult ra, rb;
+  ASSERT_TRUE(Split(out("ds"), out("a"), out("b"), Fraction(0.2, 5), &ra, &rb).ok());
+  const std::vector<Sample> before = ReadAll(out("a"));
+  MakeLinkedTree(dir_.Sub("more"), 120, 300);
+  PackResult appended;
+  const Status s = Append(dir_.Sub("more"), out("ds"), Options(), &appended);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+
+  std::unique_ptr<DatasetReader> reader;
+  const Status refused = DatasetReader::Open(out("a"), nullptr, &reader);
+  EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.message().find("has changed since (shardpack append added to it) (generation 1, 420 samples"),
+            std::string::npos)
+      << refused.message();
+
+  ASSERT_TRUE(Split(out("ds"), out("a2"), out("b2"), Fraction(0.2, 5), &ra, &rb).ok());
+  const std::vector<Sample> after = ReadAll(out("a2"));
+  const std::vector<Sample> all = ReadAll(out("ds"));
+  ASSERT_EQ(all.size(), 420u);
+  std::vector<Sample> old_part(after.begin(), after.begin() + std::min(after.size(), before.size()));
+  EXPECT_TRUE(old_part == before);
+  std::vector<Sample> want;
+  for (const Sample& x : all) {
+    if (InFraction(x.key, 0.2, 5)) want.push_back(x);
+  }
+  EXPECT_TRUE(after == want);
+}
+
+class ViewFormatTest : public ViewTest, public ::testing::WithParamInterface<std::string> {};
+
+// A subset by classes and a predicate, read by the dataset reader, the loader, stat, verify,
+// convert and a mixture: each gives exactly the base's samples that meet the rule.
+TEST_P(ViewFormatTest, EveryReaderReadsTheBasesSelectedSamples) {
+  MakeTree(4, 12);  // classes c0..c3; widths 24..35, every fifth image a PNG
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(GetParam()), &packed).ok());
+  ViewOptions o;
+  o.rule.classes = {"c1", "c3"};
+  o.rule.where = "label >= 0 and format == jpeg";
+  ViewResult r;
+  Status s = Subset(out("ds"), out("v"), o, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+
+  // The reference: the base's samples of labels 1 and 3 that are JPEGs (MakeTree makes every fifth
+  // image of a class a PNG: 10 JPEGs of its 12).
+  const std::vector<Sample> base = ReadAll(out("ds"));
+  std::vector<Sample> want;
+  for (const Sample& x : base) {
+    if ((x.label == 1 || x.label == 3) && x.format == ImageFormat::kJpeg) want.push_back(x);
+  }
+  ASSERT_EQ(want.size(), 2u * 10u);
+  EXPECT_EQ(r.samples, want.size());
+  EXPECT_TRUE(ReadAll(out("v")) == want);
+
+  // The loader: one epoch, every selected sample once.
+  LoaderOptions lo;
+  lo.sampler.batch_size = 4;
+  lo.height = lo.width = 8;
+  lo.threads = 2;
+  std::unique_ptr<Loader> loader;
+  s = Loader::Open(out("v"), lo, &loader);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  std::multiset<std::string> seen;
+  std::multiset<int32_t> labels;
+  for (const Batch* b = nullptr; loader->Next(&b).ok() && b != nullptr;) {
+    seen.insert(b->keys.begin(), b->keys.end());
+    labels.insert(b->labels.begin(), b->labels.end());
+  }
+  std::multiset<std::string> want_keys;
+  std::multiset<int32_t> want_labels;
+  for (const Sample& x : want) {
+    want_keys.insert(x.key);
+    want_labels.insert(x.label);
+  }
+  EXPECT_EQ(seen, want_keys);
+  EXPECT_EQ(labels, want_labels);
+
+  // stat: the view's count and classes.
+  DatasetStats stats;
+  ASSERT_TRUE(Stat(out("v"), StatOptions(), &stats).ok());
+  EXPECT_EQ(stats.samples, 20u);
+  EXPECT_EQ(stats.name, "v");
+  ASSERT_EQ(stats.classes.size(), 4u);
+  EXPECT_EQ(stats.classes[0].samples, 0u);
+  EXPECT_EQ(stats.classes[1].samples, 10u);
+  EXPECT_EQ(stats.classes[3].samples, 10u);
+
+  // verify: the view and its whole base.
+  VerifyReport report;
+  ASSERT_TRUE(Verify(out("v"), VerifyOptions(), &report).ok());
+  EXPECT_TRUE(report.clean());
+  EXPECT_EQ(report.view_samples, 20u);
+  EXPECT_EQ(report.view_base, "../ds");
+  EXPECT_EQ(report.samples, 48u);
+
+  // convert: a standalone dataset of the same samples (raw writes raw again: its pixels as they are).
+  if (GetParam() != "raw") {
+    PackOptions co = QuietOptions();
+    co.format = DatasetFormat::kWebDataset;
+    PackResult converted;
+    s = Convert(out("v"), out("standalone"), co, &converted);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(ReadAll(out("standalone")) == want);
+  }
+
+  // a mixture of the view and the base: the view's part holds only its samples.
+  Mixture m;
+  m.sources = {{out("v"), 1.0, 0, 1.0}, {out("ds"), 1.0, 0, 1.0}};
+  s = Loader::Open(m, lo, &loader);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  s = loader->StartEpoch(0);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::multiset<std::string> from_view;
+  for (const Batch* b = nullptr; loader->Next(&b).ok() && b != nullptr;) {
+    for (size_t i = 0; i < b->keys.size(); ++i) {
+      if (b->indices[i] < 20) from_view.insert(b->keys[i]);
+    }
+  }
+  EXPECT_EQ(from_view, want_keys);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, ViewFormatTest, ::testing::Values("wds", "raw", "lmdb"));
+
+// A view of a view names the first one's base, and takes from its selection only.
+TEST_F(ViewTest, AViewOfAViewTakesFromItsSelection) {
+  MakeTree(3, 10);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  ViewOptions o;
+  o.rule.classes = {"c2"};
+  ViewResult r;
+  ASSERT_TRUE(Subset(out("ds"), out("c2"), o, &r).ok());
+  o.rule.classes.clear();
+  o.rule.where = "format == png";
+  ASSERT_TRUE(Subset(out("c2"), out("c2png"), o, &r).ok());
+  std::vector<Sample> want;
+  for (const Sample& x : ReadAll(out("ds"))) {
+    if (x.label == 2 && x.bytes.compare(0, 4, "\x89PNG") == 0) want.push_back(x);
+  }
+  ASSERT_EQ(want.size(), 2u);
+  EXPECT_TRUE(ReadAll(out("c2png")) == want);
+  EXPECT_EQ(r.base_samples, 10u);
+}
+
+// Damage is refused: a base edited by hand, a view's manifest or selection file changed.
+TEST_F(ViewTest, ATamperedBaseOrViewIsRefused) {
+  MakeTree(2, 10);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  ViewResult ra, rb;
+  ASSERT_TRUE(Split(out("ds"), out("a"), out("b"), Fraction(0.5, 1), &ra, &rb).ok());
+  ASSERT_GT(ra.samples, 0u);
+  std::unique_ptr<DatasetReader> reader;
+
+  // A selection file changed: its checksum no longer matches; read and verify say which.
+  const std::string selection = out("a") + "/selection-000000.u32";
+  std::string bytes = testing::ReadFile(selection);
+  bytes[0] ^= 1;
+  testing::WriteFile(selection, bytes);
+  ASSERT_TRUE(DatasetReader::Open(out("a"), nullptr, &reader).ok());
+  ReadSample sample;
+  const Status damaged = reader->Read(0, &sample);
+  EXPECT_EQ(damaged.code(), Status::Code::kDataLoss);
+  EXPECT_NE(damaged.message().find("selection-000000.u32"), std::string::npos) << damaged.message();
+  VerifyReport report;
+  ASSERT_TRUE(Verify(out("a"), VerifyOptions(), &report).ok());
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems[0].shard, "selection-000000.u32");
+
+  // The view's manifest edited: refused on open.
+  std::string manifest = testing::ReadFile(out("b") + "/manifest.json");
+  manifest.replace(manifest.find("\"seed\": 1"), 9, "\"seed\": 2");
+  testing::WriteFile(out("b") + "/manifest.json", manifest);
+  const Status edited = DatasetReader::Open(out("b"), nullptr, &reader);
+  EXPECT_EQ(edited.code(), Status::Code::kDataLoss);
+  EXPECT_NE(edited.message().find("does not match its contents"), std::string::npos) << edited.message();
+
+  // The base's manifest edited (a class renamed): its checksum fails, named as the view's base.
+  ASSERT_TRUE(Split(out("ds"), out("a2"), out("b2"), Fraction(0.5, 1), &ra, &rb).ok());
+  std::string base = testing::ReadFile(out("ds") + "/manifest.json");
+  base.replace(base.find("\"c1\""), 4, "\"cX\"");
+  testing::WriteFile(out("ds") + "/manifest.json", base);
+  const Status changed = DatasetReader::Open(out("a2"), nullptr, &reader);
+  EXPECT_EQ(changed.code(), Status::Code::kDataLoss);
+  EXPECT_EQ(changed.message().rfind("the base of view " + out("a2") + ": ", 0), 0u) << changed.message();
+  EXPECT_FALSE(Verify(out("a2"), VerifyOptions(), &report).ok());
+}
+
+// Rules that cannot be met are refused naming the flag, and a refused view leaves no folder.
+TEST_F(ViewTest, BadRulesAreRefusedNamingTheFlagAndLeaveNothing) {
+  MakeTree(2, 5);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  ViewResult r;
+  ViewOptions o;
+  EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message(),
+            "no rule to choose samples by: give --classes, --keys, --where or --fraction");
+  o.rule.classes = {"c9"};
+  EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message(),
+            "--classes: the dataset has no class 'c9' (its classes: c0, c1)");
+  o.rule.classes.clear();
+  o.rule.where = "width >= 10 and depth < 3";
+  EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message().substr(0, 57),
+            "--where: 'depth' is not a column of the sample table (--w");
+  o.rule.where = "format == tiff";
+  EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message(),
+            "--where: 'format == tiff': format takes == or != and an image format (jpeg, png, webp, bmp)");
+  o.rule.where.clear();
+  testing::WriteFile(dir_.Sub("keys.txt"), "000000001\nnot-a-key\n000000003\n");
+  o.rule.keys_file = dir_.Sub("keys.txt");
+  EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message(),
+            "--keys: 1 of the 3 keys in " + dir_.Sub("keys.txt") + " are not samples of " + out("ds") +
+                " that meet the other rules, the first 'not-a-key': check that the list is of this dataset");
+  EXPECT_FALSE(fs::exists(out("v")));
+  testing::WriteFile(dir_.Sub("keys.txt"), "000000001\n000000003\n");
+  ASSERT_TRUE(Subset(out("ds"), out("v"), o, &r).ok());
+  EXPECT_EQ(Keys(ReadAll(out("v"))), (std::vector<std::string>{"000000001", "000000003"}));
+  const Status again = Subset(out("ds"), out("v"), o, &r);
+  EXPECT_EQ(again.message(), out("v") + " is not empty: a view is written to a new or empty folder");
+  // A command that needs a packed dataset says what a view is.
+  PackResult appended;
+  const Status append = Append(src(), out("v"), Options(), &appended);
+  EXPECT_NE(append.message().find("is a view of ../ds (made by shardpack subset or split), not a packed dataset"),
+            std::string::npos)
+      << append.message();
+}
+
+}  // namespace
+}  // namespace shardpack

@@ -1,0 +1,99 @@
+#include "tools/view_commands.h"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "tools/environment.h"
+#include "tools/progress_printer.h"
+
+namespace shardpack {
+namespace {
+
+void AddRuleFlags(CLI::App* app, ViewFlags& f) {
+  app->add_option("--classes", f.classes, "Samples of these classes (names, comma-separated)");
+  app->add_option("--keys", f.options.rule.keys_file,
+                  "Samples with these keys: a file, one key a line (each must be in the dataset)");
+  app->add_option("--where", f.options.rule.where,
+                  "A predicate over the sample table: 'COLUMN OP VALUE' terms joined by 'and'; columns size, width, "
+                  "height, original_width, original_height, label, orientation, format (e.g. 'width >= 256 and "
+                  "format == jpeg')");
+  app->add_option("--fraction", f.fraction,
+                  "Samples whose key hashes below this fraction (XXH64 of the key and --seed): the same samples "
+                  "every time, and an append never moves one")
+      ->check(CLI::Range(0.0, 1.0));
+  app->add_option("--seed", f.options.rule.seed, "The seed of --fraction's hash")->capture_default_str();
+  app->add_option("--threads", f.options.threads, "Sample tables read in parallel (0 = all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  app->add_flag("--json", f.json, "Print the result as JSON on stdout");
+}
+
+nlohmann::json ResultJson(const ViewResult& r) {
+  return {{"out", r.out}, {"samples", r.samples}, {"shards", r.shards}, {"base_samples", r.base_samples}};
+}
+
+void PrintResult(const ViewResult& r) {
+  std::printf("view %s: %llu of %llu samples, from %llu base shard%s\n", r.out.c_str(),
+              static_cast<unsigned long long>(r.samples), static_cast<unsigned long long>(r.base_samples),
+              static_cast<unsigned long long>(r.shards), r.shards == 1 ? "" : "s");
+}
+
+}  // namespace
+
+CLI::App* AddSubsetCommand(CLI::App& app, ViewFlags& f) {
+  CLI::App* c = app.add_subcommand(
+      "subset",
+      "Write a view of IN: the samples that meet every rule given, read as a dataset without a copy of any "
+      "(docs/views.md).");
+  c->add_option("IN", f.in, "Dataset folder or URL, or a view")->required();
+  c->add_option("OUT", f.out, "The view's folder (new or empty)")->required();
+  AddRuleFlags(c, f);
+  return c;
+}
+
+CLI::App* AddSplitCommand(CLI::App& app, ViewFlags& f) {
+  CLI::App* c =
+      app.add_subcommand("split",
+                         "Write two views of IN: OUT_A the samples that meet every rule given, OUT_B all the others "
+                         "(e.g. --fraction 0.05 for a held-out set; docs/views.md).");
+  c->add_option("IN", f.in, "Dataset folder or URL, or a view")->required();
+  c->add_option("OUT_A", f.out, "The view of the samples that meet the rules (new or empty folder)")->required();
+  c->add_option("OUT_B", f.out_b, "The view of the rest (new or empty folder)")->required();
+  AddRuleFlags(c, f);
+  return c;
+}
+
+int RunViewCommand(ViewFlags& f, bool split) {
+  const char* command = split ? "split" : "subset";
+  const auto fail = [command](const Status& s) {
+    std::fprintf(stderr, "%s failed: %s\n", command, s.message().c_str());
+    return 1;
+  };
+  const Status env = ApplyEnvironment(&f.options.remote);
+  if (!env.ok()) return fail(env);
+  size_t start = 0;
+  while (!f.classes.empty() && start <= f.classes.size()) {
+    size_t end = f.classes.find(',', start);
+    if (end == std::string::npos) end = f.classes.size();
+    if (end > start) f.options.rule.classes.push_back(f.classes.substr(start, end - start));
+    start = end + 1;
+  }
+  if (f.fraction >= 0) f.options.rule.fraction = f.fraction;
+  ProgressPrinter progress(!f.json);
+  f.options.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards(command, done, total); };
+  ViewResult a, b;
+  const Status s = split ? Split(f.in, f.out, f.out_b, f.options, &a, &b) : Subset(f.in, f.out, f.options, &a);
+  progress.Finish();
+  if (!s.ok()) return fail(s);
+  if (f.json) {
+    nlohmann::json j = split ? nlohmann::json{{"a", ResultJson(a)}, {"b", ResultJson(b)}} : ResultJson(a);
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  PrintResult(a);
+  if (split) PrintResult(b);
+  return 0;
+}
+
+}  // namespace shardpack

@@ -1,0 +1,26 @@
+// `shardpack subset` and `shardpack split`: the flags of a view's rule, and the run that prints
+// what was written (docs/views.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "shardpack/view.h"
+
+namespace shardpack {
+
+struct ViewFlags {
+  std::string in, out, out_b;
+  std::string classes;  // comma-separated
+  double fraction = -1;
+  bool json = false;
+  ViewOptions options;
+};
+
+// Adds the subcommands; each fills its own flags.
+CLI::App* AddSubsetCommand(CLI::App& app, ViewFlags& f);
+CLI::App* AddSplitCommand(CLI::App& app, ViewFlags& f);
+// Runs the command whose flags are `f` (split when `split`); the exit status.
+int RunViewCommand(ViewFlags& f, bool split);
+
+}  // namespace shardpack
