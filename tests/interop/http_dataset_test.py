@@ -2,7 +2,8 @@
 stopped): for each format, `stat` and `verify` of the URL print what they print for the local
 folder, and the C++ loader's batches from the URL equal those from the local folder byte for byte
 (2 ranks, and a resumed epoch), also from a shard list of URLs and of pipe: commands, and read at
-random without a cache folder (each sample's bytes by a range request, no shard fetched whole). Also: a second read uses the cache without downloading again
+random without a cache folder (each sample's bytes by a range request, no shard fetched whole), also
+as views (a split of the URL reads as the same split of the folder). Also: a second read uses the cache without downloading again
 (nginx's access log counts the requests), a mixture of local and URL sources (and of two URLs in one
 cache folder) reads as the same mixture of local folders, a missing dataset and a missing cache folder give clear
 errors, and a shard the server serves damaged is refused and never published in the cache.
@@ -135,6 +136,36 @@ try:
                               if any(f'"GET /{name}/{u} ' in line for u in shard_urls)]
                 check(len(shard_gets) >= 14 and all('HTTP/1.1" 206 ' in line for line in shard_gets),
                       f"{name}: shardpack.open over HTTP without a cache folder fetched shards {shard_gets}")
+
+    # Views of a dataset at a URL (docs/views.md): a split made from the URL names it as its base,
+    # and its loader batches equal those of the same split of the local folder, read with a cache
+    # folder and without one (range requests); verify of such a view checks its base over HTTP.
+    no_cache_env = {k: v for k, v in os.environ.items() if k != "SHARDPACK_CACHE"}
+    for name in ("wds", "raw"):
+        local, url = os.path.join(serve, name), f"{base}/{name}"
+        views = {}
+        for source, tag in ((local, "local"), (url, "url")):
+            sides = [os.path.join(work, f"view-{name}-{tag}-{side}") for side in "ab"]
+            r = run([shardpack, "split", source, *sides, "--fraction", "0.5", "--seed", "3", "--json"], env)
+            check(r.returncode == 0, f"{name}: split of the {tag} dataset: {r.stderr}")
+            counts = json.loads(r.stdout) if r.returncode == 0 else {}
+            views[tag] = (sides, [counts.get(side, {}).get("samples") for side in "ab"])
+        check(views["local"][1] == views["url"][1] and sum(views["url"][1]) == 14,
+              f"{name}: the split of the URL holds {views['url'][1]} samples, of the folder {views['local'][1]}")
+        view_base = json.load(open(os.path.join(views["url"][0][0], "manifest.json")))["view"]["base"]
+        check(view_base == url, f"{name}: the view of the URL names its base {view_base!r}")
+        for side in (0, 1):
+            outputs = []
+            for tag, run_env, mode in (("local", env, "cached"), ("url", env, "cached"), ("url", no_cache_env, "ranged")):
+                out = os.path.join(work, f"view-batches-{name}-{tag}-{mode}-{side}")
+                r = run([dump_batches, views[tag][0][side], out, "2", "7", "16", "0", "0", "0", "1"], run_env)
+                check(r.returncode == 0, f"{name}: dump_batches of a view of the {tag} dataset ({mode}): {r.stderr}")
+                outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()) if r.returncode == 0 else None)
+            check(outputs[0] is not None and len(outputs[0][0]) > 0 and outputs[0] == outputs[1] == outputs[2],
+                  f"{name}: a view of the URL reads other batches than the same view of the folder")
+        r = run([shardpack, "verify", views["url"][0][0]], no_cache_env)
+        check(r.returncode == 0 and r.stdout.startswith(f"view of {url}: "),
+              f"{name}: verify of a view of the URL: {r.stdout} {r.stderr}")
 
     # A shard list of URLs, as webdataset takes them: the same batches as the local shard list.
     shards = sorted(f for f in os.listdir(os.path.join(serve, "wds")) if f.endswith(".tar"))
