@@ -346,6 +346,18 @@ TEST_F(ViewTest, BadRulesAreRefusedNamingTheFlagAndLeaveNothing) {
   o.rule.where = "width >= 10 and depth < 3";
   EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message().substr(0, 57),
             "--where: 'depth' is not a column of the sample table (--w");
+  o.rule.where = "width > 100000";
+  EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message(),
+            "no sample of " + out("ds") + " meets the rules {\"where\":\"width > 100000\"}: " + out("v") +
+                " would be an empty view; nothing was written");
+  EXPECT_FALSE(fs::exists(out("v")));
+  ViewResult rb;
+  o.rule.where = "width > 0";
+  EXPECT_EQ(Split(out("ds"), out("a"), out("b"), o, &r, &rb).message(),
+            "every sample of " + out("ds") + " meets the rules {\"where\":\"width > 0\"}: " + out("b") +
+                " would be an empty view; nothing was written");
+  EXPECT_FALSE(fs::exists(out("a")));
+  EXPECT_FALSE(fs::exists(out("b")));
   o.rule.where = "format == tiff";
   EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message(),
             "--where: 'format == tiff': format takes == or != and an image format (jpeg, png, webp, bmp)");

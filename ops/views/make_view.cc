@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -172,6 +173,16 @@ Status MakeViews(const std::string& in, std::vector<ViewOutput>* outputs, const 
     }
   }
   if (failed.ok()) failed = rule->CheckEveryKeyFound(input.shown);
+  // An empty view could only fail later, in whatever reads it: refused here, naming the side.
+  for (size_t o = 0; o < outputs->size() && failed.ok(); ++o) {
+    const ViewOutput& out = (*outputs)[o];
+    if (std::none_of(out.shards.begin(), out.shards.end(), [](const ViewShard& s) { return s.samples > 0; })) {
+      failed =
+          Status::InvalidArgument((o == 0 ? "no sample of " + input.shown + " meets the rules " + rule->ToJson()
+                                          : "every sample of " + input.shown + " meets the rules " + rule->ToJson()) +
+                                  ": " + out.dir + " would be an empty view; nothing was written");
+    }
+  }
   nlohmann::json rule_json = nlohmann::json::parse(rule->ToJson());
   if (d.view != nullptr) rule_json["of_view"] = nlohmann::json::parse(d.view->manifest.rule_json);
   for (size_t o = 0; o < outputs->size() && failed.ok(); ++o) {
