@@ -9,6 +9,13 @@
 // old one, which lists the old shards only: OUT is the old dataset; after it, the new one. Shards
 // moved before a kill are listed by the staging folder's part manifest, which verify reads so that
 // it does not take them for strays, and which `append --resume` publishes.
+//
+// A dataset in an object store (OUT = s3://...) cannot move files: its new shards are packed in a
+// local staging folder named after OUT (under the S3 staging parent), then uploaded to their final
+// names, which the old manifest does not list, and the new manifest goes up last (the output Env
+// uploads a manifest only once every other upload is done). A kill before that leaves the old
+// dataset (and shards it does not list, which a new append overwrites); `--resume` on the same
+// machine continues from the staging folder.
 #include "ops/pack/append.h"
 
 #include <algorithm>
@@ -18,8 +25,10 @@
 #include <set>
 
 #include "formats/registry/registry.h"
+#include "ground/checksum.h"
 #include "ground/sample_table.h"
 #include "ops/pack/file_tree_input.h"
+#include "ops/pack/output_env.h"
 #include "ops/pack/pack_partition.h"
 #include "ops/pack/pack_pipeline.h"
 #include "ops/pack/pack_resume.h"
@@ -183,12 +192,31 @@ Status EmptyClassesAfter(Env* env, const std::string& out, const Manifest& datas
   return Status::OK();
 }
 
-// Moves the staged shards into `out` and writes its new manifest (the old one's, with them, and a
-// generation more), then clears the staging folder. Each step can be repeated after a kill: a file
-// already moved is found in `out`; a manifest that lists the staged shards already is not written
-// again.
-Status Publish(Env* env, const std::string& out, const Manifest& dataset, const Manifest& staged, Manifest* published) {
-  const std::string staging = JoinPath(out, kAppendStagingFolder);
+// Copies the local file `from` to `to` in the object store, through `out_env`: written as
+// `to`.tmp (not published), then renamed, which uploads it.
+Status UploadStagedFile(Env* env, const std::string& from, Env* out_env, const std::string& to) {
+  std::unique_ptr<SequentialFile> in;
+  SHARDPACK_RETURN_IF_ERROR(env->NewSequentialFile(from, &in));
+  std::unique_ptr<WritableFile> file;
+  SHARDPACK_RETURN_IF_ERROR(out_env->NewWritableFile(to + ".tmp", &file));
+  std::string buffer(4 << 20, '\0');
+  for (size_t n = 1; n > 0;) {
+    SHARDPACK_RETURN_IF_ERROR(in->Read(buffer.size(), buffer.data(), &n));
+    if (n > 0) SHARDPACK_RETURN_IF_ERROR(file->Append(std::string_view(buffer.data(), n)));
+  }
+  SHARDPACK_RETURN_IF_ERROR(file->Close());
+  return out_env->RenameFile(to + ".tmp", to);
+}
+
+// Moves the staged shards into OUT (uploads them, for an object store) and writes its new
+// manifest (the old one's, with them, and a generation more), then clears the staging folder. Each
+// step can be repeated after a kill: a file already moved is found in OUT (one uploaded goes up
+// again); a manifest that lists the staged shards already is not written again.
+Status Publish(Env* env, const AppendTarget& target, const Manifest& staged, Manifest* published) {
+  const std::string& out = target.out;
+  const std::string& staging = target.staging;
+  const Manifest& dataset = target.dataset;
+  Env* out_env = target.out_env;
   std::map<std::string, std::string> listed;  // the dataset's shard files -> xxh64
   for (const ShardEntry& e : dataset.shards) listed[e.file] = e.xxh64;
   const bool done =
@@ -207,24 +235,30 @@ Status Publish(Env* env, const std::string& out, const Manifest& dataset, const 
                                        ", a file of the dataset; remove " + staging + " and append again");
       }
       const std::string from = JoinPath(staging, f), to = JoinPath(out, f);
-      if (env->FileExists(from)) {
+      if (target.remote) {
+        if (!env->FileExists(from)) {
+          return Status::DataLoss(from + " is missing: remove " + staging + " and append again");
+        }
+        SHARDPACK_RETURN_IF_ERROR(UploadStagedFile(env, from, out_env, to));
+      } else if (env->FileExists(from)) {
         SHARDPACK_RETURN_IF_ERROR(env->RenameFile(from, to));
       } else if (!env->FileExists(to)) {
         return Status::DataLoss(from + " is missing, and is not in " + out + " either: remove " + staging +
                                 " and append again");
       }
     }
-    SHARDPACK_RETURN_IF_ERROR(env->SyncDir(out));
+    if (!target.remote) SHARDPACK_RETURN_IF_ERROR(env->SyncDir(out));
     Manifest m = dataset;
     m.tool_version = SHARDPACK_VERSION;
     m.classes = staged.classes;
-    SHARDPACK_RETURN_IF_ERROR(EmptyClassesAfter(env, out, dataset, staged, &m.empty_classes));
+    // The new shards' sample tables: in OUT by now, or still in the staging folder (uploaded).
+    SHARDPACK_RETURN_IF_ERROR(EmptyClassesAfter(env, target.remote ? staging : out, dataset, staged, &m.empty_classes));
     m.samples += staged.samples;
     m.bytes += staged.bytes;
     m.skipped.insert(m.skipped.end(), staged.skipped.begin(), staged.skipped.end());
     m.shards.insert(m.shards.end(), staged.shards.begin(), staged.shards.end());
     m.generation = dataset.generation + 1;
-    SHARDPACK_RETURN_IF_ERROR(WriteManifest(env, out, m));  // the new dataset from here on
+    SHARDPACK_RETURN_IF_ERROR(WriteManifest(out_env, out, m));  // the new dataset from here on
     *published = std::move(m);
   }
   return ClearStaging(env, staging);
@@ -246,11 +280,6 @@ Status OpenAppendTarget(Env* env, const std::string& out, const PackOptions& opt
   if (options.force) return Status::InvalidArgument("--force would replace the dataset; append keeps it");
   Location out_location;
   SHARDPACK_RETURN_IF_ERROR(ParseLocation(out, &out_location));
-  if (out_location.remote()) {
-    return Status::Unsupported(out_location.shown +
-                               " is not a local folder; appending to a dataset at a URL is not built yet: append to a "
-                               "local copy and upload the new shards and manifest.json");
-  }
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
   if (!format->reads_shards_through_env()) {
@@ -258,12 +287,25 @@ Status OpenAppendTarget(Env* env, const std::string& out, const PackOptions& opt
                                    " format is one environment file, which append cannot add to without rewriting "
                                    "it; append to a wds or raw dataset (shardpack convert), or pack again");
   }
-  Status s = ReadManifest(env, out, &target->dataset);
+  // OUT in an object store: read and written through the Env that uploads into it (refused, with
+  // the way out, for a store that cannot be written); the shards are staged on local disk.
+  target->out_env = env;
+  target->remote = out_location.remote();
+  std::string staging = JoinPath(out, kAppendStagingFolder);
+  if (target->remote) {
+    std::unique_ptr<Env> holder;
+    SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out_location, format, options.remote, env, &holder, &target->out_env));
+    target->out_env_holder = std::move(holder);
+    const std::string& parent = options.remote.s3.staging_parent;
+    staging = JoinPath(parent.empty() ? "/tmp" : parent, "shardpack-append-" + ChecksumHex(Xxh64(out_location.shown)));
+  }
+  Env* out_env = target->out_env;
+  Status s = ReadManifest(out_env, out, &target->dataset);
   if (s.code() == Status::Code::kNotFound) {
     return Status::NotFound(out + " holds no dataset (no manifest.json): pack it first");
   }
   SHARDPACK_RETURN_IF_ERROR(s);
-  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(env, out));
+  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(out_env, out));
   if (target->dataset.format != options.format) {
     return Status::InvalidArgument(out + " is a " + std::string(DatasetFormatName(target->dataset.format)) +
                                    " dataset, and this append gives --format " +
@@ -271,7 +313,7 @@ Status OpenAppendTarget(Env* env, const std::string& out, const PackOptions& opt
   }
   SHARDPACK_RETURN_IF_ERROR(CheckSameOptions(target->dataset, *format, options, out));
   target->out = out;
-  target->staging = JoinPath(out, kAppendStagingFolder);
+  target->staging = staging;
   target->publish_only = env->FileExists(JoinPath(target->staging, kAppendStagedManifest));
   if (for_writer && HoldsAnything(env, target->staging)) {
     // A writer cannot continue what another run wrote, nor tell whether that was its own samples.
@@ -311,7 +353,7 @@ Status FinishInterruptedAppend(Env* env, const AppendTarget& target, PackResult*
   nlohmann::json source;
   SHARDPACK_RETURN_IF_ERROR(
       ReadPartManifest(env, JoinPath(target.staging, kAppendStagedManifest), &staged, &plan, &source));
-  SHARDPACK_RETURN_IF_ERROR(Publish(env, target.out, target.dataset, staged, &result->manifest));
+  SHARDPACK_RETURN_IF_ERROR(Publish(env, target, staged, &result->manifest));
   result->already_complete = true;
   return Status::OK();
 }
@@ -345,7 +387,7 @@ Status PackAppend(Env* env, PackInput* input, const std::string& source, const P
                                    std::to_string(staged.manifest.skipped.size()) + " skipped); " + target.out +
                                    " is unchanged");
   }
-  SHARDPACK_RETURN_IF_ERROR(Publish(env, target.out, target.dataset, staged.manifest, &result->manifest));
+  SHARDPACK_RETURN_IF_ERROR(Publish(env, target, staged.manifest, &result->manifest));
   result->bytes_read = staged.bytes_read;
   result->seconds = staged.seconds;
   result->reencoded = staged.reencoded;

@@ -2,6 +2,7 @@
 // (WriterOptions::append, ops/pack/sample_writer.cc).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,14 +15,20 @@
 namespace shardpack {
 
 struct AppendTarget {
-  std::string out;      // the dataset's folder
-  std::string staging;  // out/.append, where the new shards are packed
+  std::string out;      // the dataset's folder, or its s3:// URL
+  std::string staging;  // where the new shards are packed: out/.append; for a URL a local folder
   Manifest dataset;     // its manifest before the append
-  // out/.append holds an append that was killed while it published (its shards complete).
+  // The staging folder holds an append that was killed while it published (its shards complete).
   bool publish_only = false;
+  // What reads and writes OUT: the caller's Env for a folder; for a dataset in an object store
+  // the Env that uploads into it (the new shards are uploaded from the local staging folder, the
+  // manifest last). Held here when OpenAppendTarget made it.
+  Env* out_env = nullptr;
+  std::shared_ptr<Env> out_env_holder;
+  bool remote = false;
 };
 
-// Everything an append checks before it writes a byte: OUT a local folder holding a wds or raw
+// Everything an append checks before it writes a byte: OUT a local folder (or an s3:// URL) holding a wds or raw
 // dataset, its manifest sound, `options` its own (InvalidArgument naming the first that differs).
 // An interrupted append in OUT is refused unless options.resume continues it; a writer
 // (`for_writer`) cannot continue one and is always refused, with the ways out.

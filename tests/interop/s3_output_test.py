@@ -15,7 +15,10 @@ that shards go up in parts:
 - a pack in 2 parts uploads independently; merge of the s3:// URL refuses while a part is missing
   and then writes a manifest that makes the dataset equal the one-node pack;
 - convert from a local dataset into s3:// equals convert into a folder;
-- shardpack.Writer into s3://, given the tree's files in pack's order, equals the local pack;
+- append into s3:// equals pack and append into a folder; an appended shard whose uploads keep
+  failing leaves the store's manifest as it was, and append --resume finishes it;
+- shardpack.Writer into s3://, given the tree's files in pack's order, equals the local pack, and
+  Writer(append=True) into it equals the local append;
 - refusals: LMDB (written in place), an http:// OUT, a non-empty OUT without --force, a bad secret.
 
 usage: s3_output_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR S3RVER PYTHON_PACKAGE_DIR
@@ -97,6 +100,47 @@ with S3Store(s3rver, os.path.join(work, "store")) as store:
     check(0 < most_staged[0] <= 2, f"up to {most_staged[0]} published files waited on local disk (at most 2)")
     check(os.listdir(staging) == [], f"staging folders left: {os.listdir(staging)}")
     store.on_request = None
+
+    # append into s3:// (issue 42): the new shards are packed in a local staging folder, uploaded
+    # to their names, and the manifest goes up last. The store then holds, byte for byte, what pack
+    # and append into a folder give; `more` brings a class the dataset lacks.
+    more = os.path.join(work, "more")
+    subprocess.run([make_tree, more, "--classes", "4", "--images", "6", "--small", "--seed", "2"], check=True,
+                   stdout=subprocess.DEVNULL)
+    for name, flags in FLAGS.items():
+        local = os.path.join(work, "local-appended", name)
+        r = run(["pack", src, local, "--quiet", "--no-sync"] + flags)
+        r2 = run(["append", local, more, "--quiet", "--no-sync"] + flags)
+        check(r.returncode == r2.returncode == 0, f"local pack and append {name}: {r.stderr} {r2.stderr}")
+        url = f"s3://{BUCKET}/appended/{name}"
+        r = run(["pack", src, url, "--quiet", "--no-sync"] + flags, env)
+        r2 = run(["append", url, more, "--no-sync"] + flags, env)
+        check(r.returncode == r2.returncode == 0 and f"appended to {url} " in r2.stdout,
+              f"pack and append {name} in s3: {r.stderr} {r2.stdout} {r2.stderr}")
+        got, want = store.download(f"appended/{name}", os.path.join(work, "dl-appended", name)), local_files(local)
+        check(differences(got, want) == [], f"{name}: append in s3 differs from a local one: {differences(got, want)}")
+        r = run(["verify", url], env)
+        check(r.returncode == 0 and r.stdout.startswith("verify OK"), f"verify of the appended {url}: {r.stdout} {r.stderr}")
+    check(os.listdir(staging) == [], f"staging folders left after appends: {os.listdir(staging)}")
+    # A new shard whose uploads keep failing: the append stops naming it, the store's manifest is
+    # the old one (the dataset verifies as it was), and --resume then finishes the append.
+    url = f"s3://{BUCKET}/append-broken/wds"
+    r = run(["pack", src, url, "--quiet", "--no-sync"] + FLAGS["wds"], env)
+    old_manifest = store.download("append-broken/wds", os.path.join(work, "dl-append-old"))["manifest.json"]
+    store.fault = lambda method, path: 500 if method == "PUT" and "append-broken/wds/shard-000005.tar" in path else None
+    r = run(["append", url, more, "--quiet", "--no-sync"] + FLAGS["wds"], env)
+    store.fault = None
+    check(r.returncode == 1 and f"uploading {url}/shard-000005.tar: " in r.stderr, f"a failing appended shard: {r.stderr!r}")
+    left = store.download("append-broken/wds", os.path.join(work, "dl-append-broken"))
+    check(left.get("manifest.json") == old_manifest, "a failed append changed the manifest in the store")
+    r = run(["verify", url], env)
+    check(r.returncode == 0 and "14 samples" in r.stdout, f"the dataset after a failed append: {r.stdout} {r.stderr}")
+    r = run(["append", url, more, "--quiet", "--no-sync", "--resume"] + FLAGS["wds"], env)
+    check(r.returncode == 0, f"append --resume after the failed upload: {r.stderr}")
+    got = store.download("append-broken/wds", os.path.join(work, "dl-append-resumed"))
+    want = local_files(os.path.join(work, "local-appended", "wds"))
+    check(differences(got, want) == [], f"append resumed in s3: {differences(got, want)}")
+    check(os.listdir(staging) == [], f"staging folders left after the resumed append: {os.listdir(staging)}")
 
     # Keys as S3 defines them: a prefix with a space, '+', '~', '=', '%' and a non-ASCII letter goes
     # up and comes back through the signature check (one encoder for writes and reads), and
@@ -244,6 +288,14 @@ with S3Store(s3rver, os.path.join(work, "store")) as store:
         got = store.download("writer/wds", os.path.join(work, "dl-writer"))
         check(r.returncode == 0 and differences(got, references["wds"]) == [],
               f"shardpack.Writer into s3: {r.stderr} {differences(got, references['wds'])}")
+        # ... and Writer(append=True) of the `more` tree to it: what `shardpack append` gives.
+        appender = writer.replace("shardpack.Writer(url,", "shardpack.Writer(url, append=True,")
+        r = subprocess.run(["/usr/bin/python3", "-c", appender, more, f"s3://{BUCKET}/writer/wds"], capture_output=True,
+                           text=True, env=dict(env, PYTHONPATH=python_dir))
+        got = store.download("writer/wds", os.path.join(work, "dl-writer-appended"))
+        want = local_files(os.path.join(work, "local-appended", "wds"))
+        check(r.returncode == 0 and differences(got, want) == [],
+              f"shardpack.Writer(append=True) into s3: {r.stderr} {differences(got, want)}")
     else:
         print(f"shardpack.Writer into s3: not checked, {python_dir} holds no Python module (a sanitizer build)")
 
