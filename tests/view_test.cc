@@ -224,6 +224,8 @@ TEST_P(ViewFormatTest, EveryReaderReadsTheBasesSelectedSamples) {
   ASSERT_TRUE(Stat(out("v"), StatOptions(), &stats).ok());
   EXPECT_EQ(stats.samples, 20u);
   EXPECT_EQ(stats.name, "v");
+  EXPECT_EQ(stats.view_base, "../ds");
+  EXPECT_EQ(stats.skipped, 0u);
   ASSERT_EQ(stats.classes.size(), 4u);
   EXPECT_EQ(stats.classes[0].samples, 0u);
   EXPECT_EQ(stats.classes[1].samples, 10u);

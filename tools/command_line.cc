@@ -345,8 +345,13 @@ int RunStat(const std::string& dir, bool json, size_t top, const std::string& bu
     return 0;
   }
   std::printf("dataset      %s (%s)\n", st.name.c_str(), std::string(DatasetFormatName(st.format)).c_str());
-  std::printf("samples      %s in %s, %s; %s skipped at pack time\n", std::to_string(st.samples).c_str(),
-              Count(st.shards, "shard").c_str(), FormatBytes(st.bytes).c_str(), Count(st.skipped, "input").c_str());
+  if (!st.view_base.empty()) {
+    std::printf("view of      %s: %s from %s (%s)\n", st.view_base.c_str(), Count(st.samples, "sample").c_str(),
+                Count(st.shards, "base shard").c_str(), FormatBytes(st.bytes).c_str());
+  } else {
+    std::printf("samples      %s in %s, %s; %s skipped at pack time\n", std::to_string(st.samples).c_str(),
+                Count(st.shards, "shard").c_str(), FormatBytes(st.bytes).c_str(), Count(st.skipped, "input").c_str());
+  }
   PrintPercentiles(st.sample_bytes_exact ? "sample size" : "sample size~", st.sample_bytes, true);
   PrintPercentiles("width", st.width, false);
   PrintPercentiles("height", st.height, false);

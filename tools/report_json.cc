@@ -63,6 +63,7 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
                            {"fields", s.fields},
                            {"classes", classes},
                            {"unlabelled", s.unlabelled}};
+  if (!s.view_base.empty()) result["view"] = {{"base", s.view_base}};
   if (!s.buckets.empty()) {
     nlohmann::json buckets = nlohmann::json::array();
     for (const BucketCount& b : s.buckets) {

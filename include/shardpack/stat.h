@@ -36,6 +36,9 @@ struct DatasetStats {
   uint64_t shards = 0;
   uint64_t bytes = 0;
   uint64_t skipped = 0;  // inputs skipped at pack time
+  // A view (docs/views.md): its base as the view names it; the figures are the view's samples'
+  // (shards: the base shards it reads; bytes: their sizes; no skips and no field counts).
+  std::string view_base;
   // Bytes one sample occupies in its shard (all members with headers and padding).
   struct Percentiles {
     uint64_t min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;

@@ -74,6 +74,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     // A view: its selected samples of the base shards it reads (bytes: those shards' sizes). Which
     // of them have a field would take each sample's files: a view's stat lists no field counts.
     stats->name = dataset.view->manifest.name;
+    stats->view_base = dataset.view->manifest.base;
     for (const ViewShard& s : dataset.view->manifest.shards) stats->bytes += manifest.shards[s.base_shard].bytes;
   }
   for (size_t i = 0; i < manifest.classes.size(); ++i) {
