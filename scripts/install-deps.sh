@@ -12,7 +12,7 @@ packages=(
   python3 python3-dev pybind11-dev libdlpack-dev python3-pytest python3-pytest-timeout python3-numpy python3-torch
   python3-torchvision python3-pil python3-lmdb python3-zstandard python3-venv python3-pip python3-setuptools python3-wheel tar time
   python3-botocore awscli
-  slurm-wlm munge shellcheck
+  slurm-wlm munge shellcheck chromium-headless-shell
 )
 
 missing=()

@@ -284,6 +284,11 @@ TEST_F(VerifyTest, StatGivesTheSameFiguresOnAnyNumberOfThreads) {
   EXPECT_TRUE(one.height == many.height);
   EXPECT_TRUE(one.original_width == many.original_width);
   EXPECT_TRUE(one.original_height == many.original_height);
+  for (auto h : {&DatasetStats::width_histogram, &DatasetStats::height_histogram, &DatasetStats::aspect_histogram,
+                 &DatasetStats::sample_bytes_histogram}) {
+    EXPECT_EQ((one.*h).first, (many.*h).first);
+    EXPECT_EQ((one.*h).counts, (many.*h).counts);
+  }
   EXPECT_EQ(one.image_formats, many.image_formats);
   ASSERT_EQ(many.classes.size(), 2u);
   EXPECT_EQ(many.classes[0].samples, 5u);

@@ -22,6 +22,7 @@
 #include "shardpack/pack.h"
 #include "shardpack/stat.h"
 #include "shardpack/verify.h"
+#include "tools/report_command.h"
 #include "tools/report_json.h"
 #include "tools/usage_error.h"
 #include "tools/view_commands.h"
@@ -326,7 +327,7 @@ void PrintBuckets(const DatasetStats& st, const std::string& spec) {
   }
 }
 
-int RunStat(const std::string& dir, bool json, size_t top, const std::string& buckets, int threads) {
+int RunStat(const std::string& dir, bool json, size_t top, const std::string& buckets, int threads, ReportFlags& html) {
   DatasetStats st;
   StatOptions options;
   options.threads = threads;
@@ -340,6 +341,11 @@ int RunStat(const std::string& dir, bool json, size_t top, const std::string& bu
   Status s = Stat(dir, options, &st);
   progress.Finish();
   if (!s.ok()) return Fail("stat", s);
+  if (!html.output.empty()) {  // the page of `report`, from these figures (its stat part is this --json)
+    html.dataset = dir;
+    html.remote = options.remote;
+    if (const Status page = WriteStatPage(html, st); !page.ok()) return Fail("stat", page);
+  }
   if (json) {
     std::cout << DatasetStatsToJson(st).dump(2) << "\n";
     return 0;
@@ -735,6 +741,9 @@ int RunCommandLine(int argc, char** argv) {
   stat->add_option("DATASET", stat_dir, "Dataset folder (holding manifest.json)")->required();
   stat->add_option("--top", stat_top, "How many largest and smallest classes to list")->capture_default_str();
   stat->add_flag("--json", stat_json, "Print everything as JSON on stdout");
+  ReportFlags stat_html;  // --html: its output; the rest as stat was given
+  stat->add_option("--html", stat_html.output,
+                   "Also write the figures as a self-contained HTML page to this file (as `shardpack report`)");
   int stat_threads = 0;
   stat->add_option("--threads", stat_threads,
                    "Sample tables read in parallel (0 = all cores); the figures do not depend on it")
@@ -811,6 +820,9 @@ int RunCommandLine(int argc, char** argv) {
       ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))
       ->capture_default_str();
 
+  ReportFlags report_flags;
+  CLI::App* report = AddReportCommand(app, report_flags);
+
   std::string doctor_path;
   DoctorOptions dop;
   bool doctor_json = false;
@@ -862,7 +874,8 @@ int RunCommandLine(int argc, char** argv) {
     so.pack = slurm->remaining();
     return RunSlurmScript(so);
   }
-  if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top, stat_buckets, stat_threads);
+  if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top, stat_buckets, stat_threads, stat_html);
+  if (report->parsed()) return RunReport(report_flags);
   if (doctor->parsed()) {
     if (!doctor_buckets.empty()) {
       const Status s = ParseBuckets(doctor_buckets, "--buckets", &dop.buckets);

@@ -7,6 +7,18 @@ nlohmann::json PercentilesToJson(const DatasetStats::Percentiles& p) {
   return {{"min", p.min}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"max", p.max}, {"mean", p.mean}};
 }
 
+// A LogHistogram with its bins' edges spelled out (counts.size() + 1 of them), so that a reader (the
+// report page) needs no rule to draw it.
+nlohmann::json HistogramToJson(const LogHistogram& h) {
+  nlohmann::json edges = nlohmann::json::array();
+  for (size_t k = 0; k <= h.counts.size(); ++k) edges.push_back(h.lower_edge(k));
+  return {{"steps_per_octave", h.steps_per_octave},
+          {"first", h.first},
+          {"edges", edges},
+          {"counts", h.counts},
+          {"zero", h.zero}};
+}
+
 }  // namespace
 
 nlohmann::json PackResultToJson(const PackResult& r, const std::string& out) {
@@ -64,6 +76,23 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
                            {"classes", classes},
                            {"unlabelled", s.unlabelled}};
   if (!s.view_base.empty()) result["view"] = {{"base", s.view_base}};
+  result["histograms"] = {{"width", HistogramToJson(s.width_histogram)},
+                          {"height", HistogramToJson(s.height_histogram)},
+                          {"aspect", HistogramToJson(s.aspect_histogram)},
+                          {"sample_bytes", HistogramToJson(s.sample_bytes_histogram)},
+                          {"original_width", HistogramToJson(s.original_width_histogram)},
+                          {"original_height", HistogramToJson(s.original_height_histogram)},
+                          {"shard_bytes", HistogramToJson(s.shard_bytes_histogram)},
+                          {"shard_samples", HistogramToJson(s.shard_samples_histogram)}};
+  nlohmann::json odd = nlohmann::json::array();
+  for (const OddShard& o : s.odd_shards) {
+    odd.push_back({{"index", o.index}, {"file", o.name}, {"samples", o.samples}, {"bytes", o.bytes}, {"why", o.why}});
+  }
+  result["odd_shards"] = odd;
+  result["odd_shard_count"] = s.odd_shard_count;
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const SkippedFile& f : s.skipped_files) skipped.push_back({{"path", f.path}, {"reason", f.reason}});
+  result["skipped_files"] = skipped;
   if (!s.buckets.empty()) {
     nlohmann::json buckets = nlohmann::json::array();
     for (const BucketCount& b : s.buckets) {

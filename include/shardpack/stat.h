@@ -10,6 +10,7 @@
 #include "shardpack/buckets.h"
 #include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
+#include "shardpack/manifest.h"
 #include "shardpack/remote_options.h"
 #include "shardpack/status.h"
 
@@ -27,6 +28,32 @@ struct BucketCount {
   Bucket bucket;
   uint64_t samples = 0;
   double cropped_share = 0;  // mean over its samples of CroppedShare
+};
+
+// Counts of positive values in logarithmic bins, `steps_per_octave` to each power of two: counts[k]
+// holds the values v with floor(log2(v) * steps_per_octave) == first + k, that is those in
+// [2^((first+k)/steps), 2^((first+k+1)/steps)). Values of 0 (a size nobody recorded) are counted in
+// `zero`. The bins depend on nothing but the values, so that histograms of shards counted apart
+// merge exactly, and a reader can recompute any bin from the rule alone (docs/report.md).
+struct LogHistogram {
+  explicit LogHistogram(int steps = 4) : steps_per_octave(steps) {}
+  int steps_per_octave;
+  int first = 0;                 // bin index of counts[0]
+  std::vector<uint64_t> counts;  // from the lowest bin that holds a value to the highest
+  uint64_t zero = 0;
+  // The lower edge of counts[k]: 2^((first + k) / steps_per_octave).
+  double lower_edge(size_t k) const;
+  void Add(double value);
+  void Merge(const LogHistogram& other);  // `other` must have the same steps_per_octave
+};
+
+// A shard whose size stands out (DatasetStats::odd_shards): under half or over twice the median
+// shard's bytes or samples.
+struct OddShard {
+  uint64_t index = 0;  // in the manifest's order
+  std::string name;
+  uint64_t samples = 0, bytes = 0;
+  std::string why;  // "under half the median shard's bytes (12.0 MB)"
 };
 
 struct DatasetStats {
@@ -66,6 +93,24 @@ struct DatasetStats {
   // gives no size (shards of other tools), which no bucket takes.
   std::vector<BucketCount> buckets;
   uint64_t unsized = 0;
+
+  // Histograms (LogHistogram, 4 bins an octave; aspect 8): width, height and aspect ratio (width /
+  // height) as shown (EXIF orientation applied), and sample bytes; the sizes before pack when it
+  // re-encoded (`reencoded` > 0; the original of an image pack kept is its stored size); the
+  // shards' bytes and samples.
+  LogHistogram width_histogram, height_histogram, sample_bytes_histogram;
+  LogHistogram aspect_histogram = LogHistogram(8);
+  LogHistogram original_width_histogram, original_height_histogram;
+  LogHistogram shard_bytes_histogram, shard_samples_histogram;
+  // The shards whose bytes or samples stand out (the last shard of a pack, or of each of its
+  // partitions, is often small), in shard order, at most kMaxOddShards; odd_shard_count counts all.
+  static constexpr size_t kMaxOddShards = 1000;
+  std::vector<OddShard> odd_shards;
+  uint64_t odd_shard_count = 0;
+  // The inputs pack skipped, with its reasons, at most kMaxSkippedListed of them (`skipped`
+  // counts all); a view lists none.
+  static constexpr size_t kMaxSkippedListed = 1000;
+  std::vector<SkippedFile> skipped_files;
 };
 
 struct StatOptions {

@@ -1,5 +1,7 @@
 #include "shardpack/stat.h"
 
+#include <algorithm>
+
 #include "ground/ordered_pipeline.h"
 #include "ground/sample_table.h"
 #include "ground/status_of_call.h"
@@ -22,6 +24,9 @@ struct ShardTally {
   std::map<std::string, uint64_t> image_formats;
   std::vector<uint64_t> class_samples;  // by label
   std::vector<BucketCount> buckets;     // cropped_share: the sum of the shares, until the end
+  LogHistogram width_histogram, height_histogram, sample_bytes_histogram;
+  LogHistogram aspect_histogram = LogHistogram(8);
+  LogHistogram original_width_histogram, original_height_histogram;
 };
 
 // Adds `r` to the bucket its size as shown goes to (its share cropped summed, for the mean), or to unsized.
@@ -46,11 +51,69 @@ void CountShard(const std::vector<SampleRecord>& records, const std::vector<Buck
     t->original_widths.Add(reencoded ? r.original_width : r.width);
     t->original_heights.Add(reencoded ? r.original_height : r.height);
     ++t->image_formats[ImageFormatName(r.format)];
+    t->width_histogram.Add(r.shown_width());
+    t->height_histogram.Add(r.shown_height());
+    t->aspect_histogram.Add(r.shown_height() > 0 ? double(r.shown_width()) / r.shown_height() : 0);
+    t->sample_bytes_histogram.Add(double(r.size));
+    // Before pack, the image was shown at its original size turned as the stored one is.
+    const uint32_t ow = reencoded ? r.original_width : r.width, oh = reencoded ? r.original_height : r.height;
+    t->original_width_histogram.Add(r.orientation >= 5 ? oh : ow);
+    t->original_height_histogram.Add(r.orientation >= 5 ? ow : oh);
     if (!buckets.empty()) CountInBucket(r, buckets, t);
     if (r.label >= 0 && static_cast<size_t>(r.label) < t->class_samples.size()) {
       ++t->class_samples[r.label];
     } else {
       ++t->unlabelled;
+    }
+  }
+}
+
+uint64_t Median(std::vector<uint64_t> values) {
+  if (values.empty()) return 0;
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+// Why a shard of `samples` and `bytes` stands out against the median shard, or "" when it does not.
+std::string OddShardReason(uint64_t samples, uint64_t bytes, uint64_t median_samples, uint64_t median_bytes) {
+  if (2 * bytes < median_bytes) return "under half the median shard's bytes (" + std::to_string(median_bytes) + ")";
+  if (bytes > 2 * median_bytes) return "over twice the median shard's bytes (" + std::to_string(median_bytes) + ")";
+  if (2 * samples < median_samples) {
+    return "under half the median shard's samples (" + std::to_string(median_samples) + ")";
+  }
+  if (samples > 2 * median_samples) {
+    return "over twice the median shard's samples (" + std::to_string(median_samples) + ")";
+  }
+  return "";
+}
+
+// The shards' histograms and odd shards, from the manifest alone (a view: its selected samples of
+// each base shard it reads, and that shard's bytes).
+void CountShards(const OpenedDataset& dataset, DatasetStats* stats) {
+  const Manifest& manifest = dataset.manifest;
+  std::vector<uint64_t> samples, bytes, index;
+  if (dataset.view == nullptr) {
+    for (const ShardEntry& s : manifest.shards) {
+      index.push_back(index.size());
+      samples.push_back(s.samples);
+      bytes.push_back(s.bytes);
+    }
+  } else {
+    for (const ViewShard& s : dataset.view->manifest.shards) {
+      index.push_back(s.base_shard);
+      samples.push_back(s.samples);
+      bytes.push_back(manifest.shards[s.base_shard].bytes);
+    }
+  }
+  const uint64_t median_samples = Median(samples), median_bytes = Median(bytes);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    stats->shard_bytes_histogram.Add(double(bytes[i]));
+    stats->shard_samples_histogram.Add(double(samples[i]));
+    std::string why = OddShardReason(samples[i], bytes[i], median_samples, median_bytes);
+    if (why.empty()) continue;
+    ++stats->odd_shard_count;
+    if (stats->odd_shards.size() < DatasetStats::kMaxOddShards) {
+      stats->odd_shards.push_back({index[i], manifest.shards[index[i]].file, samples[i], bytes[i], std::move(why)});
     }
   }
 }
@@ -70,6 +133,8 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     stats->bytes = manifest.bytes;
     stats->skipped = manifest.skipped.size();
     stats->fields = FieldCounts(manifest);
+    const size_t listed = std::min(manifest.skipped.size(), DatasetStats::kMaxSkippedListed);
+    stats->skipped_files.assign(manifest.skipped.begin(), manifest.skipped.begin() + listed);
   } else {
     // A view: its selected samples of the base shards it reads (bytes: those shards' sizes). Which
     // of them have a field would take each sample's files: a view's stat lists no field counts.
@@ -77,6 +142,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     stats->view_base = dataset.view->manifest.base;
     for (const ViewShard& s : dataset.view->manifest.shards) stats->bytes += manifest.shards[s.base_shard].bytes;
   }
+  CountShards(dataset, stats);
   for (size_t i = 0; i < manifest.classes.size(); ++i) {
     stats->classes.push_back({manifest.classes[i], static_cast<int32_t>(i), 0});
   }
@@ -118,6 +184,12 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     stats->unsized += t->unsized;
     for (const auto& [name, n] : t->image_formats) stats->image_formats[name] += n;
     for (size_t c = 0; c < t->class_samples.size(); ++c) stats->classes[c].samples += t->class_samples[c];
+    stats->width_histogram.Merge(t->width_histogram);
+    stats->height_histogram.Merge(t->height_histogram);
+    stats->aspect_histogram.Merge(t->aspect_histogram);
+    stats->sample_bytes_histogram.Merge(t->sample_bytes_histogram);
+    stats->original_width_histogram.Merge(t->original_width_histogram);
+    stats->original_height_histogram.Merge(t->original_height_histogram);
     for (size_t b = 0; b < t->buckets.size(); ++b) {
       stats->buckets[b].samples += t->buckets[b].samples;
       stats->buckets[b].cropped_share += t->buckets[b].cropped_share;

@@ -30,6 +30,28 @@ def summary(values):
             "p99": nearest_rank(values, 0.99), "max": max(values), "mean": sum(values) / len(values)}
 
 
+class Edge(float):
+    """A bin edge 2^(k/steps): equal to another within 1e-12 (exp2 and pow may differ in the last bit)."""
+
+    def __eq__(self, other):
+        return math.isclose(self, other, rel_tol=1e-12)
+
+    __hash__ = float.__hash__
+
+
+def log_histogram(values, steps):
+    """Bins by floor(log2(v) * steps), from the lowest bin that holds a value to the highest (zeros
+    apart), as docs/report.md defines them."""
+    bins = [math.floor(math.log2(v) * steps) for v in values if v > 0]
+    first = min(bins)
+    counts = [0] * (max(bins) - first + 1)
+    for b in bins:
+        counts[b - first] += 1
+    return {"steps_per_octave": steps, "first": first, "counts": counts,
+            "edges": [Edge(2 ** ((first + k) / steps)) for k in range(len(counts) + 1)],
+            "zero": sum(1 for v in values if v <= 0)}
+
+
 def kb(n):
     """shardpack prints sizes in decimal units with one decimal: 74752 -> '74.8 KB'."""
     return f"{n} B" if n < 1000 else f"{n / 1000:.1f} KB"
@@ -103,6 +125,23 @@ def main():
         expect("stat --json width", stat["width"], summary(widths))
         expect("stat --json height", stat["height"], summary(heights))
         expect("stat --json sample_bytes", stat["sample_bytes"], summary(spans))
+        h = stat["histograms"]
+        expect("stat --json width histogram", h["width"], log_histogram(widths, 4))
+        expect("stat --json height histogram", h["height"], log_histogram(heights, 4))
+        expect("stat --json aspect histogram", h["aspect"],
+               log_histogram([w / ht for w, ht in zip(widths, heights)], 8))
+        expect("stat --json sample_bytes histogram", h["sample_bytes"], log_histogram(spans, 4))
+        shard_sizes = [os.path.getsize(os.path.join(out, f)) for f in shards]
+        expect("stat --json shard_bytes histogram", h["shard_bytes"], log_histogram(shard_sizes, 4))
+        shard_samples = [5] * (samples // 5) + ([samples % 5] if samples % 5 else [])
+        expect("stat --json shard_samples histogram", h["shard_samples"], log_histogram(shard_samples, 4))
+        # Odd: under half or over twice the median (the upper median of an even count) shard's bytes, then samples.
+        med = sorted(shard_sizes)[len(shards) // 2]
+        med_samples = sorted(shard_samples)[len(shards) // 2]
+        odd = [i for i in range(len(shards)) if 2 * shard_sizes[i] < med or shard_sizes[i] > 2 * med
+               or 2 * shard_samples[i] < med_samples or shard_samples[i] > 2 * med_samples]
+        expect("stat --json odd shards", [o["index"] for o in stat["odd_shards"]], odd)
+        expect("stat --json skipped files", [f["path"] for f in stat["skipped_files"]], not_images)
 
         pack = json.loads(stdout_of(cases, "pack_json").replace('"seconds": T', '"seconds": 0'))
         expect("pack --json bytes_read (the images' sizes)", pack["bytes_read"], image_bytes)

@@ -1,0 +1,367 @@
+"""`shardpack report` in a real browser: headless Chromium (Debian's chromium-headless-shell) opens
+the pages and the test reads their DOM back.
+
+Reports of: a tree of ImageNet-like sizes (wds, verified); a dataset packed under --max-side
+(histograms before and after it); a tree with an empty class, a thin one and inputs pack skips; the
+same small dataset as wds, lmdb and raw and as a view; and a dataset at a URL, served by nginx on
+127.0.0.1. For each: the page rendered (data-rendered="ok") with no console message at all; each
+chart has one bar per bin of the JSON with its count and the axis labels; the summary figures
+equal `stat --json`'s; the histograms equal a computation from PIL's sizes of the images and
+tarfile's spans of the samples; the class lists, skipped inputs and thumbnails are the ones the
+data has. Screenshots stay in WORK/screenshots (CI keeps them under build/).
+
+usage: report_browser_test.py SHARDPACK MAKE_IMAGE_TREE WORK
+"""
+
+import base64
+import html.parser
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+from PIL import Image
+
+from checks import Checks, fresh_folder, pack_every_format, start_nginx, stop_process
+
+SHARDPACK, MAKE_TREE, WORK = sys.argv[1:4]
+CHROMIUM = shutil.which("chromium-headless-shell") or "/usr/lib/chromium/chromium-headless-shell"
+checks = Checks("report_browser")
+check = checks.check
+
+
+def run(*args):
+    return subprocess.run([SHARDPACK, *args], capture_output=True, text=True, timeout=300)
+
+
+class Node:
+    def __init__(self, tag, attrs, parent):
+        self.tag, self.attrs, self.parent, self.children, self.text = tag, dict(attrs), parent, [], []
+
+    def all(self):
+        yield self
+        for c in self.children:
+            yield from c.all()
+
+    def find(self, pred):
+        return [n for n in self.all() if pred(n)]
+
+    def content(self):
+        return "".join(self.text) + "".join(c.content() for c in self.children)
+
+    def classes(self):
+        return self.attrs.get("class", "").split()
+
+
+class DomParser(html.parser.HTMLParser):
+    """The DOM Chromium dumped, as a tree (void elements closed at once)."""
+    VOID = {"meta", "img", "br", "hr", "input", "link"}
+
+    def __init__(self):
+        super().__init__()
+        self.root = Node("#root", {}, None)
+        self.at = self.root
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, attrs, self.at)
+        self.at.children.append(node)
+        if tag not in self.VOID:
+            self.at = node
+
+    def handle_endtag(self, tag):
+        n = self.at
+        while n is not None and n.tag != tag:
+            n = n.parent
+        if n is not None and n.parent is not None:
+            self.at = n.parent
+
+    def handle_data(self, data):
+        self.at.text.append(data)
+
+
+def render(page, name):
+    """Opens `page` in headless Chromium: its DOM after the scripts ran, the console lines it logged,
+    and a screenshot in WORK/screenshots/NAME.png."""
+    base = [CHROMIUM, "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files", "--enable-logging=stderr",
+            "--v=0", f"--user-data-dir={WORK}/chromium-profile"]
+    url = "file://" + os.path.abspath(page)
+    r = subprocess.run(base + ["--dump-dom", url], capture_output=True, text=True, timeout=120)
+    console = [line for line in r.stderr.splitlines() if ":CONSOLE" in line]
+    os.makedirs(f"{WORK}/screenshots", exist_ok=True)
+    shot = f"{WORK}/screenshots/{name}.png"
+    subprocess.run(base + [f"--screenshot={shot}", "--window-size=1200,2400", "--hide-scrollbars", url],
+                   capture_output=True, timeout=120)
+    check(os.path.exists(shot) and Image.open(shot).size == (1200, 2400), f"{name}: no screenshot {shot}")
+    parser = DomParser()
+    parser.feed(r.stdout)
+    return parser.root, console
+
+
+class Edge(float):
+    """A bin edge 2^(k/steps): equal to another within 1e-12 (exp2 and pow may differ in the last bit)."""
+
+    def __eq__(self, other):
+        return math.isclose(self, other, rel_tol=1e-12)
+
+    __hash__ = float.__hash__
+
+
+def log_histogram(values, steps):
+    """docs/report.md's bins, computed here: floor(log2(v) * steps), zeros apart."""
+    bins = [math.floor(math.log2(v) * steps) for v in values if v > 0]
+    first = min(bins)
+    counts = [0] * (max(bins) - first + 1)
+    for b in bins:
+        counts[b - first] += 1
+    return {"steps_per_octave": steps, "first": first, "counts": counts,
+            "edges": [Edge(2 ** ((first + k) / steps)) for k in range(len(counts) + 1)],
+            "zero": sum(1 for v in values if v <= 0)}
+
+
+def chart(dom, name):
+    figs = dom.find(lambda n: n.tag == "figure" and n.attrs.get("data-chart") == name)
+    return figs[0] if len(figs) == 1 else None
+
+
+def check_chart(dom, what, name, counts, x_label, y_label):
+    fig = chart(dom, name)
+    if fig is None:
+        check(False, f"{what}: no chart {name}")
+        return
+    bars = fig.find(lambda n: n.tag == "rect" and "bar" in n.classes())
+    check([int(b.attrs["data-count"]) for b in bars] == counts,
+          f"{what}: chart {name} has bars {[b.attrs.get('data-count') for b in bars]}, the JSON {counts}")
+    labels = {c: [n.content() for n in fig.find(lambda n: n.tag == "text" and "axis-label" in n.classes()
+                                                and c in n.classes())] for c in ("x", "y")}
+    check(labels == {"x": [x_label], "y": [y_label]}, f"{what}: chart {name} axis labels {labels}")
+
+
+def check_page(what, page, stat, has_verify=False):
+    """The page at `page` against `stat` (stat --json of the same dataset); returns its DOM."""
+    dom, console = render(page, what)
+    body = dom.find(lambda n: n.tag == "body")[0]
+    check(body.attrs.get("data-rendered") == "ok", f"{what}: not rendered: {body.attrs}")
+    check(console == [], f"{what}: console messages {console}")
+    data = json.loads(dom.find(lambda n: n.attrs.get("id") == "report-data")[0].content())
+    check(data["stat"] == stat, f"{what}: the page's stat differs from stat --json")
+    figures = {n.attrs["data-figure"]: n for n in dom.find(lambda n: n.tag == "tr" and "data-figure" in n.attrs)}
+    for key, want in [("samples", stat["samples"]), ("shards", stat["shards"]), ("bytes", stat["bytes"]),
+                      ("skipped", stat["skipped"]), ("classes", len(stat["classes"])),
+                      ("unlabelled", stat["unlabelled"]), ("reencoded", stat["reencoded"])]:
+        cell = figures[key].find(lambda n: n.tag == "td")[0] if key in figures else None
+        check(cell is not None and cell.attrs.get("data-value") == str(want), f"{what}: summary {key} != {want}")
+        if key != "bytes" and cell is not None:
+            check(cell.content().replace(",", "") == str(want), f"{what}: summary {key} shows {cell.content()!r}")
+    h = stat["histograms"]
+    for name, x in [("width", "width (pixels, as shown)"), ("height", "height (pixels, as shown)"),
+                    ("aspect", "aspect ratio (width / height)"), ("sample_bytes", "bytes per sample (in its shard)")]:
+        check_chart(dom, what, name, h[name]["counts"], x, "samples")
+    check_chart(dom, what, "shard_bytes", h["shard_bytes"]["counts"], "bytes per shard", "shards")
+    check_chart(dom, what, "shard_samples", h["shard_samples"]["counts"], "samples per shard", "shards")
+    if stat["classes"]:
+        ranked = sorted(stat["classes"], key=lambda c: (-c["samples"], c["label"]))
+        check_chart(dom, what, "classes", [c["samples"] for c in ranked], "classes, most samples first (rank)",
+                    "samples")
+    before = chart(dom, "original_width") is not None
+    check(before == (stat["reencoded"] > 0), f"{what}: before-pack charts shown: {before}")
+    result = dom.find(lambda n: n.attrs.get("id") == "verify-result")[0].content()
+    check(result.startswith("verify OK: ") if has_verify else result.startswith("not verified"),
+          f"{what}: verify line {result!r}")
+    return dom, data
+
+
+def tar_samples(folder):
+    """Every sample of a wds dataset in order, through tarfile: (key, image bytes, span bytes)."""
+    out = []
+    for shard in sorted(f for f in os.listdir(folder) if f.endswith(".tar")):
+        with tarfile.open(os.path.join(folder, shard)) as tar:
+            groups = {}
+            for m in tar.getmembers():
+                key, ext = m.name.split(".", 1)
+                end = m.offset_data + (m.size + 511) // 512 * 512
+                g = groups.setdefault(key, {"start": m.offset, "end": end, "image": None})
+                g["end"] = end
+                if ext in ("jpg", "jpeg", "png", "webp", "bmp"):
+                    g["image"] = tar.extractfile(m).read()
+            out += [(k, g["image"], g["end"] - g["start"]) for k, g in groups.items()]
+    return out
+
+
+def check_histograms(what, stat, images, spans):
+    sizes = [Image.open(io.BytesIO(b)).size for b in images]
+    h = stat["histograms"]
+    check(h["width"] == log_histogram([w for w, _ in sizes], 4), f"{what}: width histogram")
+    check(h["height"] == log_histogram([ht for _, ht in sizes], 4), f"{what}: height histogram")
+    check(h["aspect"] == log_histogram([w / ht for w, ht in sizes], 8), f"{what}: aspect histogram")
+    check(h["sample_bytes"] == log_histogram(spans, 4), f"{what}: sample_bytes histogram")
+
+
+def check_thumbnails(what, dom, data, samples):
+    """Each thumbnail: the sample at its index (tarfile's order), its centre square as PIL cuts it."""
+    imgs = dom.find(lambda n: n.tag == "img" and n.attrs.get("src", "").startswith("data:image/jpeg;base64,"))
+    check(len(imgs) == min(24, len(samples)) == len(data["thumbnails"]), f"{what}: {len(imgs)} thumbnails")
+    indices = [t["index"] for t in data["thumbnails"]]
+    check(indices == sorted(set(indices)) and all(0 <= i < len(samples) for i in indices), f"{what}: {indices}")
+    for t, img in zip(data["thumbnails"], imgs):
+        key, image, _ = samples[t["index"]]
+        check(t["key"] == key and img.attrs.get("alt") == key, f"{what}: thumbnail {t['index']} is {t['key']}, not {key}")
+        thumb = Image.open(io.BytesIO(base64.b64decode(img.attrs["src"].split(",", 1)[1]))).convert("RGB")
+        src = Image.open(io.BytesIO(image)).convert("RGB")
+        check(thumb.size == (96, 96) and (t["width"], t["height"]) == src.size, f"{what}: thumbnail sizes")
+        s = 96 / min(src.size)
+        w, h = max(96, round(src.width * s)), max(96, round(src.height * s))
+        ref = src.resize((w, h), Image.BILINEAR).crop(((w - 96) // 2, (h - 96) // 2, (w - 96) // 2 + 96,
+                                                       (h - 96) // 2 + 96))
+        diff = sum(abs(a - b) for p, q in zip(thumb.getdata(), ref.getdata()) for a, b in zip(p, q)) / (96 * 96 * 3)
+        check(diff < 16, f"{what}: thumbnail of {key} differs from PIL's centre square by {diff:.1f} a channel")
+
+
+def stat_json(location):
+    r = run("stat", location, "--json")
+    check(r.returncode == 0, f"stat {location}: {r.stderr}")
+    return json.loads(r.stdout) if r.returncode == 0 else {}
+
+
+def report(location, page, *flags):
+    r = run("report", location, "-o", page, *flags)
+    check(r.returncode == 0 and r.stdout.startswith(f"report {page}: "), f"report {location}: {r.stdout} {r.stderr}")
+
+
+def medium_tree():
+    """ImageNet-like sizes, 10 classes, verified; report --json equals the page's data."""
+    src, out, page = f"{WORK}/medium-src", f"{WORK}/medium", f"{WORK}/medium.html"
+    subprocess.run([MAKE_TREE, src, "--classes", "10", "--images", "200", "--png-every", "10"], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([SHARDPACK, "pack", src, out, "--samples-per-shard", "30", "--no-sync", "--quiet"], check=True,
+                   stdout=subprocess.DEVNULL)
+    stat = stat_json(out)
+    report(out, page, "--verify")
+    dom, data = check_page("medium", page, stat, has_verify=True)
+    samples = tar_samples(out)
+    check_histograms("medium", stat, [s[1] for s in samples], [s[2] for s in samples])
+    check_thumbnails("medium", dom, data, samples)
+    r = run("report", out, "--json", "--verify")
+    check(r.returncode == 0 and json.loads(r.stdout) == data, "medium: report --json is not the page's data")
+    # 200 samples in shards of 30: six of 30 and one of 20. Odd: under half or over twice the median
+    # (upper median) shard's bytes, or else samples.
+    counts = [30] * 6 + [20]
+    check(stat["histograms"]["shard_samples"] == log_histogram(counts, 4), "medium: shard_samples")
+    sizes = [os.path.getsize(f"{out}/shard-{i:06d}.tar") for i in range(7)]
+    check(stat["histograms"]["shard_bytes"] == log_histogram(sizes, 4), "medium: shard_bytes")
+    med, med_n = sorted(sizes)[3], sorted(counts)[3]
+    odd = [i for i in range(7) if 2 * sizes[i] < med or sizes[i] > 2 * med or 2 * counts[i] < med_n or counts[i] > 2 * med_n]
+    check([o["index"] for o in stat["odd_shards"]] == odd and stat["odd_shard_count"] == len(odd),
+          f"medium: odd shards {stat['odd_shards']}, computed {odd}")
+    rows = [[td.content() for td in tr.find(lambda n: n.tag == "td")]
+            for tr in dom.find(lambda n: n.tag == "tr" and n.parent.attrs.get("id") == "odd-shards")][1:]
+    check([r[1] for r in rows] == [f"shard-{i:06d}.tar" for i in odd], f"medium: odd shard rows {rows}")
+    # stat --html writes the same page (without verify) and prints what stat prints.
+    r = run("stat", out, "--html", f"{WORK}/medium-stat.html")
+    check(r.returncode == 0 and r.stdout == run("stat", out).stdout, f"stat --html: {r.stderr}")
+    dom, _ = check_page("medium-stat", f"{WORK}/medium-stat.html", stat)
+
+
+def bounded():
+    src, out, page = f"{WORK}/bounded-src", f"{WORK}/bounded", f"{WORK}/bounded.html"
+    subprocess.run([MAKE_TREE, src, "--classes", "2", "--images", "20", "--png-every", "0"], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([SHARDPACK, "pack", src, out, "--max-side", "128", "--no-sync", "--quiet"], check=True,
+                   stdout=subprocess.DEVNULL)
+    stat = stat_json(out)
+    report(out, page)
+    dom, _ = check_page("bounded", page, stat)
+    originals = [Image.open(os.path.join(src, c, f)).size for c in sorted(os.listdir(src))
+                 for f in sorted(os.listdir(os.path.join(src, c)))]
+    h = stat["histograms"]
+    check(stat["reencoded"] == 20, f"bounded: {stat['reencoded']} re-encoded")
+    check(h["original_width"] == log_histogram([w for w, _ in originals], 4), "bounded: original_width")
+    check(h["original_height"] == log_histogram([ht for _, ht in originals], 4), "bounded: original_height")
+    check_chart(dom, "bounded", "original_width", h["original_width"]["counts"], "width before pack (pixels)",
+                "samples")
+    samples = tar_samples(out)
+    check_histograms("bounded", stat, [s[1] for s in samples], [s[2] for s in samples])
+    check(max(max(Image.open(io.BytesIO(s[1])).size) for s in samples) <= 128, "bounded: a side over 128")
+
+
+def empty_thin_skipped():
+    src, out, page = f"{WORK}/odd-src", f"{WORK}/odd", f"{WORK}/odd.html"
+    subprocess.run([MAKE_TREE, src, "--classes", "3", "--images", "30", "--small"], check=True,
+                   stdout=subprocess.DEVNULL)
+    classes = sorted(os.listdir(src))
+    # classes[2] keeps one image (thin: under a fifth of the median, 10); a fourth class is empty.
+    for f in sorted(os.listdir(os.path.join(src, classes[2])))[1:]:
+        os.remove(os.path.join(src, classes[2], f))
+    os.makedirs(os.path.join(src, "zz_empty"))
+    victim = sorted(os.listdir(os.path.join(src, classes[0])))[0]
+    data = open(os.path.join(src, classes[0], victim), "rb").read()
+    open(os.path.join(src, classes[0], victim), "wb").write(data[: len(data) // 2])  # truncated JPEG
+    open(os.path.join(src, classes[1], "notes.txt"), "w").write("not an image <script>alert(1)</script>\n")
+    subprocess.run([SHARDPACK, "pack", src, out, "--no-sync", "--quiet"], check=True, capture_output=True)
+    stat = stat_json(out)
+    report(out, page)
+    dom, _ = check_page("empty-thin-skipped", page, stat)
+    items = lambda id_: [li.content() for li in dom.find(lambda n: n.tag == "li" and n.parent.attrs.get("id") == id_)]
+    check(items("empty-classes") == ["zz_empty"], f"empty classes listed: {items('empty-classes')}")
+    check(items("thin-classes") == [classes[2]], f"thin classes listed: {items('thin-classes')}")
+    rows = [[td.content() for td in tr.find(lambda n: n.tag == "td")]
+            for tr in dom.find(lambda n: n.tag == "tr" and n.parent.attrs.get("id") == "skipped-files")][1:]
+    check(sorted(r[0] for r in rows) == sorted([f"{classes[0]}/{victim}", f"{classes[1]}/notes.txt"]),
+          f"skipped rows {rows}")
+    check(rows == [[f["path"], f["reason"]] for f in stat["skipped_files"]] and all(r[1] for r in rows),
+          f"skipped reasons {rows}")
+    check(stat["skipped"] == 2, f"skipped count {stat['skipped']}")
+    check(dom.find(lambda n: n.tag == "script" and "alert" in n.content()) == [], "a name became markup")
+
+
+def formats_views_and_url():
+    serve = fresh_folder(f"{WORK}/serve")
+    pack_every_format(SHARDPACK, MAKE_TREE, WORK, serve)
+    for name in ("wds", "lmdb", "raw"):
+        stat = stat_json(f"{serve}/{name}")
+        report(f"{serve}/{name}", f"{WORK}/{name}.html")
+        dom, data = check_page(f"format-{name}", f"{WORK}/{name}.html", stat)
+        check(len(data["thumbnails"]) == 14 and all(t["jpeg_base64"] and "error" not in t for t in data["thumbnails"]),
+              f"{name}: thumbnails {[t.get('error') for t in data['thumbnails']]}")
+    r = run("subset", f"{serve}/wds", f"{serve}/view", "--classes", sorted(os.listdir(f"{WORK}/src"))[0])
+    check(r.returncode == 0, f"subset: {r.stderr}")
+    stat = stat_json(f"{serve}/view")
+    report(f"{serve}/view", f"{WORK}/view.html")
+    dom, data = check_page("view", f"{WORK}/view.html", stat)
+    view_row = dom.find(lambda n: n.tag == "tr" and n.attrs.get("data-figure") == "view")
+    check(len(view_row) == 1 and view_row[0].find(lambda n: n.tag == "td")[0].content() == stat["view"]["base"],
+          "view: no 'view of' row")
+    nginx, base = start_nginx(WORK, serve)
+    try:
+        local = stat_json(f"{serve}/wds")
+        report(f"{base}/wds", f"{WORK}/url.html")
+        stat = stat_json(f"{base}/wds")
+        check(stat == local, "stat of the URL differs from the folder's")
+        dom, data = check_page("url", f"{WORK}/url.html", stat)
+        check(data["report"]["dataset"] == f"{base}/wds", "url: the page names another dataset")
+        check_thumbnails("url", dom, data, tar_samples(f"{serve}/wds"))
+        # Only the manifest, the sample tables and the shards holding the thumbnails' samples.
+        requested = {line.split('"')[1].split()[1] for line in open(f"{WORK}/access.log") if '"' in line}
+        allowed = {"/wds/manifest.json"} | {f"/wds/{f}" for f in os.listdir(f"{serve}/wds")}
+        check(requested <= allowed, f"url: requests beyond the dataset's files {requested - allowed}")
+    finally:
+        stop_process(nginx)
+
+
+def main():
+    if not os.path.exists(CHROMIUM):
+        print("report_browser: chromium-headless-shell is not installed (scripts/install-deps.sh installs it)")
+        return 1
+    fresh_folder(WORK)
+    medium_tree()
+    bounded()
+    empty_thin_skipped()
+    formats_views_and_url()
+    return checks.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

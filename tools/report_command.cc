@@ -1,0 +1,173 @@
+#include "tools/report_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "shardpack/stat.h"
+#include "shardpack/thumbnails.h"
+#include "shardpack/verify.h"
+#include "tools/environment.h"
+#include "tools/progress_printer.h"
+#include "tools/report_json.h"
+#include "tools/report_page.h"
+
+#ifdef SHARDPACK_HAVE_CUDA
+#include "ops/cuda/host_to_device_bench.h"
+#endif
+
+namespace shardpack {
+namespace {
+
+constexpr uint32_t kThumbnailSide = 96;
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "report failed: %s\n", s.message().c_str());
+  return 1;
+}
+
+// base64 (RFC 4648, with padding) of the thumbnails' JPEGs, for their data: URIs.
+std::string Base64(const std::string& bytes) {
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const uint32_t b0 = uint8_t(bytes[i]);
+    const uint32_t b1 = i + 1 < bytes.size() ? uint8_t(bytes[i + 1]) : 0;
+    const uint32_t b2 = i + 2 < bytes.size() ? uint8_t(bytes[i + 2]) : 0;
+    const uint32_t v = (b0 << 16) | (b1 << 8) | b2;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+nlohmann::json ThumbnailsToJson(const std::vector<Thumbnail>& thumbnails) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Thumbnail& t : thumbnails) {
+    nlohmann::json j = {{"index", t.index}, {"key", t.key},       {"label", t.label},
+                        {"width", t.width}, {"height", t.height}, {"jpeg_base64", Base64(t.jpeg)}};
+    if (!t.error.empty()) j["error"] = t.error;
+    out.push_back(j);
+  }
+  return out;
+}
+
+// Everything the page shows, each part as its own command's --json gives it.
+// `stats_done`: the stat figures when the caller has them (stat --html), else nullptr.
+Status BuildReport(ReportFlags& f, const DatasetStats* stats_done, nlohmann::json* report) {
+  ProgressPrinter progress(true);  // on stderr, so that --json's stdout stays clean
+  DatasetStats stats;
+  Status s;
+  if (stats_done == nullptr) {
+    StatOptions so;
+    so.remote = f.remote;
+    so.threads = f.threads;
+    so.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards("stat", done, total); };
+    s = Stat(f.dataset, so, &stats);
+    progress.Finish();
+    SHARDPACK_RETURN_IF_ERROR(s);
+    stats_done = &stats;
+  }
+  *report = {{"report",
+              {{"tool", std::string("shardpack ") + SHARDPACK_VERSION},
+               {"dataset", f.dataset},
+               {"thumbnail_seed", f.seed},
+               {"thumbnail_side", kThumbnailSide}}},
+             {"stat", DatasetStatsToJson(*stats_done)},
+             {"verify", nullptr},
+             {"doctor", nullptr}};
+  if (f.verify) {
+    VerifyOptions vo;
+    vo.remote = f.remote;
+    vo.decode = f.decode;
+    vo.threads = f.threads;
+    vo.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards("verify", done, total); };
+    VerifyReport vr;
+    s = Verify(f.dataset, vo, &vr);
+    progress.Finish();
+    SHARDPACK_RETURN_IF_ERROR(s);
+    (*report)["verify"] = VerifyReportToJson(vr);
+  }
+  if (f.doctor) {
+    DoctorOptions o = f.doctor_options;
+    o.progress = [](const std::string& line) { std::fprintf(stderr, "doctor: %s ...\n", line.c_str()); };
+#ifdef SHARDPACK_HAVE_CUDA
+    o.host_to_device = MeasureHostToDevice;
+#endif
+    DoctorReport dr;
+    SHARDPACK_RETURN_IF_ERROR(RunDoctor(f.dataset, o, &dr));
+    (*report)["doctor"] = DoctorReportToJson(dr);
+    (*report)["doctor"]["model_rate"] = o.model_rate;
+  }
+  ThumbnailOptions to;
+  to.remote = f.remote;
+  to.count = f.thumbnails;
+  to.seed = f.seed;
+  to.side = kThumbnailSide;
+  std::vector<Thumbnail> thumbnails;
+  SHARDPACK_RETURN_IF_ERROR(MakeThumbnails(f.dataset, to, &thumbnails));
+  (*report)["thumbnails"] = ThumbnailsToJson(thumbnails);
+  return Status::OK();
+}
+
+Status WritePage(const std::string& path, const nlohmann::json& report, size_t* bytes) {
+  const std::string page = ReportPage(report);
+  *bytes = page.size();
+  return WriteFileAtomically(Env::Default(), path, page);
+}
+
+}  // namespace
+
+Status WriteStatPage(ReportFlags& f, const DatasetStats& stats) {
+  nlohmann::json report;
+  SHARDPACK_RETURN_IF_ERROR(BuildReport(f, &stats, &report));
+  size_t bytes = 0;
+  return WritePage(f.output, report, &bytes);
+}
+
+CLI::App* AddReportCommand(CLI::App& app, ReportFlags& f) {
+  CLI::App* c = app.add_subcommand(
+      "report",
+      "Write one self-contained HTML page about a dataset: size histograms, classes, shards, skipped inputs, "
+      "thumbnails; with --verify and --doctor their results too (docs/report.md).");
+  c->add_option("DATASET", f.dataset, "Dataset folder, view or URL")->required();
+  c->add_option("-o,--output", f.output, "The page to write (default report.html; replaced atomically)");
+  c->add_flag("--json", f.json, "Print the report's figures as JSON on stdout (the page is drawn from the same JSON)");
+  c->add_flag("--verify", f.verify, "Also verify the dataset (reads every shard) and show the result");
+  c->add_flag("--decode", f.decode, "With --verify: also decode every image");
+  c->add_flag("--doctor", f.doctor, "Also run doctor on the dataset and show its stages against --model-rate");
+  c->add_option("--model-rate", f.doctor_options.model_rate, "With --doctor: images/s the training step consumes");
+  c->add_option("--doctor-seconds", f.doctor_options.seconds, "With --doctor: time for its measurements")
+      ->capture_default_str();
+  c->add_option("--thumbnails", f.thumbnails, "How many sample images to show (0: none)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  c->add_option("--seed", f.seed, "Which samples the thumbnails show")->capture_default_str();
+  c->add_option("--threads", f.threads, "Sample tables read in parallel (0 = all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  return c;
+}
+
+int RunReport(ReportFlags& f) {
+  if (const Status env = ApplyEnvironment(&f.remote); !env.ok()) return Fail(env);
+  if (f.decode && !f.verify) {
+    return Fail(Status::InvalidArgument("--decode belongs to --verify: give both, or neither"));
+  }
+  nlohmann::json report;
+  if (const Status s = BuildReport(f, nullptr, &report); !s.ok()) return Fail(s);
+  if (f.json) std::cout << report.dump(2) << "\n";
+  const std::string page_path = !f.output.empty() ? f.output : f.json ? "" : "report.html";
+  if (!page_path.empty()) {
+    size_t bytes = 0;
+    if (const Status s = WritePage(page_path, report, &bytes); !s.ok()) return Fail(s);
+    if (!f.json) std::printf("report %s: %s, %zu bytes\n", page_path.c_str(), f.dataset.c_str(), bytes);
+  }
+  const bool problems = report["verify"].is_object() && !report["verify"]["ok"].get<bool>();
+  return problems ? 1 : 0;
+}
+
+}  // namespace shardpack
