@@ -326,6 +326,21 @@ def formats_views_and_url():
         dom, data = check_page(f"format-{name}", f"{WORK}/{name}.html", stat)
         check(len(data["thumbnails"]) == 14 and all(t["jpeg_base64"] and "error" not in t for t in data["thumbnails"]),
               f"{name}: thumbnails {[t.get('error') for t in data['thumbnails']]}")
+    # --doctor: its stages as bars (each measured layer, then the loader) against the model's rate.
+    report(f"{serve}/wds", f"{WORK}/doctor.html", "--doctor", "--doctor-seconds", "3", "--model-rate", "5000")
+    dom, data = check_page("doctor", f"{WORK}/doctor.html", stat_json(f"{serve}/wds"))
+    d = data["doctor"]
+    layers = [round(l["images_per_s"], 6) for l in d["layers"] if l["measured"]] + [round(d["loader"]["images_per_s"], 6)]
+    fig = chart(dom, "doctor")
+    bars = fig.find(lambda n: n.tag == "rect" and "bar" in n.classes()) if fig else []
+    check([round(float(b.attrs["data-count"]), 6) for b in bars] == layers and len(layers) >= 2,
+          f"doctor: bars {[b.attrs['data-count'] for b in bars]}, the JSON {layers}")
+    line = fig.find(lambda n: n.tag == "line" and "model-rate" in n.classes()) if fig else []
+    check(len(line) == 1 and line[0].attrs["data-value"] == "5000" and d["model_rate"] == 5000,
+          "doctor: no model-rate line at 5000")
+    verdict = dom.find(lambda n: n.attrs.get("id") == "doctor-verdict")
+    check(len(verdict) == 1 and verdict[0].content() == "verdict: " + d["verdict"] and d["verdict"],
+          f"doctor: verdict {[v.content() for v in verdict]}")
     r = run("subset", f"{serve}/wds", f"{serve}/view", "--classes", sorted(os.listdir(f"{WORK}/src"))[0])
     check(r.returncode == 0, f"subset: {r.stderr}")
     stat = stat_json(f"{serve}/view")
