@@ -8,6 +8,9 @@
 #include <numeric>
 #include <set>
 
+#include "shardpack/image.h"
+#include "tests/support/dataset_fixture.h"
+
 namespace shardpack {
 namespace {
 
@@ -30,6 +33,43 @@ TEST(ThumbnailPositionsTest, EverySampleOfASmallDataset) {
   EXPECT_TRUE(ThumbnailPositions(0, 24, 0).empty());
   EXPECT_TRUE(ThumbnailPositions(100, 0, 0).empty());
 }
+
+// MakeThumbnails over a packed dataset of each format: the samples at ThumbnailPositions, each with
+// the size and label its source image had (MakeTree: c<C>/img<K> is (24 + K) x (16 + C), label C,
+// in that order), and a 96x96 JPEG.
+class MakeThumbnailsTest : public testing::DatasetTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(MakeThumbnailsTest, TheChosenSamplesAsSmallJpegs) {
+  MakeTree(2, 5);
+  PackOptions o = QuietOptions();
+  o.format = testing::FormatNamed(GetParam());
+  o.keep_size = std::string(GetParam()) == "raw";  // raw: each image's pixels at its own size
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), o, &r).ok());
+  ThumbnailOptions to;
+  to.count = 4;
+  to.seed = 3;
+  std::vector<Thumbnail> thumbnails;
+  const Status s = MakeThumbnails(out(), to, &thumbnails);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::vector<uint64_t> positions = ThumbnailPositions(10, 4, 3);
+  ASSERT_EQ(thumbnails.size(), 4u);
+  for (size_t i = 0; i < thumbnails.size(); ++i) {
+    const Thumbnail& t = thumbnails[i];
+    const uint64_t c = positions[i] / 5, k = positions[i] % 5;
+    EXPECT_EQ(t.index, positions[i]);
+    EXPECT_EQ(t.label, int32_t(c));
+    EXPECT_EQ(t.width, 24 + k) << t.key;
+    EXPECT_EQ(t.height, 16 + c) << t.key;
+    EXPECT_TRUE(t.error.empty()) << t.error;
+    DecodedImage decoded;
+    ASSERT_TRUE(DecodeImage(t.jpeg, 1 << 20, &decoded).ok()) << t.key;
+    EXPECT_EQ(decoded.width, 96u);
+    EXPECT_EQ(decoded.height, 96u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryFormat, MakeThumbnailsTest, ::testing::Values("wds", "lmdb", "raw"));
 
 }  // namespace
 }  // namespace shardpack

@@ -63,6 +63,13 @@ constexpr const char* kScript = R"PAGE(</script>
     return u === 0 ? v + " B" : v.toFixed(1) + " " + units[u];
   }
   function threeDigits(v) { return String(Number(Number(v).toPrecision(3))); }
+  // An axis tick: 410000000 -> "410M", so that large counts fit beside the axis.
+  function compact(v) {
+    for (const [unit, size] of [["B", 1e9], ["M", 1e6], ["k", 1e3]]) {
+      if (Math.abs(v) >= size) return threeDigits(v / size) + unit;
+    }
+    return threeDigits(v);
+  }
   function section(id, title) {
     const s = el("section", {id: id});
     s.appendChild(el("h2", {}, title));
@@ -89,7 +96,7 @@ constexpr const char* kScript = R"PAGE(</script>
       const y = top + plotH - f * plotH;
       const v = f * top_value;
       svg.appendChild(svgEl("text", {"class": "tick y", x: left - 6, y: y + 4, "text-anchor": "end"},
-                            opts.yBytes ? bytes(Math.round(v)) : threeDigits(v)));
+                            compact(v)));
     }
     const step = n > 0 ? plotW / n : 0;
     bars.forEach((b, i) => {

@@ -10,7 +10,10 @@ equal `stat --json`'s; the histograms equal a computation from PIL's sizes of th
 tarfile's spans of the samples; the class lists, skipped inputs and thumbnails are the ones the
 data has. Screenshots stay in WORK/screenshots (CI keeps them under build/).
 
-usage: report_browser_test.py SHARDPACK MAKE_IMAGE_TREE WORK
+usage: report_browser_test.py SHARDPACK MAKE_IMAGE_TREE WORK [--dataset WDS_FOLDER]
+
+With --dataset, only that packed wds dataset is reported and checked as the first case above
+(scripts/bench-report.sh --medium runs it on the benchmarks' medium tree).
 """
 
 import base64
@@ -29,6 +32,7 @@ from PIL import Image
 from checks import Checks, fresh_folder, pack_every_format, start_nginx, stop_process
 
 SHARDPACK, MAKE_TREE, WORK = sys.argv[1:4]
+DATASET = sys.argv[5] if len(sys.argv) == 6 and sys.argv[4] == "--dataset" else None
 CHROMIUM = shutil.which("chromium-headless-shell") or "/usr/lib/chromium/chromium-headless-shell"
 checks = Checks("report_browser")
 check = checks.check
@@ -231,6 +235,17 @@ def report(location, page, *flags):
     check(r.returncode == 0 and r.stdout.startswith(f"report {page}: "), f"report {location}: {r.stdout} {r.stderr}")
 
 
+def packed_wds(out, page):
+    """A wds dataset's report, verified, against stat --json, PIL and tarfile; returns (stat, dom, data)."""
+    stat = stat_json(out)
+    report(out, page, "--verify")
+    dom, data = check_page(os.path.basename(page)[:-5], page, stat, has_verify=True)
+    samples = tar_samples(out)
+    check_histograms(out, stat, [s[1] for s in samples], [s[2] for s in samples])
+    check_thumbnails(out, dom, data, samples)
+    return stat, dom, data
+
+
 def medium_tree():
     """ImageNet-like sizes, 10 classes, verified; report --json equals the page's data."""
     src, out, page = f"{WORK}/medium-src", f"{WORK}/medium", f"{WORK}/medium.html"
@@ -238,12 +253,7 @@ def medium_tree():
                    stdout=subprocess.DEVNULL)
     subprocess.run([SHARDPACK, "pack", src, out, "--samples-per-shard", "30", "--no-sync", "--quiet"], check=True,
                    stdout=subprocess.DEVNULL)
-    stat = stat_json(out)
-    report(out, page, "--verify")
-    dom, data = check_page("medium", page, stat, has_verify=True)
-    samples = tar_samples(out)
-    check_histograms("medium", stat, [s[1] for s in samples], [s[2] for s in samples])
-    check_thumbnails("medium", dom, data, samples)
+    stat, dom, data = packed_wds(out, page)
     r = run("report", out, "--json", "--verify")
     check(r.returncode == 0 and json.loads(r.stdout) == data, "medium: report --json is not the page's data")
     # 200 samples in shards of 30: six of 30 and one of 20. Odd: under half or over twice the median
@@ -371,6 +381,9 @@ def main():
         print("report_browser: chromium-headless-shell is not installed (scripts/install-deps.sh installs it)")
         return 1
     fresh_folder(WORK)
+    if DATASET:
+        packed_wds(DATASET, f"{WORK}/{os.path.basename(DATASET.rstrip('/'))}.html")
+        return checks.finish()
     medium_tree()
     bounded()
     empty_thin_skipped()
