@@ -22,6 +22,7 @@
 #include "shardpack/pack.h"
 #include "shardpack/stat.h"
 #include "shardpack/verify.h"
+#include "tools/mixture_flags.h"
 #include "tools/report_command.h"
 #include "tools/report_json.h"
 #include "tools/usage_error.h"
@@ -535,24 +536,6 @@ std::string Grouped(double v) {
   std::string digits = std::to_string(static_cast<long long>(std::llround(v)));
   for (int i = int(digits.size()) - 3; i > 0; i -= 3) digits.insert(size_t(i), ",");
   return digits;
-}
-
-// `--source LOCATION WEIGHT`, repeated: the mixture's sources. A weight that is not a whole number
-// (as text) is refused here, naming the source; CheckMixture refuses zero, negative and NaN.
-Status MixtureFromFlags(const std::vector<std::pair<std::string, std::string>>& flags, Mixture* mixture) {
-  for (size_t i = 0; i < flags.size(); ++i) {
-    MixtureSource source;
-    source.location = flags[i].first;
-    const std::string& text = flags[i].second;
-    char* end = nullptr;
-    source.weight = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size()) {
-      return Status::InvalidArgument("source " + std::to_string(i + 1) + " (" + source.location +
-                                     "): the weight must be a number, got '" + text + "'");
-    }
-    mixture->sources.push_back(source);
-  }
-  return CheckMixture(*mixture);
 }
 
 int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool json, const std::string& device,

@@ -4,10 +4,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "shardpack/mixture.h"
 #include "shardpack/stat.h"
 #include "shardpack/thumbnails.h"
 #include "shardpack/verify.h"
 #include "tools/environment.h"
+#include "tools/mixture_flags.h"
 #include "tools/progress_printer.h"
 #include "tools/report_json.h"
 #include "tools/report_page.h"
@@ -113,6 +115,40 @@ Status BuildReport(ReportFlags& f, const DatasetStats* stats_done, nlohmann::jso
   return Status::OK();
 }
 
+// A mixture's report: each source's, as BuildReport makes it, after the mixture's own table (each
+// source's weight, samples and quota of an epoch, by the rules of shardpack/mixture.h).
+Status BuildMixtureReport(ReportFlags& f, nlohmann::json* report) {
+  Mixture mixture;
+  SHARDPACK_RETURN_IF_ERROR(MixtureFromFlags(f.sources, &mixture));
+  nlohmann::json sources = nlohmann::json::array();
+  std::vector<uint64_t> sizes;
+  for (size_t i = 0; i < mixture.sources.size(); ++i) {
+    ReportFlags one = f;
+    one.sources.clear();
+    one.dataset = mixture.sources[i].location;
+    nlohmann::json j;
+    const Status s = BuildReport(one, nullptr, &j);
+    if (!s.ok()) return s.WithPrefix(MixtureSourceName(mixture, i) + ": ");
+    sizes.push_back(j["stat"]["samples"].get<uint64_t>());
+    sources.push_back(std::move(j));
+  }
+  MixturePlan plan;
+  SHARDPACK_RETURN_IF_ERROR(
+      MixturePlan::Create(mixture, sizes, std::vector<std::vector<uint64_t>>(sizes.size()), SamplerOptions(), &plan));
+  nlohmann::json table = nlohmann::json::array();
+  for (size_t i = 0; i < mixture.sources.size(); ++i) {
+    table.push_back({{"dataset", mixture.sources[i].location},
+                     {"weight", mixture.sources[i].weight},
+                     {"samples", sizes[i]},
+                     {"quota", plan.quotas()[i]}});
+  }
+  *report = {{"report",
+              {{"tool", std::string("shardpack ") + SHARDPACK_VERSION},
+               {"mixture", {{"sources", table}, {"epoch_size", plan.epoch_size()}, {"warnings", plan.warnings()}}}}},
+             {"sources", sources}};
+  return Status::OK();
+}
+
 Status WritePage(const std::string& path, const nlohmann::json& report, size_t* bytes) {
   const std::string page = ReportPage(report);
   *bytes = page.size();
@@ -133,7 +169,10 @@ CLI::App* AddReportCommand(CLI::App& app, ReportFlags& f) {
       "report",
       "Write one self-contained HTML page about a dataset: size histograms, classes, shards, skipped inputs, "
       "thumbnails; with --verify and --doctor their results too (docs/report.md).");
-  c->add_option("DATASET", f.dataset, "Dataset folder, view or URL")->required();
+  c->add_option("DATASET", f.dataset, "Dataset folder, view or URL");
+  c->add_option("--source", f.sources,
+                "Instead of DATASET, a mixture: --source LOCATION WEIGHT, once per dataset; each source is "
+                "reported after a table of their quotas of an epoch (docs/mixing.md)");
   c->add_option("-o,--output", f.output, "The page to write (default report.html; replaced atomically)");
   c->add_flag("--json", f.json, "Print the report's figures as JSON on stdout (the page is drawn from the same JSON)");
   c->add_flag("--verify", f.verify, "Also verify the dataset (reads every shard) and show the result");
@@ -157,16 +196,28 @@ int RunReport(ReportFlags& f) {
   if (f.decode && !f.verify) {
     return Fail(Status::InvalidArgument("--decode belongs to --verify: give both, or neither"));
   }
+  if (f.dataset.empty() == f.sources.empty()) {
+    return Fail(Status::InvalidArgument(
+        "give a DATASET, or the sources of a mixture with --source LOCATION WEIGHT (repeated)"));
+  }
   nlohmann::json report;
-  if (const Status s = BuildReport(f, nullptr, &report); !s.ok()) return Fail(s);
+  const Status built = f.sources.empty() ? BuildReport(f, nullptr, &report) : BuildMixtureReport(f, &report);
+  if (!built.ok()) return Fail(built);
   if (f.json) std::cout << report.dump(2) << "\n";
   const std::string page_path = !f.output.empty() ? f.output : f.json ? "" : "report.html";
   if (!page_path.empty()) {
     size_t bytes = 0;
     if (const Status s = WritePage(page_path, report, &bytes); !s.ok()) return Fail(s);
-    if (!f.json) std::printf("report %s: %s, %zu bytes\n", page_path.c_str(), f.dataset.c_str(), bytes);
+    if (!f.json) {
+      const std::string what =
+          f.sources.empty() ? f.dataset : "a mixture of " + std::to_string(f.sources.size()) + " datasets";
+      std::printf("report %s: %s, %zu bytes\n", page_path.c_str(), what.c_str(), bytes);
+    }
   }
-  const bool problems = report["verify"].is_object() && !report["verify"]["ok"].get<bool>();
+  bool problems = false;  // --verify found some, in the dataset or in a source
+  for (const nlohmann::json& one : f.sources.empty() ? nlohmann::json::array({report}) : report["sources"]) {
+    problems = problems || (one["verify"].is_object() && !one["verify"]["ok"].get<bool>());
+  }
   return problems ? 1 : 0;
 }
 

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "shardpack/doctor.h"
 #include "shardpack/remote_options.h"
@@ -14,6 +16,9 @@ namespace shardpack {
 
 struct ReportFlags {
   std::string dataset;
+  // Instead of `dataset`, a mixture (--source LOCATION WEIGHT, repeated): each source reported in
+  // full, after a table of the sources with their quotas of an epoch.
+  std::vector<std::pair<std::string, std::string>> sources;
   std::string output;  // the page; empty: report.html, or none with --json
   bool json = false;
   bool verify = false, decode = false;

@@ -21,6 +21,7 @@ table { border-collapse: collapse; margin: 6px 0; } th, td { text-align: left; p
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px 24px; }
 figure.chart { margin: 0; overflow-x: auto; max-width: 100%; } figure.chart figcaption { color: #5a6570; font-size: 12px; }
+div.source { border-top: 3px solid #3b7dd8; margin-top: 32px; }
 rect.bar { fill: #3b7dd8; } rect.bar.odd { fill: #d8623b; } rect.bar.thin { fill: #d8a23b; }
 line.axis { stroke: #5a6570; } line.model-rate { stroke: #c03030; stroke-dasharray: 6 3; stroke-width: 2; }
 text { font: 11px system-ui, sans-serif; fill: #333; } text.axis-label { font-size: 12px; fill: #1d232a; }
@@ -41,9 +42,12 @@ constexpr const char* kScript = R"PAGE(</script>
   const SVG = "http://www.w3.org/2000/svg";
   const main = document.getElementById("report");
 
+  // Where sections go, and the prefix of every id: a mixture draws each source in a box of its
+  // own ("s0-", "s1-", ...), so that ids stay unique.
+  let root = main, prefix = "";
   function el(tag, attrs, text) {
     const e = document.createElement(tag);
-    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    for (const k in attrs || {}) e.setAttribute(k, k === "id" ? prefix + attrs[k] : attrs[k]);
     if (text !== undefined) e.textContent = text;
     return e;
   }
@@ -73,7 +77,7 @@ constexpr const char* kScript = R"PAGE(</script>
   function section(id, title) {
     const s = el("section", {id: id});
     s.appendChild(el("h2", {}, title));
-    main.appendChild(s);
+    root.appendChild(s);
     return s;
   }
   function maxOf(values) { let m = 0; for (const v of values) if (v > m) m = v; return m; }
@@ -166,8 +170,8 @@ constexpr const char* kScript = R"PAGE(</script>
 
   function drawSummary(data) {
     const s = data.stat;
-    main.appendChild(el("h1", {id: "title"}, "shardpack report: " + s.name));
-    main.appendChild(el("p", {"class": "note", id: "location"},
+    root.appendChild(el(prefix ? "h2" : "h1", {id: "title"}, (prefix ? "source: " : "shardpack report: ") + s.name));
+    root.appendChild(el("p", {"class": "note", id: "location"},
                         data.report.dataset + " (" + s.format + "), by " + data.report.tool));
     const sec = section("summary-section", "Summary");
     // [figure, label, text, value]: value (data-value) is the number stat --json gives, text as shown.
@@ -329,9 +333,7 @@ constexpr const char* kScript = R"PAGE(</script>
     sec.appendChild(grid);
   }
 
-  try {
-    const data = JSON.parse(document.getElementById("report-data").textContent);
-    main.textContent = "";
+  function drawDataset(data) {
     drawSummary(data);
     drawSizes(data);
     drawClasses(data);
@@ -340,8 +342,34 @@ constexpr const char* kScript = R"PAGE(</script>
     drawVerify(data);
     drawDoctor(data);
     drawThumbnails(data);
+  }
+
+  // A mixture: its sources with their quotas of an epoch, then each source's report in a box.
+  function drawMixture(data) {
+    const m = data.report.mixture;
+    main.appendChild(el("h1", {id: "title"}, "shardpack report: a mixture of " + m.sources.length + " datasets"));
+    main.appendChild(el("p", {"class": "note"}, "by " + data.report.tool + "; an epoch of " + group(m.epoch_size) +
+                                                " samples (docs/mixing.md)"));
+    table(main, "mixture", ["source", "dataset", "weight", "samples", "quota of an epoch"],
+          m.sources.map((s, i) => [String(i + 1), s.dataset, String(s.weight), s.samples, s.quota]));
+    for (const w of m.warnings) main.appendChild(el("p", {"class": "bad"}, w));
+    data.sources.forEach((source, i) => {
+      const box = el("div", {"class": "source", "data-source": i});
+      main.appendChild(box);
+      root = box;
+      prefix = "s" + i + "-";
+      drawDataset(source);
+    });
+  }
+
+  try {
+    const data = JSON.parse(document.getElementById("report-data").textContent);
+    main.textContent = "";
+    if (data.sources) drawMixture(data); else drawDataset(data);
     document.body.setAttribute("data-rendered", "ok");
   } catch (e) {
+    root = main;
+    prefix = "";
     main.appendChild(el("p", {"class": "bad", id: "render-error"}, "this report could not be drawn: " + e));
     document.body.setAttribute("data-rendered", "failed");
     console.error("shardpack report: " + e);

@@ -359,6 +359,7 @@ def formats_views_and_url():
     view_row = dom.find(lambda n: n.tag == "tr" and n.attrs.get("data-figure") == "view")
     check(len(view_row) == 1 and view_row[0].find(lambda n: n.tag == "td")[0].content() == stat["view"]["base"],
           "view: no 'view of' row")
+    mixture(serve)
     nginx, base = start_nginx(WORK, serve)
     try:
         local = stat_json(f"{serve}/wds")
@@ -374,6 +375,49 @@ def formats_views_and_url():
         check(requested <= allowed, f"url: requests beyond the dataset's files {requested - allowed}")
     finally:
         stop_process(nginx)
+
+
+def quotas(sizes, weights):
+    """docs/mixing.md's quotas without epoch_size: the sum of the sizes shared by weight, rounded
+    down, the rest one each to the largest remainders (ties: the earlier source)."""
+    rest, total = sum(sizes), sum(weights)
+    exact = [rest * w / total for w in weights]
+    q = [math.floor(x) for x in exact]
+    for i in sorted(range(len(q)), key=lambda i: (-(exact[i] - q[i]), i))[: rest - sum(q)]:
+        q[i] += 1
+    return q
+
+
+def mixture(serve):
+    """report --source A W --source B W: the sources' table with their quotas, then each source's
+    report in its own box, its figures those of the source's stat --json."""
+    sources = [(f"{serve}/wds", 2), (f"{serve}/view", 1)]
+    flags = [x for loc, w in sources for x in ("--source", loc, str(w))]
+    report_args = ["report", *flags, "-o", f"{WORK}/mixture.html"]
+    r = run(*report_args)
+    check(r.returncode == 0 and r.stdout.startswith(f"report {WORK}/mixture.html: a mixture of 2 datasets, "),
+          f"report of a mixture: {r.stdout} {r.stderr}")
+    dom, console = render(f"{WORK}/mixture.html", "mixture")
+    check(dom.find(lambda n: n.tag == "body")[0].attrs.get("data-rendered") == "ok" and console == [],
+          f"mixture: not rendered cleanly: {console}")
+    stats = [stat_json(loc) for loc, _ in sources]
+    want = quotas([st["samples"] for st in stats], [w for _, w in sources])
+    rows = [[td.content() for td in tr.find(lambda n: n.tag == "td")]
+            for tr in dom.find(lambda n: n.tag == "tr" and n.parent.attrs.get("id") == "mixture")][1:]
+    check(rows == [[str(i + 1), loc, str(w), str(st["samples"]), str(q)]
+                   for i, ((loc, w), st, q) in enumerate(zip(sources, stats, want))], f"mixture table {rows}")
+    for i, st in enumerate(stats):
+        box = dom.find(lambda n: n.tag == "div" and n.attrs.get("data-source") == str(i))
+        if len(box) != 1:
+            check(False, f"mixture: no box for source {i}")
+            continue
+        check_chart(box[0], f"mixture source {i}", "width", st["histograms"]["width"]["counts"],
+                    "width (pixels, as shown)", "samples")
+        summary = box[0].find(lambda n: n.attrs.get("id") == f"s{i}-summary")
+        check(len(summary) == 1, f"mixture: source {i} has no s{i}-summary")
+    r = run("report", f"{serve}/wds", *flags)
+    check(r.returncode == 1 and r.stderr == "report failed: give a DATASET, or the sources of a mixture with "
+          "--source LOCATION WEIGHT (repeated)\n", f"report DATASET --source: {r.stderr!r}")
 
 
 def main():
