@@ -18,6 +18,9 @@ import tempfile
 
 from PIL import Image
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from log_histogram_reference import log_histogram  # noqa: E402
+
 
 def nearest_rank(values, q):
     """The smallest value with at least q of all values at or below it."""
@@ -28,28 +31,6 @@ def nearest_rank(values, q):
 def summary(values):
     return {"min": min(values), "p50": nearest_rank(values, 0.5), "p90": nearest_rank(values, 0.9),
             "p99": nearest_rank(values, 0.99), "max": max(values), "mean": sum(values) / len(values)}
-
-
-class Edge(float):
-    """A bin edge 2^(k/steps): equal to another within 1e-12 (exp2 and pow may differ in the last bit)."""
-
-    def __eq__(self, other):
-        return math.isclose(self, other, rel_tol=1e-12)
-
-    __hash__ = float.__hash__
-
-
-def log_histogram(values, steps):
-    """Bins by floor(log2(v) * steps), from the lowest bin that holds a value to the highest (zeros
-    apart), as docs/report.md defines them."""
-    bins = [math.floor(math.log2(v) * steps) for v in values if v > 0]
-    first = min(bins)
-    counts = [0] * (max(bins) - first + 1)
-    for b in bins:
-        counts[b - first] += 1
-    return {"steps_per_octave": steps, "first": first, "counts": counts,
-            "edges": [Edge(2 ** ((first + k) / steps)) for k in range(len(counts) + 1)],
-            "zero": sum(1 for v in values if v <= 0)}
 
 
 def kb(n):

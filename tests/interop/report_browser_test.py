@@ -31,6 +31,9 @@ from PIL import Image
 
 from checks import Checks, fresh_folder, pack_every_format, start_nginx, stop_process
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from log_histogram_reference import log_histogram  # noqa: E402
+
 SHARDPACK, MAKE_TREE, WORK = sys.argv[1:4]
 DATASET = sys.argv[5] if len(sys.argv) == 6 and sys.argv[4] == "--dataset" else None
 CHROMIUM = shutil.which("chromium-headless-shell") or "/usr/lib/chromium/chromium-headless-shell"
@@ -105,25 +108,10 @@ def render(page, name):
     return parser.root, console
 
 
-class Edge(float):
-    """A bin edge 2^(k/steps): equal to another within 1e-12 (exp2 and pow may differ in the last bit)."""
-
-    def __eq__(self, other):
-        return math.isclose(self, other, rel_tol=1e-12)
-
-    __hash__ = float.__hash__
-
-
-def log_histogram(values, steps):
-    """docs/report.md's bins, computed here: floor(log2(v) * steps), zeros apart."""
-    bins = [math.floor(math.log2(v) * steps) for v in values if v > 0]
-    first = min(bins)
-    counts = [0] * (max(bins) - first + 1)
-    for b in bins:
-        counts[b - first] += 1
-    return {"steps_per_octave": steps, "first": first, "counts": counts,
-            "edges": [Edge(2 ** ((first + k) / steps)) for k in range(len(counts) + 1)],
-            "zero": sum(1 for v in values if v <= 0)}
+def table_rows(dom, id_):
+    """The text of each cell of each row of the table with id `id_`, its header row left out."""
+    return [[td.content() for td in tr.find(lambda n: n.tag == "td")]
+            for tr in dom.find(lambda n: n.tag == "tr" and n.parent.attrs.get("id") == id_)][1:]
 
 
 def chart(dom, name):
@@ -266,8 +254,7 @@ def medium_tree():
     odd = [i for i in range(7) if 2 * sizes[i] < med or sizes[i] > 2 * med or 2 * counts[i] < med_n or counts[i] > 2 * med_n]
     check([o["index"] for o in stat["odd_shards"]] == odd and stat["odd_shard_count"] == len(odd),
           f"medium: odd shards {stat['odd_shards']}, computed {odd}")
-    rows = [[td.content() for td in tr.find(lambda n: n.tag == "td")]
-            for tr in dom.find(lambda n: n.tag == "tr" and n.parent.attrs.get("id") == "odd-shards")][1:]
+    rows = table_rows(dom, "odd-shards")
     check([r[1] for r in rows] == [f"shard-{i:06d}.tar" for i in odd], f"medium: odd shard rows {rows}")
     # stat --html writes the same page (without verify) and prints what stat prints.
     r = run("stat", out, "--html", f"{WORK}/medium-stat.html")
@@ -317,8 +304,7 @@ def empty_thin_skipped():
     items = lambda id_: [li.content() for li in dom.find(lambda n: n.tag == "li" and n.parent.attrs.get("id") == id_)]
     check(items("empty-classes") == ["zz_empty"], f"empty classes listed: {items('empty-classes')}")
     check(items("thin-classes") == [classes[2]], f"thin classes listed: {items('thin-classes')}")
-    rows = [[td.content() for td in tr.find(lambda n: n.tag == "td")]
-            for tr in dom.find(lambda n: n.tag == "tr" and n.parent.attrs.get("id") == "skipped-files")][1:]
+    rows = table_rows(dom, "skipped-files")
     check(sorted(r[0] for r in rows) == sorted([f"{classes[0]}/{victim}", f"{classes[1]}/notes.txt"]),
           f"skipped rows {rows}")
     check(rows == [[f["path"], f["reason"]] for f in stat["skipped_files"]] and all(r[1] for r in rows),
@@ -402,8 +388,7 @@ def mixture(serve):
           f"mixture: not rendered cleanly: {console}")
     stats = [stat_json(loc) for loc, _ in sources]
     want = quotas([st["samples"] for st in stats], [w for _, w in sources])
-    rows = [[td.content() for td in tr.find(lambda n: n.tag == "td")]
-            for tr in dom.find(lambda n: n.tag == "tr" and n.parent.attrs.get("id") == "mixture")][1:]
+    rows = table_rows(dom, "mixture")
     check(rows == [[str(i + 1), loc, str(w), str(st["samples"]), str(q)]
                    for i, ((loc, w), st, q) in enumerate(zip(sources, stats, want))], f"mixture table {rows}")
     for i, st in enumerate(stats):
