@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <set>
 
@@ -66,6 +67,32 @@ TEST_P(MakeThumbnailsTest, TheChosenSamplesAsSmallJpegs) {
     ASSERT_TRUE(DecodeImage(t.jpeg, 1 << 20, &decoded).ok()) << t.key;
     EXPECT_EQ(decoded.width, 96u);
     EXPECT_EQ(decoded.height, 96u);
+  }
+}
+
+// A shard gone: its samples' thumbnails say why they are missing, the others are made.
+TEST_F(MakeThumbnailsTest, ASampleThatCannotBeReadIsReportedNotFatal) {
+  MakeTree(2, 5);
+  PackOptions o = QuietOptions();
+  o.samples_per_shard = 5;
+  PackResult r;
+  ASSERT_TRUE(PackTo(out(), o, &r).ok());
+  ASSERT_EQ(std::remove((out() + "/shard-000001.tar").c_str()), 0);
+  ThumbnailOptions to;
+  to.count = 10;
+  std::vector<Thumbnail> thumbnails;
+  const Status s = MakeThumbnails(out(), to, &thumbnails);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(thumbnails.size(), 10u);
+  for (const Thumbnail& t : thumbnails) {
+    if (t.index < 5) {
+      EXPECT_FALSE(t.jpeg.empty()) << t.index;
+      EXPECT_EQ(t.error, "") << t.index;
+    } else {
+      EXPECT_TRUE(t.jpeg.empty()) << t.index;
+      EXPECT_EQ(t.error.rfind("not read: ", 0), 0u) << t.error;
+      EXPECT_NE(t.error.find("shard-000001.tar"), std::string::npos) << t.error;
+    }
   }
 }
 

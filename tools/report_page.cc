@@ -327,7 +327,7 @@ constexpr const char* kScript = R"PAGE(</script>
       }
       const cls = t.label >= 0 && t.label < classes.length ? classes[t.label].name : "unlabelled";
       fig.appendChild(el("figcaption", {}, t.key + " · " + cls + " · " + t.width + "x" + t.height +
-                                           (t.error ? " · not decoded: " + t.error : "")));
+                                           (t.error ? " · " + t.error : "")));
       grid.appendChild(fig);
     }
     sec.appendChild(grid);

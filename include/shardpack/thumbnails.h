@@ -26,7 +26,7 @@ struct Thumbnail {
   std::string key;
   int32_t label = -1;
   uint32_t width = 0, height = 0;  // of the image as shown (EXIF orientation applied)
-  std::string jpeg;                // side x side; empty when the image could not be decoded
+  std::string jpeg;                // side x side; empty when the sample could not be read or decoded
   std::string error;               // why not, when `jpeg` is empty
 };
 
@@ -35,8 +35,8 @@ struct Thumbnail {
 std::vector<uint64_t> ThumbnailPositions(uint64_t samples, uint32_t count, uint64_t seed);
 
 // Reads the samples at ThumbnailPositions of the dataset at `location` (a folder, a view, or a URL)
-// and makes their thumbnails. An image that does not decode is reported in its Thumbnail's `error`,
-// not as a failure; a sample that cannot be read at all (a missing shard) is an error naming it.
+// and makes their thumbnails. A sample that cannot be read (a missing shard) or whose image does not
+// decode is reported in its Thumbnail's `error`, not as a failure; opening the dataset can fail.
 Status MakeThumbnails(const std::string& location, const ThumbnailOptions& options, std::vector<Thumbnail>* out);
 
 }  // namespace shardpack

@@ -80,10 +80,15 @@ Status MakeThumbnails(const std::string& location, const ThumbnailOptions& optio
   SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(location, options.env, &reader, options.remote));
   ReadSample sample;
   for (uint64_t index : ThumbnailPositions(reader->size(), options.count, options.seed)) {
-    SHARDPACK_RETURN_IF_ERROR(reader->Read(index, &sample));
     Thumbnail t;
     t.index = index;
-    SHARDPACK_RETURN_IF_ERROR(Thumb(sample, options, &t));
+    // A sample that cannot be read (a shard missing or cut short) is shown as such: the report of
+    // a damaged dataset is the one most worth having.
+    if (const Status read = reader->Read(index, &sample); !read.ok()) {
+      t.error = "not read: " + read.message();
+    } else {
+      SHARDPACK_RETURN_IF_ERROR(Thumb(sample, options, &t));
+    }
     out->push_back(std::move(t));
   }
   return Status::OK();
