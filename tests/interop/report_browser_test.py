@@ -322,6 +322,17 @@ def formats_views_and_url():
         dom, data = check_page(f"format-{name}", f"{WORK}/{name}.html", stat)
         check(len(data["thumbnails"]) == 14 and all(t["jpeg_base64"] and "error" not in t for t in data["thumbnails"]),
               f"{name}: thumbnails {[t.get('error') for t in data['thumbnails']]}")
+    # A shard gone: the report still comes, its samples' thumbnails replaced by the reason.
+    damaged = f"{WORK}/damaged"
+    shutil.copytree(f"{serve}/wds", damaged)
+    os.remove(f"{damaged}/shard-000001.tar")
+    report(damaged, f"{WORK}/damaged.html")
+    dom, data = check_page("damaged", f"{WORK}/damaged.html", stat_json(damaged))
+    captions = [n.content() for n in dom.find(lambda n: n.tag == "figcaption" and n.parent.tag == "figure"
+                                              and "thumb" in n.parent.classes())]
+    lost = [c for c in captions if "not read: " in c and "shard-000001.tar" in c]
+    imgs = dom.find(lambda n: n.tag == "img")
+    check(len(captions) == 14 and len(lost) == 5 and len(imgs) == 9, f"damaged: {len(imgs)} images, {lost}")
     # --doctor: its stages as bars (each measured layer, then the loader) against the model's rate.
     report(f"{serve}/wds", f"{WORK}/doctor.html", "--doctor", "--doctor-seconds", "3", "--model-rate", "5000")
     dom, data = check_page("doctor", f"{WORK}/doctor.html", stat_json(f"{serve}/wds"))
