@@ -96,12 +96,12 @@ def render(page, name):
     base = [CHROMIUM, "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files", "--enable-logging=stderr",
             "--v=0", f"--user-data-dir={WORK}/chromium-profile"]
     url = "file://" + os.path.abspath(page)
-    r = subprocess.run(base + ["--dump-dom", url], capture_output=True, text=True, timeout=120)
-    console = [line for line in r.stderr.splitlines() if ":CONSOLE" in line]
     os.makedirs(f"{WORK}/screenshots", exist_ok=True)
     shot = f"{WORK}/screenshots/{name}.png"
-    subprocess.run(base + [f"--screenshot={shot}", "--window-size=1200,2400", "--hide-scrollbars", url],
-                   capture_output=True, timeout=120)
+    # One run does both: the screenshot, and the DOM on stdout.
+    r = subprocess.run(base + [f"--screenshot={shot}", "--window-size=1200,2400", "--hide-scrollbars", "--dump-dom",
+                               url], capture_output=True, text=True, timeout=120)
+    console = [line for line in r.stderr.splitlines() if ":CONSOLE" in line]
     check(os.path.exists(shot) and Image.open(shot).size == (1200, 2400), f"{name}: no screenshot {shot}")
     parser = DomParser()
     parser.feed(r.stdout)
