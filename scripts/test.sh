@@ -2,7 +2,8 @@
 # Installs what is missing, checks the formatting of the sources, builds, and runs every test (C++,
 # command line, interop with real servers, Python package and examples/training/train_classifier.py): once in a
 # Release build, with the installed package and the pip-installed Python package checked from
-# outside; once more under AddressSanitizer + UndefinedBehaviorSanitizer; the pipeline, loader,
+# outside; once more under AddressSanitizer + UndefinedBehaviorSanitizer (of the interop tests,
+# the two that reach code no unit test does; see below); the pipeline, loader,
 # verify and LMDB writer tests once more under ThreadSanitizer; then each libFuzzer target for a
 # short while (FUZZ_SECONDS, default 2, so that CI stays under 45 minutes on 2 cores;
 # scripts/fuzz.sh runs them longer). Each build has its own folder. Exits non-zero on any failure.
