@@ -53,11 +53,6 @@ std::string FieldCoverage(const std::map<std::string, uint64_t>& fields, uint64_
   return out;
 }
 
-int Fail(const char* command, const Status& s) {
-  std::fprintf(stderr, "%s failed: %s\n", command, s.message().c_str());
-  return 1;
-}
-
 struct PackFlags {
   std::string src, out, format = "wds", compress = "none", shard_size = "512MB", max_sample_bytes = "256MiB", keys,
                         check = "header", crop, partition, layout = "imagenet", max_side_of = "long";

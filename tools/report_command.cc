@@ -13,6 +13,7 @@
 #include "tools/progress_printer.h"
 #include "tools/report_json.h"
 #include "tools/report_page.h"
+#include "tools/usage_error.h"
 
 #ifdef SHARDPACK_HAVE_CUDA
 #include "ops/cuda/host_to_device_bench.h"
@@ -22,11 +23,6 @@ namespace shardpack {
 namespace {
 
 constexpr uint32_t kThumbnailSide = 96;
-
-int Fail(const Status& s) {
-  std::fprintf(stderr, "report failed: %s\n", s.message().c_str());
-  return 1;
-}
 
 // base64 (RFC 4648, with padding) of the thumbnails' JPEGs, for their data: URIs.
 std::string Base64(const std::string& bytes) {
@@ -192,22 +188,22 @@ CLI::App* AddReportCommand(CLI::App& app, ReportFlags& f) {
 }
 
 int RunReport(ReportFlags& f) {
-  if (const Status env = ApplyEnvironment(&f.remote); !env.ok()) return Fail(env);
+  if (const Status env = ApplyEnvironment(&f.remote); !env.ok()) return Fail("report", env);
   if (f.decode && !f.verify) {
-    return Fail(Status::InvalidArgument("--decode belongs to --verify: give both, or neither"));
+    return Fail("report", Status::InvalidArgument("--decode belongs to --verify: give both, or neither"));
   }
   if (f.dataset.empty() == f.sources.empty()) {
-    return Fail(Status::InvalidArgument(
-        "give a DATASET, or the sources of a mixture with --source LOCATION WEIGHT (repeated)"));
+    return Fail("report", Status::InvalidArgument(
+                              "give a DATASET, or the sources of a mixture with --source LOCATION WEIGHT (repeated)"));
   }
   nlohmann::json report;
   const Status built = f.sources.empty() ? BuildReport(f, nullptr, &report) : BuildMixtureReport(f, &report);
-  if (!built.ok()) return Fail(built);
+  if (!built.ok()) return Fail("report", built);
   if (f.json) std::cout << report.dump(2) << "\n";
   const std::string page_path = !f.output.empty() ? f.output : f.json ? "" : "report.html";
   if (!page_path.empty()) {
     size_t bytes = 0;
-    if (const Status s = WritePage(page_path, report, &bytes); !s.ok()) return Fail(s);
+    if (const Status s = WritePage(page_path, report, &bytes); !s.ok()) return Fail("report", s);
     if (!f.json) {
       const std::string what =
           f.sources.empty() ? f.dataset : "a mixture of " + std::to_string(f.sources.size()) + " datasets";

@@ -91,4 +91,9 @@ int ReportUsageError(CLI::App& app, const CLI::ParseError& error, const std::vec
   return 2;
 }
 
+int Fail(const char* command, const Status& s) {
+  std::fprintf(stderr, "%s failed: %s\n", command, s.message().c_str());
+  return 1;
+}
+
 }  // namespace shardpack

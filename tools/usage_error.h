@@ -7,7 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "shardpack/status.h"
+
 namespace shardpack {
+
+// A command's failure: prints "<command> failed: <why>" on stderr and returns the exit status, 1.
+int Fail(const char* command, const Status& s);
 
 // Prints the error on stderr and returns the exit status (2; 0 for --help and --version, which
 // CLI11 prints as usual). `args`: the arguments after the program's name.

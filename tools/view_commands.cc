@@ -6,6 +6,7 @@
 
 #include "tools/environment.h"
 #include "tools/progress_printer.h"
+#include "tools/usage_error.h"
 
 namespace shardpack {
 namespace {
@@ -66,12 +67,8 @@ CLI::App* AddSplitCommand(CLI::App& app, ViewFlags& f) {
 
 int RunViewCommand(ViewFlags& f, bool split) {
   const char* command = split ? "split" : "subset";
-  const auto fail = [command](const Status& s) {
-    std::fprintf(stderr, "%s failed: %s\n", command, s.message().c_str());
-    return 1;
-  };
   const Status env = ApplyEnvironment(&f.options.remote);
-  if (!env.ok()) return fail(env);
+  if (!env.ok()) return Fail(command, env);
   size_t start = 0;
   while (!f.classes.empty() && start <= f.classes.size()) {
     size_t end = f.classes.find(',', start);
@@ -85,7 +82,7 @@ int RunViewCommand(ViewFlags& f, bool split) {
   ViewResult a, b;
   const Status s = split ? Split(f.in, f.out, f.out_b, f.options, &a, &b) : Subset(f.in, f.out, f.options, &a);
   progress.Finish();
-  if (!s.ok()) return fail(s);
+  if (!s.ok()) return Fail(command, s);
   if (f.json) {
     nlohmann::json j = split ? nlohmann::json{{"a", ResultJson(a)}, {"b", ResultJson(b)}} : ResultJson(a);
     std::cout << j.dump(2) << "\n";
