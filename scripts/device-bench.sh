@@ -15,7 +15,8 @@
 #     the same images (hardware and GPU back-ends; scripts/device_nvjpeg.cc, built there).
 # Targets (issue 44): (b) at 16 threads >= 3x (a) and >= 13,000 images/s; (c) >= 100,000 images/s;
 # ResNet-50 fed by (b) within 5% of its synthetic-input rate. Everything goes to $OUT
-# (device-bench.txt, the logs and *.json) and stdout; a failing step is reported and the rest run.
+# (device-bench.txt, and the logs and *.json in device-bench.tar) and stdout; a failing step is
+# reported and the rest run.
 #   run: bash scripts/device-bench.sh            (carry: build/device-bundle.tar.xz)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,18 +25,7 @@ images=${IMAGES:-16000} seconds=${SECONDS_PER_RUN:-10} train_seconds=${TRAIN_SEC
 mkdir -p "$out"
 log() { echo "$*" | tee -a "$out/device-bench.txt"; }
 step() { log "== $1 (at ${SECONDS} s)"; }
-work=/tmp/shardpack-device
-rm -rf "$work" && mkdir -p "$work"
-python3 -c "import tarfile,sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" build/device-bundle.tar.xz "$work"
-# Our Debian libraries only where the machine lacks that soname: the machine's own are newer, and
-# PyTorch shares the process with the Python module.
-have=$(ldconfig -p | awk '{print $1}')
-for lib in "$work"/lib/*; do
-  if grep -qx "$(basename "$lib")" <<<"$have"; then rm "$lib"; fi
-done
-export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONPATH="$work/python:$PWD/python/tests:$PWD/scripts" PYTHONUNBUFFERED=1
-sp="$work/bin/shardpack"
+source scripts/device-unpack.sh  # $work, $sp, LD_LIBRARY_PATH, PYTHONPATH, the tools the Python tests run
 nvidia-smi -L | tee -a "$out/device-bench.txt"
 log "cores: $(nproc); $(python3 -c 'import sys, torch, torchvision; print("python", sys.version.split()[0], "torch", torch.__version__, "torchvision", torchvision.__version__)')"
 log "bundled libraries used: $(ls "$work/lib" | wc -l)"
@@ -44,8 +34,7 @@ step "GPU tests: cuda_feed_test"
 "$work/bin/cuda_feed_test" --gtest_brief=0 >"$out/gpu-tests.txt" 2>&1
 log "cuda_feed_test exit $?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu-tests.txt" | tr '\n' ' ')"
 step "GPU tests: Python device=\"cuda\" and pin_memory (python/tests/test_loader.py)"
-SHARDPACK_CLI=$sp SHARDPACK_MAKE_IMAGE_TREE=$work/bin/make_image_tree SHARDPACK_DUMP_BATCHES=$work/bin/dump_batches \
-  timeout 120 python3 -m pytest -q -p no:cacheprovider -rs python/tests/test_loader.py -k "cuda or pin_memory" \
+timeout 120 python3 -m pytest -q -p no:cacheprovider -rs python/tests/test_loader.py -k "cuda or pin_memory" \
   >"$out/python-tests.txt" 2>&1
 log "pytest exit $?: $(tail -1 "$out/python-tests.txt")"
 
@@ -108,3 +97,6 @@ print(f"(b) at 16 threads: {b16:,.0f} images/s (target 13,000); (b) / (a) = {b16
 print(f"(c) at 16 threads: {c:,.0f} images/s (target 100,000)")
 print(f"ResNet-50 fed by (b) / synthetic = {tb / r if r else 0:.3f} (target >= 0.95); fed by (a) / synthetic = {ta / r if r else 0:.3f}")
 PY
+# At most 8 files come back from a device run: everything as one tarball, device-bench.txt beside it.
+tar -C "$out" -cf /tmp/device-bench.tar . && find "$out" -mindepth 1 ! -name device-bench.txt -delete &&
+  mv /tmp/device-bench.tar "$out/device-bench.tar"

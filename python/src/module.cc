@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "numpy_arrays.h"
 #include "option_values.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/loader.h"
@@ -32,6 +33,7 @@
 #endif
 
 namespace py = pybind11;
+using shardpack_python::RowMajorArray;
 
 namespace shardpack {
 namespace {
@@ -95,14 +97,14 @@ class BatchLease {
     const Batch& b = l.batch();
     if (l.patch_ > 0) {  // (tokens, patch, patch, 3)
       const py::ssize_t p = l.patch_, tokens = py::ssize_t(b.token_offsets.empty() ? 0 : b.token_offsets.back());
-      return py::array(py::dtype::of<uint8_t>(), std::vector<py::ssize_t>{tokens, p, p, 3}, b.images, self);
+      return RowMajorArray<uint8_t>({tokens, p, p, 3}, b.images, self);
     }
     std::vector<py::ssize_t> shape = {py::ssize_t(b.count)};
     if (l.nchw_)
       shape.insert(shape.end(), {3, py::ssize_t(l.h_), py::ssize_t(l.w_)});
     else
       shape.insert(shape.end(), {py::ssize_t(l.h_), py::ssize_t(l.w_), 3});
-    return py::array(py::dtype::of<uint8_t>(), shape, b.images, self);
+    return RowMajorArray<uint8_t>(shape, b.images, self);
   }
   // The masks (LoaderOptions::mask) as a (count, H, W) uint8 array over the loader's buffer.
   static py::object Masks(py::object self) {
@@ -110,19 +112,19 @@ class BatchLease {
     const Batch& b = l.batch();
     if (b.masks == nullptr) return py::none();
     const std::vector<py::ssize_t> shape = {py::ssize_t(b.count), py::ssize_t(l.h_), py::ssize_t(l.w_)};
-    return py::array(py::dtype::of<uint8_t>(), shape, b.masks, self);
+    return RowMajorArray<uint8_t>(shape, b.masks, self);
   }
   uint32_t slot() const { return slot_; }
   // A token budget's batch: each image's (height, width), and where its patches start (count + 1).
   py::array_t<int64_t> Sizes() const {
     const Batch& b = batch();
-    py::array_t<int64_t> out({py::ssize_t(b.sizes.size() / 2), py::ssize_t(2)});
+    py::array_t<int64_t> out = RowMajorArray<int64_t>({py::ssize_t(b.sizes.size() / 2), py::ssize_t(2)});
     for (size_t i = 0; i < b.sizes.size(); ++i) out.mutable_data()[i] = b.sizes[i];
     return out;
   }
   py::array_t<int64_t> TokenOffsets() const {
     const Batch& b = batch();
-    py::array_t<int64_t> out(py::ssize_t(b.token_offsets.size()));
+    py::array_t<int64_t> out = RowMajorArray<int64_t>({py::ssize_t(b.token_offsets.size())});
     for (size_t i = 0; i < b.token_offsets.size(); ++i) out.mutable_data()[i] = int64_t(b.token_offsets[i]);
     return out;
   }
@@ -282,10 +284,9 @@ class PyDataset {
     if (!sample.encoded.empty()) {
       d[ImageExtension(sample.format)] = py::bytes(sample.encoded);
     } else {
-      py::array_t<uint8_t> pixels(
-          {py::ssize_t(sample.pixels.height), py::ssize_t(sample.pixels.width), py::ssize_t(3)});
-      std::memcpy(pixels.mutable_data(), sample.pixels.rgb.data(), sample.pixels.rgb.size());
-      d["npy"] = pixels;
+      d["npy"] =
+          RowMajorArray<uint8_t>({py::ssize_t(sample.pixels.height), py::ssize_t(sample.pixels.width), py::ssize_t(3)},
+                                 sample.pixels.rgb.data());
     }
     bool own_json = false;
     for (const Field& f : fields) {
@@ -294,7 +295,8 @@ class PyDataset {
         d[py::str(f.name)] = py::bytes(f.data);
         continue;
       }
-      py::array_t<uint8_t> mask({py::ssize_t(sample.pixels.height), py::ssize_t(sample.pixels.width)});
+      py::array_t<uint8_t> mask =
+          RowMajorArray<uint8_t>({py::ssize_t(sample.pixels.height), py::ssize_t(sample.pixels.width)});
       std::memcpy(mask.mutable_data(), f.data.data(), f.data.size());
       d[py::str(f.name)] = mask;
     }
@@ -375,10 +377,10 @@ class DeviceBatchHandle {
 
   py::array_t<int64_t> Labels() const {
     const std::vector<int32_t>& l = batch_->host->labels;
-    return py::array_t<int64_t>(py::ssize_t(l.size()), std::vector<int64_t>(l.begin(), l.end()).data());
+    return RowMajorArray<int64_t>({py::ssize_t(l.size())}, std::vector<int64_t>(l.begin(), l.end()).data());
   }
   py::array_t<uint64_t> Indices() const {
-    return py::array_t<uint64_t>(py::ssize_t(batch_->host->indices.size()), batch_->host->indices.data());
+    return RowMajorArray<uint64_t>({py::ssize_t(batch_->host->indices.size())}, batch_->host->indices.data());
   }
 
  private:
@@ -601,19 +603,20 @@ PYBIND11_MODULE(_shardpack, m) {
            "None without a mask")
       .def("labels",
            [](const BatchLease& l) {
-             return py::array_t<int64_t>(py::ssize_t(l.batch().labels.size()),
-                                         std::vector<int64_t>(l.batch().labels.begin(), l.batch().labels.end()).data());
+             return RowMajorArray<int64_t>(
+                 {py::ssize_t(l.batch().labels.size())},
+                 std::vector<int64_t>(l.batch().labels.begin(), l.batch().labels.end()).data());
            })
       .def("indices",
            [](const BatchLease& l) {
-             return py::array_t<uint64_t>(py::ssize_t(l.batch().indices.size()), l.batch().indices.data());
+             return RowMajorArray<uint64_t>({py::ssize_t(l.batch().indices.size())}, l.batch().indices.data());
            })
       .def("keys", [](const BatchLease& l) { return l.batch().keys; })
       .def(
           "sources",
           [](const BatchLease& l) {
-            return py::array_t<int64_t>(
-                py::ssize_t(l.batch().sources.size()),
+            return RowMajorArray<int64_t>(
+                {py::ssize_t(l.batch().sources.size())},
                 std::vector<int64_t>(l.batch().sources.begin(), l.batch().sources.end()).data());
           },
           "The source of each sample: its place in the loader's sources (0 for one dataset)")

@@ -53,6 +53,21 @@ def test_images_share_memory_with_the_cpp_buffer(wds):
     assert len(seen) >= 2
 
 
+def test_every_array_states_its_row_major_strides(wds, raw):
+    # Under numpy 2 the module's arrays once had strides of 0 (python/src/numpy_arrays.h): each batch
+    # read as its first pixel repeated and its labels as one label. The strides expected here are
+    # worked by hand from the shapes; the values against the C++ buffer (the test above) and PIL (test_dataset).
+    loader = shardpack.Loader(wds, batch_size=8, size=24, threads=2, layout="NHWC")
+    lease = next(iter(loader.batches()))
+    images, labels, indices = lease.images(), lease.labels(), lease.indices()
+    assert images.shape == (8, 24, 24, 3) and images.strides == (24 * 24 * 3, 24 * 3, 3, 1)
+    assert labels.strides == (8,) and indices.strides == (8,) and lease.sources().strides == (8,)
+    assert np.unique(images).size > 1 and np.unique(labels).size > 1  # not one value repeated
+    sample = shardpack.open(raw)[0]
+    h, w, _ = sample["npy"].shape
+    assert sample["npy"].strides == (w * 3, 3, 1)
+
+
 def test_the_layouts_are_views_or_the_transpose_of_one_buffer(wds):
     def first(layout):
         loader = shardpack.Loader(wds, batch_size=4, size=16, shuffle=False, transform="eval", layout=layout)
