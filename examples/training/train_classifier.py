@@ -109,6 +109,11 @@ def main():
 
     torch.manual_seed(0)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cuda":
+        # Exact resume gives the same batches; the same weights as well take cuDNN's deterministic
+        # kernels (its fastest ones add in an order that varies from run to run).
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
     if args.dataloader:
         dataset = shardpack.IterableDataset(args.data, size=args.size, seed=0)
         loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, num_workers=args.num_workers,

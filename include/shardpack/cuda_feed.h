@@ -40,10 +40,14 @@ struct DeviceBatch {
   size_t bytes = 0;
   uint32_t count = 0;
   DeviceDType dtype = DeviceDType::kFloat32;
-  const Batch* host = nullptr;  // labels, keys, indices (its images buffer may already be reused)
-  void* stream = nullptr;       // the cudaStream_t the batch was produced on
-  void* ready = nullptr;        // cudaEvent_t to wait on (cudaStreamWaitEvent) before reading `data`
-  uint32_t slot = 0;            // device buffer, for Done()
+  // Copied out of the loader's host batch in Next(): that buffer goes back to the loader as soon
+  // as the copy ends (a host function on the copy stream) and is then refilled with a later batch.
+  std::vector<int32_t> labels;
+  std::vector<std::string> keys;
+  std::vector<uint64_t> indices;
+  void* stream = nullptr;  // the cudaStream_t the batch was produced on
+  void* ready = nullptr;   // cudaEvent_t to wait on (cudaStreamWaitEvent) before reading `data`
+  uint32_t slot = 0;       // device buffer, for Done()
 };
 
 struct CudaFeedStats {

@@ -176,6 +176,14 @@ Status CudaFeed::Next(const DeviceBatch** batch) {
   SHARDPACK_RETURN_IF_ERROR(m.loader->Acquire(&host, &host_slot));
   m.stats.host_wait_seconds += Since(t0);
   if (host == nullptr) return Status::OK();
+  // Everything read from the host batch is read now: the host function queued below gives it back
+  // to the loader the moment the copy ends, maybe before this function returns.
+  DeviceBatch& b = s.batch;
+  b.count = host->count;
+  b.bytes = host->image_bytes * ElementBytes(m.options.dtype);
+  b.labels = host->labels;
+  b.keys = host->keys;
+  b.indices = host->indices;
   // The consumer's work on the slot's previous batch must be finished before it is overwritten.
   if (s.in_use) SHARDPACK_CUDA(cudaStreamWaitEvent(m.copy_stream, s.free, 0));
   SHARDPACK_CUDA(cudaEventRecord(s.copy_start, m.copy_stream));
@@ -189,18 +197,14 @@ Status CudaFeed::Next(const DeviceBatch** batch) {
   SHARDPACK_CUDA(cudaLaunchHostFunc(m.copy_stream, HostRelease::Run, new HostRelease{m.loader.get(), host_slot}));
   s.in_use = true;
   s.done = false;
-  DeviceBatch& b = s.batch;
   b.data = o.dtype == DeviceDType::kUint8 ? s.input : s.output;
-  b.count = host->count;
-  b.bytes = host->image_bytes * ElementBytes(o.dtype);
   b.dtype = o.dtype;
-  b.host = host;
   b.stream = m.copy_stream;
   b.ready = s.ready;
   b.slot = uint32_t(m.next % m.slots.size());
   ++m.next;
   ++m.stats.batches;
-  m.stats.images += host->count;
+  m.stats.images += b.count;
   *batch = &b;
   return Status::OK();
 }

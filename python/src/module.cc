@@ -376,11 +376,11 @@ class DeviceBatchHandle {
   }
 
   py::array_t<int64_t> Labels() const {
-    const std::vector<int32_t>& l = batch_->host->labels;
+    const std::vector<int32_t>& l = batch_->labels;
     return RowMajorArray<int64_t>({py::ssize_t(l.size())}, std::vector<int64_t>(l.begin(), l.end()).data());
   }
   py::array_t<uint64_t> Indices() const {
-    return RowMajorArray<uint64_t>({py::ssize_t(batch_->host->indices.size())}, batch_->host->indices.data());
+    return RowMajorArray<uint64_t>({py::ssize_t(batch_->indices.size())}, batch_->indices.data());
   }
 
  private:
