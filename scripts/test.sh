@@ -4,9 +4,12 @@
 # Release build, with the installed package and the pip-installed Python package checked from
 # outside; once more under AddressSanitizer + UndefinedBehaviorSanitizer (of the interop tests,
 # the two that reach code no unit test does; see below); the pipeline, loader,
-# verify and LMDB writer tests once more under ThreadSanitizer; then each libFuzzer target for a
-# short while (FUZZ_SECONDS, default 2, so that CI stays under 45 minutes on 2 cores;
-# scripts/fuzz.sh runs them longer). Each build has its own folder. Exits non-zero on any failure.
+# verify and LMDB writer tests once more under ThreadSanitizer. The fuzz targets' corpora (seeds and
+# past findings) are replayed under the sanitizers as ctest tests (fuzz_replay_*); fuzzing proper is
+# scripts/fuzz.sh (clang's libFuzzer), here only with FUZZ_SECONDS=N (N seconds a target), since
+# its own build of everything does not fit CI's 45 minutes on 2 cores. Debug information is line
+# tables only (-g1) in the sanitizer builds: their reports keep file and line, the builds are
+# faster. Each build has its own folder. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -30,8 +33,8 @@ scripts/check-python-package.sh build/release
 stage "ASan + UBSan build and tests"
 # (The Python module is not built here: a sanitized extension cannot load into Debian's python3.)
 # Nor the CUDA feed: nvcc does not take the sanitizer flags (the Release build compiles and tests it).
-scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DSHARDPACK_SANITIZE=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF \
-  -DSHARDPACK_BUILD_PYTHON=OFF -DSHARDPACK_CUDA=OFF
+scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DSHARDPACK_SANITIZE=ON \
+  -DSHARDPACK_BUILD_BENCHMARKS=OFF -DSHARDPACK_BUILD_PYTHON=OFF -DSHARDPACK_CUDA=OFF
 # Of the interop tests (Python against real servers and tools; Release runs them all), only two run
 # here, for the code only they reach: http_faults (the libcurl client on every failure path) and
 # resolution_bound (pack --max-side's decode, resize and re-encode). The others drive code the unit
@@ -49,8 +52,8 @@ stage "ThreadSanitizer build: pipeline, loader, verify, reader, sampler, LMDB wr
 tsan_tests=(pack_test convert_test loader_test verify_test dataset_reader_test sampler_test lmdb_dataset_writer_test
   env_posix_test remote_shard_store_test object_store_output_env_test streaming_memory_test cache_folder_test
   mixture_test writer_test shard_index_cache_test)
-cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPACK_TSAN=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF \
-  -DSHARDPACK_BUILD_PYTHON=OFF -DSHARDPACK_CUDA=OFF >/dev/null
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+  -DSHARDPACK_TSAN=ON -DSHARDPACK_BUILD_BENCHMARKS=OFF -DSHARDPACK_BUILD_PYTHON=OFF -DSHARDPACK_CUDA=OFF >/dev/null
 cmake --build build/tsan -j"$jobs" --target "${tsan_tests[@]}" make_image_tree
 # $jobs tests at a time (most of them keep one core busy, not both), each one's output kept in
 # build/tsan/NAME.log and printed below in the list's order; then the stage fails if one did.
@@ -67,6 +70,8 @@ for t in "${tsan_tests[@]}"; do
 done
 ((tsan_failed == 0)) || { echo "ThreadSanitizer: a test failed (above)"; exit 1; }
 
-stage "Fuzz targets"
-scripts/fuzz.sh --seconds "${FUZZ_SECONDS:-2}"
+if ((${FUZZ_SECONDS:-0} > 0)); then
+  stage "Fuzz targets, ${FUZZ_SECONDS} s each (libFuzzer)"
+  scripts/fuzz.sh --seconds "$FUZZ_SECONDS"
+fi
 echo "== All stages passed in ${SECONDS} s"
