@@ -33,6 +33,7 @@
 #endif
 
 namespace py = pybind11;
+using shardpack_python::ConvertedArray;
 using shardpack_python::RowMajorArray;
 
 namespace shardpack {
@@ -118,15 +119,11 @@ class BatchLease {
   // A token budget's batch: each image's (height, width), and where its patches start (count + 1).
   py::array_t<int64_t> Sizes() const {
     const Batch& b = batch();
-    py::array_t<int64_t> out = RowMajorArray<int64_t>({py::ssize_t(b.sizes.size() / 2), py::ssize_t(2)});
-    for (size_t i = 0; i < b.sizes.size(); ++i) out.mutable_data()[i] = b.sizes[i];
-    return out;
+    return ConvertedArray<int64_t>(b.sizes, {py::ssize_t(b.sizes.size() / 2), py::ssize_t(2)});
   }
   py::array_t<int64_t> TokenOffsets() const {
     const Batch& b = batch();
-    py::array_t<int64_t> out = RowMajorArray<int64_t>({py::ssize_t(b.token_offsets.size())});
-    for (size_t i = 0; i < b.token_offsets.size(); ++i) out.mutable_data()[i] = int64_t(b.token_offsets[i]);
-    return out;
+    return ConvertedArray<int64_t>(b.token_offsets);
   }
 
  private:
@@ -375,10 +372,7 @@ class DeviceBatchHandle {
     });
   }
 
-  py::array_t<int64_t> Labels() const {
-    const std::vector<int32_t>& l = batch_->labels;
-    return RowMajorArray<int64_t>({py::ssize_t(l.size())}, std::vector<int64_t>(l.begin(), l.end()).data());
-  }
+  py::array_t<int64_t> Labels() const { return ConvertedArray<int64_t>(batch_->labels); }
   py::array_t<uint64_t> Indices() const {
     return RowMajorArray<uint64_t>({py::ssize_t(batch_->indices.size())}, batch_->indices.data());
   }
@@ -601,24 +595,14 @@ PYBIND11_MODULE(_shardpack, m) {
       .def("masks", &BatchLease::Masks,
            "(count, H, W) uint8 class ids over the mask buffer (no copy), cropped and flipped as the images; "
            "None without a mask")
-      .def("labels",
-           [](const BatchLease& l) {
-             return RowMajorArray<int64_t>(
-                 {py::ssize_t(l.batch().labels.size())},
-                 std::vector<int64_t>(l.batch().labels.begin(), l.batch().labels.end()).data());
-           })
+      .def("labels", [](const BatchLease& l) { return ConvertedArray<int64_t>(l.batch().labels); })
       .def("indices",
            [](const BatchLease& l) {
              return RowMajorArray<uint64_t>({py::ssize_t(l.batch().indices.size())}, l.batch().indices.data());
            })
       .def("keys", [](const BatchLease& l) { return l.batch().keys; })
       .def(
-          "sources",
-          [](const BatchLease& l) {
-            return RowMajorArray<int64_t>(
-                {py::ssize_t(l.batch().sources.size())},
-                std::vector<int64_t>(l.batch().sources.begin(), l.batch().sources.end()).data());
-          },
+          "sources", [](const BatchLease& l) { return ConvertedArray<int64_t>(l.batch().sources); },
           "The source of each sample: its place in the loader's sources (0 for one dataset)")
       .def(
           "fields",

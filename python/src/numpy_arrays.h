@@ -36,4 +36,15 @@ pybind11::array_t<T> RowMajorArray(std::vector<pybind11::ssize_t> shape, const T
   return pybind11::array_t<T>(std::move(shape), std::move(strides), data, base);
 }
 
+// A new array of To holding `values` converted (labels int32 -> int64, ...), filled in place; shape
+// defaults to one dimension.
+template <typename To, typename From>
+pybind11::array_t<To> ConvertedArray(const std::vector<From>& values, std::vector<pybind11::ssize_t> shape = {}) {
+  if (shape.empty()) shape = {pybind11::ssize_t(values.size())};
+  pybind11::array_t<To> out = RowMajorArray<To>(std::move(shape));
+  To* data = out.mutable_data();
+  for (size_t i = 0; i < values.size(); ++i) data[i] = To(values[i]);
+  return out;
+}
+
 }  // namespace shardpack_python

@@ -17,9 +17,8 @@ namespace {
 
 void Replay(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // A copy of exactly `size` bytes on the heap, as libFuzzer hands them: ASan sees a read past the end.
-  std::vector<uint8_t> input(bytes.begin(), bytes.end());
+  // Exactly the file's bytes on the heap, as libFuzzer hands them: ASan sees a read past the end.
+  const std::vector<uint8_t> input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   LLVMFuzzerTestOneInput(input.empty() ? nullptr : input.data(), input.size());
 }
 
