@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "ops/cuda/host_to_device_bench.h"
+#include "tests/support/damaged_sample.h"
 #include "tests/support/dataset_fixture.h"
 #include "tests/support/normalize_reference.h"
 
@@ -125,6 +126,38 @@ TEST_F(CudaFeedTest, ForgettingDoneIsAnErrorNotACorruption) {
   EXPECT_EQ(
       feed->Next(&d).ToString(),
       "invalid argument: CudaFeed: Done() was not called for the batch 2 batches ago, whose device buffer comes next");
+}
+
+// A sample that cannot be decoded is left out of its device batch, counted and reported once, as
+// the CPU loader does: the Python loader warns from these lines, so nothing goes missing silently.
+TEST_F(CudaFeedTest, CorruptSampleIsLeftOutCountedAndReported) {
+  std::string why;
+  if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+  ASSERT_NO_FATAL_FAILURE(testing::DamageFirstJpegScan(out()));
+  CudaFeedOptions fo;
+  fo.loader = Options();
+  fo.loader.sampler.shuffle = false;
+  fo.dtype = DeviceDType::kUint8;
+  std::unique_ptr<CudaFeed> feed;
+  ASSERT_TRUE(CudaFeed::Open(out(), fo, &feed).ok());
+  ASSERT_TRUE(feed->StartEpoch(0).ok());
+  std::vector<uint64_t> indices;
+  for (;;) {
+    const DeviceBatch* d = nullptr;
+    ASSERT_TRUE(feed->Next(&d).ok());
+    if (d == nullptr) break;
+    indices.insert(indices.end(), d->indices.begin(), d->indices.end());
+    ASSERT_TRUE(feed->Done(*d, nullptr).ok());
+  }
+  std::vector<uint64_t> expected(20);  // 3 classes x 7 images, all but sample 0, in order
+  for (uint64_t i = 0; i < 20; ++i) expected[i] = i + 1;
+  EXPECT_EQ(indices, expected);
+  EXPECT_EQ(feed->stats().corrupt, 1u);
+  EXPECT_EQ(feed->stats().images, 20u);
+  const std::vector<std::string> reports = feed->TakeSkipReports();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].rfind("skipped sample 000000000 (index 0): ", 0), 0u) << reports[0];
+  EXPECT_TRUE(feed->TakeSkipReports().empty());
 }
 
 // shardpack doctor's host-to-device stage: without a device it says why, as CudaFeed::Open does; with

@@ -10,10 +10,10 @@
 #include <opencv2/imgproc.hpp>
 #include <set>
 
-#include "formats/wds/dali_index.h"
 #include "ops/read/forwarding_dataset_reader.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/loader_bench.h"
+#include "tests/support/damaged_sample.h"
 #include "tests/support/dataset_fixture.h"
 
 namespace shardpack {
@@ -368,14 +368,7 @@ TEST_F(LoaderTest, CorruptSampleIsLeftOutOfItsBatchReportedOnceAndCounted) {
   const size_t per_image = 16 * 12 * 3;
   std::string clean_images;
   for (const std::string& batch : clean.images) clean_images += batch;
-  // Damage the entropy-coded data of sample 0's JPEG inside the shard (keeping its end marker).
-  std::vector<DaliIndexSample> index;
-  ASSERT_TRUE(ParseDaliIndex(ReadFile(out() + "/shard-000000.idx"), &index).ok());
-  std::string shard = ReadFile(out() + "/shard-000000.tar");
-  const DaliIndexMember& jpg = index[0][1];
-  const size_t scan = shard.find("\xFF\xDA", jpg.offset);
-  for (size_t i = scan + 20; i < scan + 60; ++i) shard[i] = '\xFF';
-  WriteFile(out() + "/shard-000000.tar", shard);
+  ASSERT_NO_FATAL_FAILURE(testing::DamageFirstJpegScan(out()));
   const Epoch e = Run(o, 0);
   // Skipped means left out: the first batch holds samples 1..3, no zeros labelled -1.
   ASSERT_EQ(e.indices.size(), 26u);

@@ -56,6 +56,7 @@ struct CudaFeedStats {
   double copy_seconds = 0;       // GPU time of the copies and the normalisation kernel (events)
   double host_wait_seconds = 0;  // Next() waiting for the loader: the CPU side is the bottleneck
   double slot_wait_seconds = 0;  // Next() waiting for a device buffer the consumer still uses
+  uint64_t corrupt = 0;          // samples skipped as unreadable or undecodable (LoaderStats::corrupt)
 };
 
 class CudaFeed {
@@ -74,6 +75,9 @@ class CudaFeed {
   // stream); the device buffer is reused once that work completes.
   Status Done(const DeviceBatch& batch, void* consumer_stream);
   CudaFeedStats stats() const;
+  // The samples skipped (LoaderOptions::skip_corrupt) since the last call, one line each, as
+  // Loader::TakeSkipReports words them: a caller shows them, so that nothing is dropped silently.
+  std::vector<std::string> TakeSkipReports();
 
  private:
   struct Impl;

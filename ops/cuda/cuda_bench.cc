@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "ops/diagnose/bench_result_rates.h"
@@ -27,6 +28,7 @@ Status RunCudaBench(const std::string& dataset, const BenchOptions& o, DeviceDTy
   }
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  std::set<std::string> seen;  // skip lines already kept
   Status status;
   for (uint64_t epoch = 0; status.ok(); ++epoch) {
     if (o.seconds <= 0 && epoch >= o.epochs) break;
@@ -35,6 +37,7 @@ Status RunCudaBench(const std::string& dataset, const BenchOptions& o, DeviceDTy
     while (status.ok()) {
       const DeviceBatch* b = nullptr;
       status = feed->Next(&b);
+      KeepSkipLines(feed->TakeSkipReports(), &seen, r);
       if (!status.ok() || b == nullptr) break;
       cudaStreamWaitEvent(consumer, static_cast<cudaEvent_t>(b->ready), 0);
       if (o.consumer_rate > 0) std::this_thread::sleep_for(std::chrono::duration<double>(b->count / o.consumer_rate));
@@ -47,6 +50,7 @@ Status RunCudaBench(const std::string& dataset, const BenchOptions& o, DeviceDTy
     const CudaFeedStats s = feed->stats();
     r->copy_seconds += s.copy_seconds;
     r->consumer_wait_seconds += s.host_wait_seconds;
+    r->corrupt += s.corrupt;
   }
   cudaStreamDestroy(consumer);
   SHARDPACK_RETURN_IF_ERROR(status);

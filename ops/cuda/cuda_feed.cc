@@ -83,6 +83,10 @@ struct CudaFeed::Impl {
     if (copy_stream) cudaStreamDestroy(copy_stream);
   }
 
+  // Copies the host batch into slot s (and normalises it there), and queues the host buffer's
+  // release behind the copy. Until that release is queued, the host buffer is the caller's.
+  Status QueueCopy(DeviceSlot& s, const Batch& host, uint32_t host_slot);
+
   // Adds the GPU time of the copy that last used slot d to the statistics.
   void AccountCopy(DeviceSlot& s) {
     if (!s.in_use) return;
@@ -176,6 +180,26 @@ Status CudaFeed::Next(const DeviceBatch** batch) {
   SHARDPACK_RETURN_IF_ERROR(m.loader->Acquire(&host, &host_slot));
   m.stats.host_wait_seconds += Since(t0);
   if (host == nullptr) return Status::OK();
+  const Status queued = m.QueueCopy(s, *host, host_slot);
+  if (!queued.ok()) {
+    // A CUDA call failed before the release was queued: give the host buffer back here, or the
+    // loader waits for it forever; once the stream is idle, so that no copy still reads it.
+    cudaStreamSynchronize(m.copy_stream);
+    m.loader->Release(host_slot);
+    return queued;
+  }
+  DeviceBatch& b = s.batch;
+  b.slot = uint32_t(m.next % m.slots.size());
+  ++m.next;
+  ++m.stats.batches;
+  m.stats.images += b.count;
+  *batch = &b;
+  return Status::OK();
+}
+
+Status CudaFeed::Impl::QueueCopy(DeviceSlot& s, const Batch& batch, uint32_t host_slot) {
+  Impl& m = *this;
+  const Batch* host = &batch;
   // Everything read from the host batch is read now: the host function queued below gives it back
   // to the loader the moment the copy ends, maybe before this function returns.
   DeviceBatch& b = s.batch;
@@ -201,11 +225,6 @@ Status CudaFeed::Next(const DeviceBatch** batch) {
   b.dtype = o.dtype;
   b.stream = m.copy_stream;
   b.ready = s.ready;
-  b.slot = uint32_t(m.next % m.slots.size());
-  ++m.next;
-  ++m.stats.batches;
-  m.stats.images += b.count;
-  *batch = &b;
   return Status::OK();
 }
 
@@ -221,7 +240,10 @@ Status CudaFeed::Done(const DeviceBatch& batch, void* consumer_stream) {
 CudaFeedStats CudaFeed::stats() const {
   CudaFeedStats s = impl_->stats;
   s.elapsed_seconds = Since(impl_->start);
+  s.corrupt = impl_->loader->stats().corrupt;
   return s;
 }
+
+std::vector<std::string> CudaFeed::TakeSkipReports() { return impl_->loader->TakeSkipReports(); }
 
 }  // namespace shardpack

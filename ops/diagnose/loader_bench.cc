@@ -31,11 +31,7 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
     for (;;) {
       const Batch* batch = nullptr;
       SHARDPACK_RETURN_IF_ERROR(loader->Next(&batch));
-      for (std::string& line : loader->TakeSkipReports()) {
-        if (r->skipped.size() < BenchResult::kMaxSkipLines && seen.insert(line).second) {
-          r->skipped.push_back(std::move(line));
-        }
-      }
+      KeepSkipLines(loader->TakeSkipReports(), &seen, r);
       if (batch == nullptr) break;
       ++r->batches;
       r->images += batch->count;  // consumed; batches still prefetched at the end do not count
@@ -63,6 +59,14 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
   // After the timed epochs: the statistic computes whole epochs' orders.
   return MeasureShuffleQuality(mixed ? &o.mixture : nullptr, loader->source_shard_sizes(), o.loader.sampler,
                                {1000, 10000}, 0, &r->shuffle_quality);
+}
+
+void KeepSkipLines(std::vector<std::string> lines, std::set<std::string>* seen, BenchResult* r) {
+  for (std::string& line : lines) {
+    if (r->skipped.size() < BenchResult::kMaxSkipLines && seen->insert(line).second) {
+      r->skipped.push_back(std::move(line));
+    }
+  }
 }
 
 void FinishBenchResult(const BenchOptions& o, BenchResult* r) {

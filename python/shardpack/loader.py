@@ -398,9 +398,8 @@ class Loader:
         self._done = first
         while True:
             lease = self._impl.acquire()
-            if not self._cuda:
-                for line in self._impl.take_skip_reports():
-                    warnings.warn(f"{self._config['path'] or 'the mixture'}: {line}", stacklevel=3)
+            for line in self._impl.take_skip_reports():
+                warnings.warn(f"{self._config['path'] or 'the mixture'}: {line}", stacklevel=3)
             if lease is None:
                 return
             # (A batch whose every sample was skipped is not handed out: count from the batch's index.)

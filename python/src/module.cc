@@ -436,6 +436,7 @@ class PyCudaFeed {
       shape = {int64_t(b->count), int64_t(l.height), int64_t(l.width), 3};
     return py::cast(std::make_unique<DeviceBatchHandle>(feed_, b, options_.device, shape));
   }
+  std::vector<std::string> take_skip_reports() { return feed_->TakeSkipReports(); }
   py::dict Stats() const {
     const CudaFeedStats s = feed_->stats();
     py::dict d;
@@ -444,6 +445,7 @@ class PyCudaFeed {
     d["elapsed_seconds"] = s.elapsed_seconds;
     d["copy_seconds"] = s.copy_seconds;
     d["host_wait_seconds"] = s.host_wait_seconds;
+    d["corrupt"] = s.corrupt;
     d["images_per_s"] = PerSecond(double(s.images), s.elapsed_seconds);
     d["consumer_wait_share"] = PerSecond(s.host_wait_seconds, s.elapsed_seconds);
     return d;
@@ -689,7 +691,9 @@ PYBIND11_MODULE(_shardpack, m) {
       .def("batches_per_epoch", &PyCudaFeed::batches_per_epoch)
       .def("start_epoch", &PyCudaFeed::StartEpoch, py::arg("epoch"), py::arg("first_batch") = 0)
       .def("acquire", &PyCudaFeed::Acquire)
-      .def("stats", &PyCudaFeed::Stats);
+      .def("stats", &PyCudaFeed::Stats)
+      .def("take_skip_reports", &PyCudaFeed::take_skip_reports,
+           "The samples skipped since the last call (LoaderOptions::skip_corrupt), one line each.");
 #else
   m.attr("has_cuda") = false;
 #endif

@@ -56,17 +56,23 @@ def test_inside_a_dataloader_the_share_comes_from_torchs_worker_info(wds):
     assert sorted(seen) == sorted(labels_of(shardpack.Loader(wds, batch_size=4, size=16)))
 
 
-def test_a_corrupt_sample_is_left_out_named_once_and_counted(tree, tmp_path):
+def pack_with_one_corrupt_jpeg(tree, tmp_path):
+    """The tree packed with its first JPEG's entropy-coded data damaged (the header stays valid)."""
     src = tmp_path / "src"
     shutil.copytree(tree / "src", src)
     victim = sorted(src.rglob("*.JPEG"))[0]
     data = bytearray(victim.read_bytes())
-    scan = data.index(b"\xff\xda")  # damage the entropy-coded data; the header stays valid
+    scan = data.index(b"\xff\xda")
     data[scan + 20:scan + 60] = b"\xff" * 40
     victim.write_bytes(bytes(data))
     out = tmp_path / "wds"
     subprocess.run([tool("SHARDPACK_CLI"), "pack", str(src), str(out), "--quiet", "--no-sync", "--check", "header"],
                    check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def test_a_corrupt_sample_is_left_out_named_once_and_counted(tree, tmp_path):
+    out = pack_with_one_corrupt_jpeg(tree, tmp_path)
     loader = shardpack.Loader(out, batch_size=8, size=16, shuffle=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -87,6 +93,28 @@ def test_a_corrupt_sample_is_left_out_named_once_and_counted(tree, tmp_path):
     lines = [line for line in r.stderr.splitlines() if line.startswith("skipped sample")]
     assert len(lines) == 1 and "(index 0)" in lines[0], r.stderr
     assert "118 images" in r.stdout, r.stdout
+
+
+def test_on_the_gpu_a_corrupt_sample_is_named_too(tree, tmp_path):
+    """device="cuda" skips as the CPU loader does, and says so (it once dropped the sample silently)."""
+    import shardpack._shardpack as native
+
+    if not native.has_cuda or not native.cuda_device_available()[0] or not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    out = pack_with_one_corrupt_jpeg(tree, tmp_path)
+    loader = shardpack.Loader(out, batch_size=8, size=16, shuffle=False, device="cuda", dtype="uint8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        labels = torch.cat([y.cpu() for _, y in loader])
+    assert len(labels) == 59
+    skipped = [str(w.message) for w in caught if "skipped sample" in str(w.message)]
+    assert len(skipped) == 1 and skipped[0].startswith(f"{out}: skipped sample ") and "(index 0)" in skipped[0]
+    assert loader.stats()["corrupt"] == 1
+    r = subprocess.run([tool("SHARDPACK_CLI"), "bench", str(out), "--epochs", "2", "--batch", "8", "--crop", "16",
+                        "--threads", "1", "--device", "cuda"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("skipped sample")]
+    assert len(lines) == 1 and "(index 0)" in lines[0], r.stderr
 
 
 def test_a_mask_no_sample_has_is_refused_at_open(wds):
