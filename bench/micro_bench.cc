@@ -59,6 +59,42 @@ BENCHMARK(BM_DecodeJpegAtScale)
     ->Args({1, 0})
     ->Args({8, TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE});
 
+// Entropy decoding alone (jpeg_read_coefficients: Huffman-decodes every block, no IDCT, no colour
+// conversion): set beside BM_DecodeJpegAtScale, how much of a decode no scale or crop can save.
+void BM_EntropyDecodeJpeg(benchmark::State& state) {
+  jpeg_decompress_struct cinfo;
+  jpeg_error_mgr error;
+  cinfo.err = jpeg_std_error(&error);
+  jpeg_create_decompress(&cinfo);
+  for (auto _ : state) {
+    jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(Jpeg().data()), Jpeg().size());
+    jpeg_read_header(&cinfo, TRUE);
+    benchmark::DoNotOptimize(jpeg_read_coefficients(&cinfo));
+    jpeg_abort_decompress(&cinfo);
+  }
+  jpeg_destroy_decompress(&cinfo);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EntropyDecodeJpeg);
+
+// The top `eighths`/8 of the rows, full width, at full scale with the fast IDCT: a crop's decode
+// stops at its last row (the rows below are never entropy-decoded), so its cost follows the rows
+// down to the crop's end. A bucket's cut needs every row; a random-resized crop ends on average at
+// 0.86 of the height (scripts/bench_buckets.py prints it for its images).
+void BM_DecodeJpegTopRows(benchmark::State& state) {
+  JpegRegionDecoder decoder;
+  cv::Mat region;
+  cv::Rect2d box;
+  const double rows = 375.0 * double(state.range(0)) / 8;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(decoder.ReadHeader(Jpeg(), 1u << 30));
+    benchmark::DoNotOptimize(
+        decoder.DecodeRegion(cv::Rect2d(0, 0, 500, rows), cv::Size(INT_MAX, INT_MAX), true, &region, &box));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DecodeJpegTopRows)->Arg(8)->Arg(7)->Arg(6)->Arg(4);
+
 // The crop-only decode of pack --format raw --resize 256 --crop 224 alone (no resize): the box is
 // the 328x328 centre of the 500x375 image. Arg: 1 = fast IDCT and upsampling.
 void BM_DecodeJpegRegion(benchmark::State& state) {
