@@ -7,6 +7,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -84,11 +86,25 @@ inline std::string InPythonWords(std::string message) {
       {"--cache-limit", "cache_limit"},
       {"--shuffle-buffer N", "shuffle_buffer=N"},
       {"(give label or class_name)", "(give label=)"},
+      {"(--key)", "(keys=)"},  // pack's --key is the keyword keys=
   };
   for (const auto& [cli, python] : kWords) {
     for (size_t at = message.find(cli); at != std::string::npos; at = message.find(cli, at + std::strlen(python))) {
       message.replace(at, std::strlen(cli), python);
     }
+  }
+  // Any other flag named alone in parentheses, "(--samples-per-shard)", is its keyword with
+  // underscores, "(samples_per_shard=)": the Python options mirror the CLI's flags.
+  for (size_t at = message.find("(--"); at != std::string::npos; at = message.find("(--", at + 1)) {
+    size_t end = at + 3;
+    while (end < message.size() && (std::islower(static_cast<unsigned char>(message[end])) ||
+                                    std::isdigit(static_cast<unsigned char>(message[end])) || message[end] == '-')) {
+      ++end;
+    }
+    if (end == at + 3 || end >= message.size() || message[end] != ')') continue;
+    std::string keyword = message.substr(at + 3, end - at - 3);
+    std::replace(keyword.begin(), keyword.end(), '-', '_');
+    message.replace(at, end - at + 1, "(" + keyword + "=)");
   }
   return message;
 }

@@ -426,7 +426,9 @@ def test_a_writer_appends_to_a_packed_dataset(tree, wds, tmp_path):
         (half / relpath).write_bytes((src / relpath).read_bytes())
     out = tmp_path / "grown"
     assert cli("pack", str(half), str(out), "--samples-per-shard", "16", "--no-sync", "--quiet").returncode == 0
-    with pytest.raises(ValueError, match=r"was packed with samples_per_shard 16, this append gives 100000 "):
+    # In Python's words: the keyword, not pack's flag (it said "(--samples-per-shard)").
+    with pytest.raises(ValueError, match=r"was packed with samples_per_shard 16, this append gives 100000 "
+                                         r"\(samples_per_shard=\): append with the options the dataset was packed with"):
         shardpack.Writer(out, "wds", append=True)
     before = (out / "manifest.json").read_bytes()
     with pytest.raises(RuntimeError, match="^stop$"):  # an exception in the block: nothing changes
