@@ -1,5 +1,6 @@
 #include "ground/view_manifest.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
@@ -62,9 +63,10 @@ Status ReadSelection(Env* env, const std::string& view_dir, const ViewShard& sha
   std::string bytes;
   SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, view_dir, shard.selection, &bytes));
   const std::string path = JoinPath(view_dir, shard.selection.file);
-  if (bytes.size() != shard.samples * 4) {
-    return Status::DataLoss(path + " holds " + std::to_string(bytes.size()) + " bytes, not the " +
-                            std::to_string(shard.samples * 4) + " of the " + std::to_string(shard.samples) +
+  // Divided, not multiplied: a claimed count of 2^62 positions times 4 bytes wraps to 0.
+  if (bytes.size() % 4 != 0 || bytes.size() / 4 != shard.samples) {
+    return Status::DataLoss(path + " holds " + std::to_string(bytes.size()) + " bytes, not 4 for each of the " +
+                            std::to_string(shard.samples) +
                             " positions the view's manifest lists; make the view again");
   }
   positions->resize(shard.samples);
@@ -158,6 +160,7 @@ Status ParseViewManifest(json j, const std::string& path, ViewManifest* view) {
       if (shard.samples == 0 || (!view->shards.empty() && shard.base_shard <= view->shards.back().base_shard)) {
         throw std::invalid_argument("the shard list is not in ascending base_shard order with samples in each");
       }
+      if (shard.samples > UINT64_MAX - sum) throw std::invalid_argument("the shards' samples add up past 2^64");
       sum += shard.samples;
       view->shards.push_back(std::move(shard));
     }
