@@ -155,9 +155,7 @@ TEST_F(CudaFeedTest, CorruptSampleIsLeftOutCountedAndReported) {
   EXPECT_EQ(feed->stats().corrupt, 1u);
   EXPECT_EQ(feed->stats().images, 20u);
   const std::vector<std::string> reports = feed->TakeSkipReports();
-  ASSERT_EQ(reports.size(), 1u);
-  EXPECT_EQ(reports[0].rfind("skipped sample 000000000 (index 0): ", 0), 0u) << reports[0];
-  EXPECT_TRUE(feed->TakeSkipReports().empty());
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectSampleZeroNamedOnce(reports, feed->TakeSkipReports()));
 }
 
 // shardpack doctor's host-to-device stage: without a device it says why, as CudaFeed::Open does; with

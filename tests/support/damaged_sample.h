@@ -25,4 +25,12 @@ inline void DamageFirstJpegScan(const std::string& dataset) {
   WriteFile(dataset + "/shard-000000.tar", shard);
 }
 
+// What a reader's TakeSkipReports gives after an epoch over DamageFirstJpegScan's dataset (`first`)
+// and on the next call (`again`): one line naming sample 0, then nothing (each skip is named once).
+inline void ExpectSampleZeroNamedOnce(const std::vector<std::string>& first, const std::vector<std::string>& again) {
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].rfind("skipped sample 000000000 (index 0): ", 0), 0u) << first[0];
+  EXPECT_TRUE(again.empty());
+}
+
 }  // namespace shardpack::testing
