@@ -695,13 +695,8 @@ Status GroupsOf(const std::vector<std::string>& locations, const LoaderOptions& 
     const Bucket size = PatchedSize(width, height, options.max_side, options.patch);
     made->patch_grid.push_back(PatchGrid(size.width / options.patch, size.height / options.patch));
   };
+  // A dataset at a URL too: its sample tables are read once here, a request each (docs/buckets.md).
   for (const std::string& location : locations) {
-    Location parsed;
-    SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
-    if (parsed.remote()) {
-      return Status::Unsupported("buckets and token budgets read local datasets for now, and " + parsed.shown +
-                                 " is a URL: copy it first (shardpack convert " + parsed.shown + " DIR)");
-    }
     SHARDPACK_RETURN_IF_ERROR(ForEachShownSize(location, options.remote, options.env, add));
   }
   *groups = std::move(made);

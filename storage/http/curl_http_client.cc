@@ -192,7 +192,8 @@ class CurlHttpClient final : public HttpClient {
     }
     char budget[64];
     std::snprintf(budget, sizeof(budget), "%g", options_.retry_seconds);
-    return Status::IOError(last.message() + " (gave up after " + std::to_string(n) + " attempts" +
+    return Status::IOError(last.message() + " (gave up after " + std::to_string(n) +
+                           (n == 1 ? " attempt" : " attempts") +
                            (out_of_time ? std::string(": the next would start after the ") + budget +
                                               " s allowed for retries (SHARDPACK_HTTP_RETRY_SECONDS)"
                                         : std::string()) +

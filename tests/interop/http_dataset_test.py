@@ -113,6 +113,22 @@ try:
             check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0,
                   f"{name}: the loader's batches over HTTP differ from the local ones (epoch, first batch, rank, "
                   f"world = {args})")
+        # Buckets over a URL: each sample's size comes from the sample tables, read through the server;
+        # the same batches, in the same bucket shapes, as from the folder (cached, and for wds without
+        # a cache folder too, where the global shuffle reads samples by range requests).
+        for mode, mode_env in (("cached", env), ("no cache", no_cache_env)):
+            if name != "wds" and mode == "no cache":
+                continue
+            outputs = []
+            for source, tag in ((local, "local"), (url, "url")):
+                out = os.path.join(work, f"{name}-buckets-{tag}-{mode.replace(' ', '-')}")
+                r = run([dump_batches, source, out, "4", "7", "16", "1", "0", "0", "2"],
+                        dict(mode_env, DUMP_BUCKETS="32x16,24x16,16x16"))
+                check(r.returncode == 0, f"{name}: dump_batches with buckets, {tag}, {mode}: {r.stderr}")
+                outputs.append((open(out + ".bin", "rb").read(), open(out + ".txt").read()))
+            check(outputs[0] == outputs[1] and len(outputs[0][0]) > 0 and "x" in outputs[0][1],
+                  f"{name}: bucketed batches over HTTP ({mode}) differ from the local ones:\n{outputs[0][1]}\n"
+                  f"{outputs[1][1]}")
 
         if python_dir:
             script = ("import shardpack, sys\n"

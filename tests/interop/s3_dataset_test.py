@@ -50,6 +50,9 @@ with S3Store(s3rver, os.path.join(work, "store")) as store:
         if name != "lmdb":
             streaming = {k: v for k, v in env.items() if k != "SHARDPACK_CACHE"}
             modes.append(("streamed", dict(streaming, DUMP_SHUFFLE_BUFFER="3")))
+        # Buckets: each sample's size from the sample tables, read through the store (docs/buckets.md).
+        modes.append(("bucketed", dict(env, SHARDPACK_CACHE=os.path.join(work, "cache-buckets-" + name),
+                                       DUMP_BUCKETS="32x16,24x16,16x16")))
         for mode, mode_env in modes:
             outputs = []
             for source, tag in ((local, "local"), (url, "s3")):

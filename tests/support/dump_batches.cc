@@ -1,13 +1,15 @@
 // dump_batches DATASET OUT BATCH SEED SIZE EPOCH FIRST_BATCH RANK WORLD: one epoch of the C++ Loader
 // (training transform, NHWC) written out for python/tests to compare the Python loader against:
 // OUT.bin holds every batch's image bytes in order, OUT.txt a line "index label" per sample.
-// Optional, from the environment: DUMP_SHUFFLE_BUFFER (the streaming shuffle), and for URLs
+// Optional, from the environment: DUMP_SHUFFLE_BUFFER (the streaming shuffle), DUMP_BUCKETS (a
+// bucket spec as --buckets takes it; each line then ends with its batch's WxH), and for URLs
 // DUMP_CACHE_LIMIT, DUMP_DOWNLOADS and DUMP_PREFETCH_SHARDS (LoaderOptions::remote), and what the
 // CLI reads (SHARDPACK_CACHE, AWS_*, ...: tools/environment.h).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
+#include "shardpack/buckets.h"
 #include "shardpack/loader.h"
 #include "tools/environment.h"
 
@@ -31,6 +33,9 @@ int main(int argc, char** argv) {
   o.remote.downloads = static_cast<uint32_t>(from_env("DUMP_DOWNLOADS", o.remote.downloads));
   o.remote.prefetch_shards = static_cast<uint32_t>(from_env("DUMP_PREFETCH_SHARDS", 0));
   shardpack::Status s = shardpack::ApplyEnvironment(&o.remote);
+  const char* buckets = std::getenv("DUMP_BUCKETS");
+  if (s.ok() && buckets != nullptr && *buckets != '\0')
+    s = shardpack::ParseBuckets(buckets, "DUMP_BUCKETS", &o.buckets);
   std::unique_ptr<shardpack::Loader> loader;
   if (s.ok()) s = shardpack::Loader::Open(argv[1], o, &loader);
   if (s.ok()) s = loader->StartEpoch(std::strtoull(argv[6], nullptr, 10), std::strtoull(argv[7], nullptr, 10));
@@ -40,7 +45,11 @@ int main(int argc, char** argv) {
     s = loader->Next(&b);
     if (!s.ok() || b == nullptr) break;
     bin.write(reinterpret_cast<const char*>(b->images), static_cast<std::streamsize>(b->image_bytes));
-    for (uint32_t i = 0; i < b->count; ++i) txt << b->indices[i] << " " << b->labels[i] << "\n";
+    for (uint32_t i = 0; i < b->count; ++i) {
+      txt << b->indices[i] << " " << b->labels[i];
+      if (!o.buckets.empty()) txt << " " << b->width << "x" << b->height;
+      txt << "\n";
+    }
   }
   if (!s.ok()) {
     std::fprintf(stderr, "dump_batches: %s\n", s.ToString().c_str());
