@@ -197,33 +197,31 @@ Status CudaFeed::Next(const DeviceBatch** batch) {
   return Status::OK();
 }
 
-Status CudaFeed::Impl::QueueCopy(DeviceSlot& s, const Batch& batch, uint32_t host_slot) {
-  Impl& m = *this;
-  const Batch* host = &batch;
+Status CudaFeed::Impl::QueueCopy(DeviceSlot& s, const Batch& host, uint32_t host_slot) {
   // Everything read from the host batch is read now: the host function queued below gives it back
   // to the loader the moment the copy ends, maybe before this function returns.
   DeviceBatch& b = s.batch;
-  b.count = host->count;
-  b.bytes = host->image_bytes * ElementBytes(m.options.dtype);
-  b.labels = host->labels;
-  b.keys = host->keys;
-  b.indices = host->indices;
+  b.count = host.count;
+  b.bytes = host.image_bytes * ElementBytes(options.dtype);
+  b.labels = host.labels;
+  b.keys = host.keys;
+  b.indices = host.indices;
   // The consumer's work on the slot's previous batch must be finished before it is overwritten.
-  if (s.in_use) SHARDPACK_CUDA(cudaStreamWaitEvent(m.copy_stream, s.free, 0));
-  SHARDPACK_CUDA(cudaEventRecord(s.copy_start, m.copy_stream));
-  SHARDPACK_CUDA(cudaMemcpyAsync(s.input, host->images, host->image_bytes, cudaMemcpyHostToDevice, m.copy_stream));
-  const CudaFeedOptions& o = m.options;
+  if (s.in_use) SHARDPACK_CUDA(cudaStreamWaitEvent(copy_stream, s.free, 0));
+  SHARDPACK_CUDA(cudaEventRecord(s.copy_start, copy_stream));
+  SHARDPACK_CUDA(cudaMemcpyAsync(s.input, host.images, host.image_bytes, cudaMemcpyHostToDevice, copy_stream));
+  const CudaFeedOptions& o = options;
   if (o.dtype != DeviceDType::kUint8) {
-    SHARDPACK_CUDA(LaunchNormalize(static_cast<const uint8_t*>(s.input), s.output, o.dtype, host->count,
-                                   o.loader.height, o.loader.width, o.mean, o.std, m.copy_stream));
+    SHARDPACK_CUDA(LaunchNormalize(static_cast<const uint8_t*>(s.input), s.output, o.dtype, host.count, o.loader.height,
+                                   o.loader.width, o.mean, o.std, copy_stream));
   }
-  SHARDPACK_CUDA(cudaEventRecord(s.ready, m.copy_stream));
-  SHARDPACK_CUDA(cudaLaunchHostFunc(m.copy_stream, HostRelease::Run, new HostRelease{m.loader.get(), host_slot}));
+  SHARDPACK_CUDA(cudaEventRecord(s.ready, copy_stream));
+  SHARDPACK_CUDA(cudaLaunchHostFunc(copy_stream, HostRelease::Run, new HostRelease{loader.get(), host_slot}));
   s.in_use = true;
   s.done = false;
   b.data = o.dtype == DeviceDType::kUint8 ? s.input : s.output;
   b.dtype = o.dtype;
-  b.stream = m.copy_stream;
+  b.stream = copy_stream;
   b.ready = s.ready;
   return Status::OK();
 }

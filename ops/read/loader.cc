@@ -695,7 +695,7 @@ Status GroupsOf(const std::vector<std::string>& locations, const LoaderOptions& 
     const Bucket size = PatchedSize(width, height, options.max_side, options.patch);
     made->patch_grid.push_back(PatchGrid(size.width / options.patch, size.height / options.patch));
   };
-  // A dataset at a URL too: its sample tables are read once here, a request each (docs/buckets.md).
+  // A dataset at a URL too: its sample tables are read once here, through the server (docs/buckets.md).
   for (const std::string& location : locations) {
     SHARDPACK_RETURN_IF_ERROR(ForEachShownSize(location, options.remote, options.env, add));
   }
