@@ -110,9 +110,9 @@ def crop_end(rng, w, h):
         cw, ch = round(math.sqrt(area * ratio)), round(math.sqrt(area / ratio))
         if 0 < cw <= w and 0 < ch <= h:
             return rng.randint(0, h - ch) + ch
-    # torchvision's fallback: the whole image, narrowed to the ratio range, centred.
+    # torchvision's fallback: the whole image, narrowed to the ratio range, centred (only a tall
+    # image loses rows: its height becomes width / (3/4)).
     ch = round(w / (3 / 4)) if w / h < 3 / 4 else h
-    ch = min(ch, h)
     return (h - ch) // 2 + ch
 
 
