@@ -126,18 +126,64 @@ TEST(MixturePlan, QuotasBeyondAnEpochsBoundAndOverflowingWeightsAreRefused) {
 }
 
 TEST(ShuffleQuality, MeanBatchShardDistanceByHand) {
-  // Two shards of 4; the epoch's shares are 1/2 each.
-  const std::vector<uint32_t> shard_of = {0, 0, 0, 0, 1, 1, 1, 1};
+  // Two shards of 4 (indices 0-3 and 4-7); the epoch's shares are 1/2 each.
+  const std::vector<uint64_t> starts = {0, 4, 8};
+  const std::vector<double> counts = {4, 4};
   // Batches of 4 from one shard each: 1/2 (|1 - 1/2| + |0 - 1/2|) = 1/2.
-  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 1, 2, 3, 4, 5, 6, 7}, shard_of, 4), 0.5);
+  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 1, 2, 3, 4, 5, 6, 7}, starts, counts, 8, 4), 0.5);
   // Alternating: every batch of 2 a miniature of the epoch.
-  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 4, 1, 5, 2, 6, 3, 7}, shard_of, 2), 0.0);
+  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 4, 1, 5, 2, 6, 3, 7}, starts, counts, 8, 2), 0.0);
   // Batches of 4 holding 3 + 1 and 1 + 3: 1/2 (1/4 + 1/4) = 1/4 each.
-  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 1, 2, 4, 3, 5, 6, 7}, shard_of, 4), 0.25);
-  // A last partial batch does not count: 7 samples, batch 4 -> one batch.
-  EXPECT_DOUBLE_EQ(
-      MeanBatchShardDistance({0, 1, 2, 3, 4, 5, 6}, std::vector<uint32_t>(shard_of.begin(), shard_of.end() - 1), 4),
-      0.5 * ((1 - 4.0 / 7) + 3.0 / 7));
+  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 1, 2, 4, 3, 5, 6, 7}, starts, counts, 8, 4), 0.25);
+  // A last partial batch does not count: 7 samples (shares 4/7, 3/7), batch 4 -> one batch.
+  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 1, 2, 3, 4, 5, 6}, {0, 4, 7}, {4, 3}, 7, 4),
+                   0.5 * ((1 - 4.0 / 7) + 3.0 / 7));
+  // Only the batches given count (a window of the epoch), against the whole epoch's shares.
+  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 4}, starts, counts, 8, 2), 0.0);
+  EXPECT_DOUBLE_EQ(MeanBatchShardDistance({0, 1}, starts, counts, 8, 2), 0.5);
+}
+
+TEST(ShuffleQuality, TheIdealIsTheHypergeometricExpectationByHand) {
+  // Two shards of 2 samples, batches of 2: a random batch holds 0, 1 or 2 of shard 0's samples with
+  // probabilities C(2,x) C(2,2-x) / C(4,2) = 1/6, 4/6, 1/6, and TV = |x/2 - 1/2|: 1/6 (1/2) + 1/6 (1/2).
+  EXPECT_DOUBLE_EQ(ExpectedRandomBatchDistance({2, 2}, 4, 2), 1.0 / 6);
+  // One shard: every batch is the epoch in miniature.
+  EXPECT_DOUBLE_EQ(ExpectedRandomBatchDistance({10}, 10, 3), 0.0);
+  // Shards of 1 and 3, batches of 2 from 4: shard 0 is in a batch with probability 1/2, and TV is
+  // then |1/2 - 1/4| = 1/4, else 1/4 as well: 1/4.
+  EXPECT_DOUBLE_EQ(ExpectedRandomBatchDistance({1, 3}, 4, 2), 0.25);
+  // Fractional counts (a mixture's expected ones), by the binomials' Gamma form: counts 1.5 and 2.5,
+  // batches of 2 from 4. Shard 0 holds x = 0 or 1 with weights C(1.5,0) C(2.5,2) = 1.875 and
+  // C(1.5,1) C(2.5,1) = 3.75 (1/3, 2/3), share 3/8: 1/3 (3/8) + 2/3 (1/8) = 5/24; shard 1 likewise
+  // (x = 1 or 2 with 2/3, 1/3, share 5/8): 5/24. Half their sum: 5/24.
+  EXPECT_DOUBLE_EQ(ExpectedRandomBatchDistance({1.5, 2.5}, 4, 2), 5.0 / 24);
+  // No whole batch: nothing to measure.
+  EXPECT_EQ(ExpectedRandomBatchDistance({2, 2}, 4, 5), 0.0);
+}
+
+// A billion samples (100,000 shards of 10,000): the statistic reads the first 2^20 samples of each
+// order and never makes an epoch's order whole (the code before took 8 GB and minutes an order).
+TEST(ShuffleQuality, ABillionSamplesCostTheWindowNotTheEpoch) {
+  SamplerOptions o;
+  o.batch_size = 64;
+  o.seed = 3;
+  ShuffleQuality q;
+  ASSERT_TRUE(MeasureShuffleQuality(nullptr, {std::vector<uint64_t>(100000, 10000)}, o, {1000}, 0, &q).ok());
+  EXPECT_EQ(q.shards, 100000u);
+  EXPECT_EQ(q.batches, (uint64_t(1) << 20) / 64);
+  // By hand: every shard's share is 1/100,000 and a batch's share of a shard it holds at least
+  // 1/64, so TV = 1 - (shards in the batch) / 100,000, and a batch of 64 holds 100,000 (1 - P) of
+  // them on average, P = prod over j < 64 of (10^9 - 10^4 - j) / (10^9 - j), the chance a shard is
+  // missed: the ideal is P.
+  double missed = 1;
+  for (int j = 0; j < 64; ++j) missed *= (1e9 - 1e4 - j) / (1e9 - j);
+  EXPECT_NEAR(q.ideal, missed, 1e-12);
+  // The global shuffle: 64 distinct shards a batch but for rare pairs (0.02 a batch), so within
+  // 1e-7 of the ideal over 16,384 batches.
+  EXPECT_NEAR(q.global, q.ideal, 1e-7);
+  EXPECT_EQ(q.loader, q.global);
+  // A buffer of 1,000 samples streams a shard or two at a time: about 1 - 1/100,000.
+  EXPECT_GT(q.buffers.at(0).second, 1 - 4e-5);
 }
 
 TEST(ShuffleQuality, BufferShuffleOfSortedShardsIsFarFromTheIdeal) {

@@ -93,7 +93,7 @@ TEST(EpochSampler, ShuffleMovesSamplesFar) {
 
 // The keyed permutation mixes as a uniformly random order does: bench's statistic (the mean
 // total-variation distance of a batch's shard histogram from the epoch's) over 80 shards of 50
-// samples in batches of 64 equals the ideal's (Fisher-Yates with another generator) within noise,
+// samples in batches of 64 equals the ideal (its expected value for a uniformly random order) within noise,
 // for several seeds and epochs; a streaming shuffle with a small buffer is far above it.
 TEST(EpochSampler, TheGlobalShuffleMixesAsAnIdealOneDoes) {
   const std::vector<std::vector<uint64_t>> shards = {std::vector<uint64_t>(80, 50)};
@@ -108,7 +108,7 @@ TEST(EpochSampler, TheGlobalShuffleMixesAsAnIdealOneDoes) {
       EXPECT_GT(q.buffers.at(0).second, q.ideal + 0.1);
     }
   }
-  EXPECT_LT(worst, 0.015);  // the ideal itself moves by about 0.005 from seed to seed
+  EXPECT_LT(worst, 0.015);  // one epoch's value moves by about 0.005 from seed to seed
 }
 
 // Streaming shuffle over 20 shards of 50 samples with a buffer of 64.

@@ -578,9 +578,10 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
   }
   const ShuffleQuality& q = r.shuffle_quality;
   std::printf(
-      "shuffle quality (mean TV distance of a batch's %s from the epoch's; lower is better): this order "
-      "%.3f, global shuffle %.3f",
-      Count(q.shards, "shard").c_str(), q.loader, q.global);
+      "shuffle quality (mean TV distance of a batch's histogram of %s from the epoch's, over the epoch's "
+      "first %s; lower is better): this order %.3f, global shuffle %.3f",
+      Count(q.shards, "shard").c_str(), (Grouped(double(q.batches)) + (q.batches == 1 ? " batch" : " batches")).c_str(),
+      q.loader, q.global);
   for (const auto& [samples, value] : q.buffers)
     std::printf(", buffer of %s %.3f", Grouped(double(samples)).c_str(), value);
   std::printf("; ideal %.3f\n", q.ideal);

@@ -112,6 +112,7 @@ nlohmann::json ShuffleQualityToJson(const ShuffleQuality& q) {
   for (const auto& [samples, value] : q.buffers) buffers[std::to_string(samples)] = value;
   return {{"statistic", "mean total-variation distance of a batch's shard histogram from the epoch's"},
           {"shards", q.shards},
+          {"batches", q.batches},
           {"loader", q.loader},
           {"global", q.global},
           {"buffers", buffers},

@@ -19,11 +19,13 @@ struct BenchOptions {
   double consumer_rate = 0;  // images/s the simulated consumer takes; 0: consume instantly
 };
 
-// How well the order mixes the dataset: the mean over an epoch's batches of the total-variation
-// distance between a batch's histogram of shards and the epoch's (ops/diagnose/shuffle_quality.h;
-// docs/mixing.md). Lower is better; `ideal` is the value of a uniformly random order, the floor.
+// How well the order mixes the dataset: the mean over an epoch's first batches (up to 2^20 samples)
+// of the total-variation distance between a batch's histogram of shards and the epoch's
+// (ops/diagnose/shuffle_quality.h; docs/mixing.md). Lower is better; `ideal` is the expected value
+// for a uniformly random order, the floor.
 struct ShuffleQuality {
   uint64_t shards = 0;
+  uint64_t batches = 0;                              // the epoch's first batches the figures are over
   double loader = 0;                                 // the loader's order, with the bench's options
   double global = 0;                                 // a global shuffle
   std::vector<std::pair<uint64_t, double>> buffers;  // the streaming shuffle with a buffer of this many samples
