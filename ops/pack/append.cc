@@ -99,9 +99,10 @@ Status CombineClasses(const Manifest& dataset, const PackInput& input, const std
 }
 
 // InvalidArgument naming the first option (as the manifest and the flag spell it) that differs
-// from those `out` was packed with.
+// from those `out` was packed with. A writer has no key option to give (it names each sample by
+// the key it is given, or by its index), so for a dataset named by paths it is told the way that can.
 Status CheckSameOptions(const Manifest& dataset, const Format& format, const PackOptions& options,
-                        const std::string& out) {
+                        const std::string& out, bool for_writer) {
   const nlohmann::json had = nlohmann::json::parse(dataset.options_json, nullptr, false);
   const nlohmann::json now = PackOptionsJson(format, options);
   if (had.is_discarded() || !had.is_object()) {
@@ -113,6 +114,13 @@ Status CheckSameOptions(const Manifest& dataset, const Format& format, const Pac
   for (const std::string& key : keys) {
     const auto a = had.find(key), b = now.find(key);
     if (a != had.end() && b != now.end() && *a == *b) continue;
+    if (for_writer && key == "keys" && a != had.end() && *a == "path") {
+      return Status::InvalidArgument(out +
+                                     " was packed with keys \"path\" (each sample named by its file's path), and "
+                                     "a writer names samples by the key each is given or by their index: append to "
+                                     "it with `shardpack append " +
+                                     out + " SRC --key path`, or write a new dataset");
+    }
     std::string flag = key == "keys" ? "key" : key;
     std::replace(flag.begin(), flag.end(), '_', '-');
     return Status::InvalidArgument(
@@ -311,7 +319,7 @@ Status OpenAppendTarget(Env* env, const std::string& out, const PackOptions& opt
                                    " dataset, and this append gives --format " +
                                    std::string(DatasetFormatName(options.format)));
   }
-  SHARDPACK_RETURN_IF_ERROR(CheckSameOptions(target->dataset, *format, options, out));
+  SHARDPACK_RETURN_IF_ERROR(CheckSameOptions(target->dataset, *format, options, out, for_writer));
   target->out = out;
   target->staging = staging;
   target->publish_only = env->FileExists(JoinPath(target->staging, kAppendStagedManifest));

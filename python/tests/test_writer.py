@@ -413,6 +413,22 @@ def test_messages_name_a_bad_label_or_key_briefly(tree, tmp_path):
         w.write(jpeg)
 
 
+def test_a_writer_refuses_to_append_to_path_keys_in_its_own_words(tree, tmp_path):
+    """A dataset packed with --key path names its samples by their files' paths; a writer names
+    them by the keys it is given (no '/') or their index, and has no keys= keyword: its refusal
+    says what to do instead, not "(keys=)" (what it said), and nothing changes."""
+    out = tmp_path / "by-path"
+    assert cli("pack", str(tree / "src"), str(out), "--key", "path", "--no-sync", "--quiet").returncode == 0
+    before = (out / "manifest.json").read_bytes()
+    with pytest.raises(ValueError) as e:
+        shardpack.Writer(out, "wds", append=True)
+    assert str(e.value) == (
+        f"{out} was packed with keys \"path\" (each sample named by its file's path), and a writer names samples "
+        "by the key each is given or by their index: append to it with `shardpack append " + str(out) +
+        " SRC --key path`, or write a new dataset")
+    assert (out / "manifest.json").read_bytes() == before and not (out / ".append").exists()
+
+
 def test_a_writer_appends_to_a_packed_dataset(tree, wds, tmp_path):
     """Writer(out, append=True) adds shards after a packed dataset's, as `shardpack append` does:
     the first half of the tree packed, the second half written by the writer in pack's order gives
