@@ -139,7 +139,18 @@ void DrawVerdict(const DoctorOptions& o, DoctorReport* r) {
                          ", measured) against " + Rate(r->readn_files_per_s) +
                          " as small files; the loader over it fed " + Rate(loader) + " (measured)");
   }
-  if (input_layer == "storage" && r->packed_input) {
+  // The loader's reads can be slow where the storage streams fast: the global shuffle reads each
+  // sample at a random place in the dataset (a shard's index for each shard it enters), the
+  // sequential figure front to back. Twice as fast front to back says the order, not the device.
+  const bool random_reads = loader > 0 && r->loader_slowest_stage == "read" && r->packed_images_per_s >= 2 * loader;
+  if (input_layer == "storage" && r->packed_input && random_reads) {
+    r->actions.push_back(
+        "the loader's random reads are the limit, not the storage's speed: the shards read front to back at " +
+        Fixed("%.1f MB/s", r->packed_mb_per_s) + " (" + Rate(r->packed_images_per_s) +
+        "), but the global shuffle reads each sample from a random shard (loading that shard's index): " +
+        Rate(loader) + ". The streaming shuffle reads shards front to back: measure it with shardpack bench " +
+        r->path + " --shuffle-buffer 10000 (Loader(shuffle_buffer=10000)), and its mixing in bench's shuffle quality");
+  } else if (input_layer == "storage" && r->packed_input) {
     r->actions.push_back("storage is slow even for sequential reads (" + Fixed("%.1f MB/s", r->packed_mb_per_s) +
                          "): copy the dataset to local disk, or read it from an object store with a cache "
                          "(docs/remote.md)");
