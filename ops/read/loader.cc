@@ -697,7 +697,7 @@ Status GroupsOf(const std::vector<std::string>& locations, const LoaderOptions& 
   };
   // A dataset at a URL too: its sample tables are read once here, through the server (docs/buckets.md).
   for (const std::string& location : locations) {
-    SHARDPACK_RETURN_IF_ERROR(ForEachShownSize(location, options.remote, options.env, add));
+    SHARDPACK_RETURN_IF_ERROR(ForEachShownSize(location, options.remote, options.env, options.threads, add));
   }
   *groups = std::move(made);
   return Status::OK();

@@ -14,10 +14,11 @@
 namespace shardpack {
 
 // Calls add(width, height) for every sample of the dataset at `location`, in dataset order, one
-// shard's table at a time. InvalidArgument naming the sample and the command that records sizes
-// when a sample's size is unknown (shards written by another tool), and naming `location` for a
-// shard list, which has no sample tables; DataLoss when the tables and the manifest disagree.
-Status ForEachShownSize(const std::string& location, const RemoteOptions& remote, Env* env,
+// shard's table at a time, the tables read on `threads` threads (0: every core). InvalidArgument
+// naming the sample and the command that records sizes when a sample's size is unknown (shards
+// written by another tool), and naming `location` for a shard list, which has no sample tables;
+// DataLoss when the tables and the manifest disagree.
+Status ForEachShownSize(const std::string& location, const RemoteOptions& remote, Env* env, int threads,
                         const std::function<void(uint32_t width, uint32_t height)>& add);
 
 }  // namespace shardpack
