@@ -30,18 +30,19 @@ struct ShardTally {
 };
 
 // Adds `r` to the bucket its size as shown goes to (its share cropped summed, for the mean), or to unsized.
-void CountInBucket(const SampleRecord& r, const std::vector<Bucket>& buckets, ShardTally* tally) {
+void CountInBucket(const SampleRecord& r, const NearestBucketFinder& nearest, ShardTally* tally) {
   if (r.width == 0 || r.height == 0) {
     ++tally->unsized;
     return;
   }
   // As shown: a JPEG its EXIF orientation turns a quarter is height x width on screen.
-  BucketCount& b = tally->buckets[NearestBucket(buckets, r.shown_width(), r.shown_height())];
+  BucketCount& b = tally->buckets[nearest(r.shown_width(), r.shown_height())];
   ++b.samples;
   b.cropped_share += CroppedShare(b.bucket, r.shown_width(), r.shown_height());
 }
 
 void CountShard(const std::vector<SampleRecord>& records, const std::vector<Bucket>& buckets, ShardTally* t) {
+  const NearestBucketFinder nearest(buckets);
   for (const SampleRecord& r : records) {
     t->sizes.Add(r.size);
     t->widths.Add(r.width);
@@ -59,7 +60,7 @@ void CountShard(const std::vector<SampleRecord>& records, const std::vector<Buck
     const uint32_t ow = reencoded ? r.original_width : r.width, oh = reencoded ? r.original_height : r.height;
     t->original_width_histogram.Add(r.orientation >= 5 ? oh : ow);
     t->original_height_histogram.Add(r.orientation >= 5 ? ow : oh);
-    if (!buckets.empty()) CountInBucket(r, buckets, t);
+    if (!buckets.empty()) CountInBucket(r, nearest, t);
     if (r.label >= 0 && static_cast<size_t>(r.label) < t->class_samples.size()) {
       ++t->class_samples[r.label];
     } else {

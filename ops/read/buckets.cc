@@ -158,11 +158,20 @@ Status ParseBuckets(const std::string& spec, const std::string& option, std::vec
 }
 
 size_t NearestBucket(const std::vector<Bucket>& buckets, uint32_t width, uint32_t height) {
+  return NearestBucketFinder(buckets)(width, height);
+}
+
+NearestBucketFinder::NearestBucketFinder(const std::vector<Bucket>& buckets) {
+  log_aspects_.reserve(buckets.size());
+  for (const Bucket& b : buckets) log_aspects_.push_back(std::log(double(b.width) / double(b.height)));
+}
+
+size_t NearestBucketFinder::operator()(uint32_t width, uint32_t height) const {
   const double aspect = std::log(double(width) / double(height));
   size_t best = 0;
   double best_distance = 0;
-  for (size_t i = 0; i < buckets.size(); ++i) {
-    const double d = std::fabs(aspect - std::log(double(buckets[i].width) / double(buckets[i].height)));
+  for (size_t i = 0; i < log_aspects_.size(); ++i) {
+    const double d = std::fabs(aspect - log_aspects_[i]);
     if (i == 0 || d < best_distance) best = i, best_distance = d;
   }
   return best;

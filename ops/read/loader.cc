@@ -687,9 +687,10 @@ Status GroupsOf(const std::vector<std::string>& locations, const LoaderOptions& 
   groups->reset();
   if (options.buckets.empty() && options.patch == 0) return Status::OK();
   auto made = std::make_shared<SampleGroups>();
+  const NearestBucketFinder nearest(options.buckets);
   const auto add = [&](uint32_t width, uint32_t height) {
     if (!options.buckets.empty()) {
-      made->bucket_of.push_back(uint8_t(NearestBucket(options.buckets, width, height)));
+      made->bucket_of.push_back(uint8_t(nearest(width, height)));
       return;
     }
     const Bucket size = PatchedSize(width, height, options.max_side, options.patch);
