@@ -11,23 +11,14 @@
 #include "ground/checksum.h"
 #include "ground/sample_keys.h"
 #include "tests/support/dataset_fixture.h"
+#include "tests/support/forge_manifest.h"
 
 namespace shardpack {
 namespace {
 
+using testing::ForgeManifest;
 using testing::ReadFile;
 using testing::WriteFile;
-
-// Rewrites the manifest as a forger would who knows the format: with the checksums of the side
-// files and of the manifest itself made to match what `edit` changed (xxh64 of the manifest's
-// 2-space dump without its checksum field, docs/formats/manifest.md).
-void ForgeManifest(const std::string& dir, const std::function<void(nlohmann::json*)>& edit) {
-  nlohmann::json j = nlohmann::json::parse(ReadFile(dir + "/manifest.json"));
-  edit(&j);
-  j.erase("manifest_xxh64");
-  j["manifest_xxh64"] = ChecksumHex(Xxh64(j.dump(2)));
-  WriteFile(dir + "/manifest.json", j.dump(2) + "\n");
-}
 
 struct ReaderCase {
   const char* name;
