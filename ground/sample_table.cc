@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
 #include "ground/checksum.h"
 #include "ground/side_file.h"
@@ -82,41 +83,96 @@ bool ParseSampleRecord(std::string_view line, int version, SampleRecord* r) {
   return r->format != ImageFormat::kUnknown;
 }
 
-Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records) {
-  records->clear();
+namespace {
+
+// Calls parse(line, version) for each sample line of a whole table, false from it meaning the line
+// is malformed; reserve(lines) first. The messages of both whole-table parsers.
+template <typename Reserve, typename Parse>
+Status ForEachTableLine(std::string_view text, Reserve reserve, Parse parse) {
   const size_t header_end = text.find('\n');
   const int version = header_end == std::string_view::npos ? 0 : SampleTableVersion(text.substr(0, header_end));
   if (version == 0) return Status::DataLoss("sample table does not start with the expected header");
   size_t pos = header_end + 1;
   size_t line_no = 1;
-  records->reserve(size_t(std::count(text.begin() + long(pos), text.end(), '\n')));
+  reserve(size_t(std::count(text.begin() + long(pos), text.end(), '\n')));
   while (pos < text.size()) {
     ++line_no;
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) {
       return Status::DataLoss("sample table line " + std::to_string(line_no) + " is cut short");
     }
-    SampleRecord r;
-    const bool ok = ParseSampleRecord(text.substr(pos, end - pos), version, &r);
+    const bool ok = parse(text.substr(pos, end - pos), version);
     pos = end + 1;
     if (!ok) return Status::DataLoss("sample table line " + std::to_string(line_no) + " is malformed");
-    records->push_back(std::move(r));
   }
   return Status::OK();
 }
 
-Status ReadSampleTable(Env* env, const std::string& dir, const ShardEntry& shard, std::vector<SampleRecord>* records) {
-  const std::string path = JoinPath(dir, shard.sample_table.file);
-  const uint64_t expected_samples = shard.samples;
-  std::string text;
-  SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, shard.sample_table, &text));
-  Status s = ParseSampleTable(text, records);
-  if (!s.ok()) return Status::DataLoss(path + ": " + s.message() + " (run shardpack verify)");
-  if (records->size() != expected_samples) {
-    return Status::DataLoss(path + " lists " + std::to_string(records->size()) + " samples, the manifest " +
-                            std::to_string(expected_samples) + " (run shardpack verify)");
+// Checks what the manifest says of a parsed table: the message of `parsed` with the path, and the
+// count of `samples` against the manifest's.
+Status CheckReadTable(const std::string& path, const ShardEntry& shard, const Status& parsed, size_t samples) {
+  if (!parsed.ok()) return Status::DataLoss(path + ": " + parsed.message() + " (run shardpack verify)");
+  if (samples != shard.samples) {
+    return Status::DataLoss(path + " lists " + std::to_string(samples) + " samples, the manifest " +
+                            std::to_string(shard.samples) + " (run shardpack verify)");
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records) {
+  records->clear();
+  return ForEachTableLine(
+      text, [&](size_t lines) { records->reserve(lines); },
+      [&](std::string_view line, int version) {
+        SampleRecord r;
+        if (!ParseSampleRecord(line, version, &r)) return false;
+        records->push_back(std::move(r));
+        return true;
+      });
+}
+
+Status ParseShownSizes(std::string_view text, std::vector<ShownSize>* sizes) {
+  sizes->clear();
+  return ForEachTableLine(
+      text, [&](size_t lines) { sizes->reserve(lines); },
+      [&](std::string_view line, int version) {
+        const size_t columns = version == 3 ? 11 : version == 2 ? 10 : 8;
+        if (size_t(std::count(line.begin(), line.end(), '\t')) != columns - 1) return false;
+        // The columns from the width on are the line's last: found from its end, the key and the
+        // checksum before them are never split.
+        std::string_view tail[5];  // width, height, original width and height, orientation
+        size_t end = line.size();
+        for (size_t i = columns - 6; i-- > 0;) {
+          const size_t tab = line.rfind('\t', end - 1);
+          tail[i] = line.substr(tab + 1, end - tab - 1);
+          end = tab;
+        }
+        ShownSize size;
+        unsigned orientation = 1;
+        if (!ParseNumber(tail[0], &size.width) || !ParseNumber(tail[1], &size.height) ||
+            (version >= 3 && !(ParseNumber(tail[4], &orientation) && orientation >= 1 && orientation <= 8))) {
+          return false;
+        }
+        if (orientation >= 5) std::swap(size.width, size.height);  // as SampleRecord::shown_width
+        sizes->push_back(size);
+        return true;
+      });
+}
+
+Status ReadSampleTable(Env* env, const std::string& dir, const ShardEntry& shard, std::vector<SampleRecord>* records) {
+  std::string text;
+  SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, shard.sample_table, &text));
+  const Status parsed = ParseSampleTable(text, records);
+  return CheckReadTable(JoinPath(dir, shard.sample_table.file), shard, parsed, records->size());
+}
+
+Status ReadShownSizes(Env* env, const std::string& dir, const ShardEntry& shard, std::vector<ShownSize>* sizes) {
+  std::string text;
+  SHARDPACK_RETURN_IF_ERROR(ReadSideFile(env, dir, shard.sample_table, &text));
+  const Status parsed = ParseShownSizes(text, sizes);
+  return CheckReadTable(JoinPath(dir, shard.sample_table.file), shard, parsed, sizes->size());
 }
 
 }  // namespace shardpack

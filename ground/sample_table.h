@@ -58,6 +58,18 @@ std::string FormatSampleTable(const std::vector<SampleRecord>& records, bool ori
 // Parses a whole table of either version; DataLoss naming the line on any malformed content.
 Status ParseSampleTable(std::string_view text, std::vector<SampleRecord>* records);
 
+// An image's size as shown (EXIF orientation applied): what buckets and token budgets group by.
+struct ShownSize {
+  uint32_t width = 0;
+  uint32_t height = 0;
+};
+// The shown sizes of a whole table of any version, in its order. Only the columns they need are
+// parsed (a loader with buckets reads every table of the dataset at open, 100,000 of them at a
+// billion samples): a line with the wrong number of columns or a malformed width, height or
+// orientation is DataLoss naming the line, as ParseSampleTable says it; the other columns are not
+// checked here (ReadSideFile checks the whole table against the manifest's checksum).
+Status ParseShownSizes(std::string_view text, std::vector<ShownSize>* sizes);
+
 // A table a line at a time (a reader that reads the line of the sample asked for, LineFile): the
 // version its header line (without its newline) names, 0 for none; and one sample's line (without
 // its newline) of that version, false when malformed.
@@ -68,5 +80,7 @@ bool ParseSampleRecord(std::string_view line, int version, SampleRecord* record)
 // (ReadSideFile), and parses it; it must list as many samples as the manifest says. DataLoss naming
 // the file (and suggesting `shardpack verify`) otherwise.
 Status ReadSampleTable(Env* env, const std::string& dir, const ShardEntry& shard, std::vector<SampleRecord>* records);
+// ReadSampleTable for the shown sizes alone (ParseShownSizes), with the same checks and messages.
+Status ReadShownSizes(Env* env, const std::string& dir, const ShardEntry& shard, std::vector<ShownSize>* sizes);
 
 }  // namespace shardpack

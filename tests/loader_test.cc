@@ -10,15 +10,18 @@
 #include <opencv2/imgproc.hpp>
 #include <set>
 
+#include "ground/checksum.h"
 #include "ops/read/forwarding_dataset_reader.h"
 #include "shardpack/dataset_reader.h"
 #include "shardpack/loader_bench.h"
 #include "tests/support/damaged_sample.h"
 #include "tests/support/dataset_fixture.h"
+#include "tests/support/forge_manifest.h"
 
 namespace shardpack {
 namespace {
 
+using testing::ForgeManifest;
 using testing::ReadFile;
 using testing::WriteFile;
 
@@ -143,6 +146,35 @@ TEST_F(LoaderTest, BucketsAndBudgetsFillTheirShapesAndResumeExactly) {
     ASSERT_EQ(resumed.size() + 2, images.size());
     for (size_t i = 0; i < resumed.size(); ++i) EXPECT_EQ(resumed[i], images[i + 2]) << i;
   }
+}
+
+// A sample without a recorded size (shards written by another tool record 0 x 0) is refused at open
+// with its key and the command that records sizes: the sizes are read without keys, so the key is
+// looked up in the shard's records once. Here sample 000000005's width is forged to 0, in the
+// table and the manifest's checksum of it alike.
+TEST_F(LoaderTest, BucketsNameTheSampleWithoutASizeAndTheCommandThatRecordsIt) {
+  PackResult r;
+  ASSERT_TRUE(PackTo(out("forged"), QuietOptions(), &r).ok());
+  const std::string table_file = r.manifest.shards[0].sample_table.file;
+  std::string table = ReadFile(out("forged") + "/" + table_file);
+  const size_t line = table.find("\n000000005\t") + 1;
+  ASSERT_NE(line, 0u);
+  size_t width = line;
+  for (int tab = 0; tab < 6; ++tab) width = table.find('\t', width) + 1;
+  table.replace(width, table.find('\t', width) - width, "0");
+  WriteFile(out("forged") + "/" + table_file, table);
+  ForgeManifest(out("forged"),
+                [&](nlohmann::json* j) { (*j)["shardlist"][0]["sample_table"]["xxh64"] = ChecksumHex(Xxh64(table)); });
+  LoaderOptions o = Options();
+  o.buckets = {{16, 12}, {12, 16}};
+  std::unique_ptr<Loader> loader;
+  EXPECT_EQ(Loader::Open(out("forged"), o, &loader).ToString(),
+            "invalid argument: buckets and token budgets need each image's size, and sample 000000005 of " +
+                out("forged") + " (shard " + r.manifest.shards[0].file + ") has none recorded; `shardpack convert " +
+                out("forged") + " NEW --format wds` writes a dataset that has them");
+  // The same table unforged opens.
+  o.buckets = {{16, 12}};
+  EXPECT_TRUE(Loader::Open(out(), o, &loader).ok());
 }
 
 TEST_F(LoaderTest, LabelsFollowTheIndices) {

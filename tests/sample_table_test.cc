@@ -58,6 +58,50 @@ TEST(ParseSampleTable, ReadsEachFieldAndRefusesLinesOfOtherWidths) {
   EXPECT_EQ(ParseSampleTable(header + line, &records).message(), "sample table line 2 is cut short");
 }
 
+// The sizes alone (what buckets read of every table at open): each version's, turned for EXIF
+// orientations 5 to 8 (those that turn a quarter), and the same refusals and messages as the whole
+// parse for the columns read; the columns not read (the checksum here) are not checked.
+TEST(ParseShownSizes, ReadsTheSizeAsShownOfEachVersionAndRefusesWhatTheWholeParseRefuses) {
+  std::vector<ShownSize> sizes;
+  const auto parse = [&](const std::string& text) {
+    const Status s = ParseShownSizes(text, &sizes);
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (const ShownSize& z : sizes) pairs.emplace_back(z.width, z.height);
+    return std::make_pair(s.message(), pairs);
+  };
+  using Pairs = std::vector<std::pair<uint32_t, uint32_t>>;
+  EXPECT_EQ(parse(std::string(kSampleTableHeader) + "k1\t512\t1000\t00000000000000ff\t3\tjpg\t640\t480\n" +
+                  "k2\t2048\t7\tnot-a-checksum\t-1\tjpeg\t1\t2\n"),
+            std::make_pair(std::string(), Pairs{{640, 480}, {1, 2}}));
+  EXPECT_EQ(parse(std::string(kSampleTableHeaderV2) + "k\t0\t9\t00000000000000ff\t0\tjpeg\t300\t200\t3000\t2000\n"),
+            std::make_pair(std::string(), Pairs{{300, 200}}));
+  std::string v3 = kSampleTableHeaderV3;
+  for (int orientation = 1; orientation <= 8; ++orientation) {
+    v3 += "k" + std::to_string(orientation) + "\t0\t9\t00000000000000ff\t0\tjpeg\t400\t200\t0\t0\t" +
+          std::to_string(orientation) + "\n";
+  }
+  EXPECT_EQ(parse(v3),
+            std::make_pair(
+                std::string(),
+                Pairs{{400, 200}, {400, 200}, {400, 200}, {400, 200}, {200, 400}, {200, 400}, {200, 400}, {200, 400}}));
+  const std::string line = "k1\t512\t1000\t00000000000000ff\t3\tjpg\t640\t480";
+  for (const std::string& bad : {line + "\t1\t2\t3", line + "\t1", std::string("k1\t512\t1000"),
+                                 std::string("k1\t512\t1000\t00000000000000ff\t3\tjpg\t640x\t480"),
+                                 std::string("k1\t512\t1000\t00000000000000ff\t3\tjpg\t640\t"),
+                                 std::string("k1\t512\t1000\t00000000000000ff\t3\tjpg\t-640\t480"),
+                                 std::string("k1\t512\t1000\t00000000000000ff\t3\tjpg\t99999999999\t480")}) {
+    const std::string table = std::string(kSampleTableHeader) + line + "\n" + bad + "\n";
+    EXPECT_EQ(parse(table).first, "sample table line 3 is malformed") << bad;
+  }
+  const std::string v3_line = "b\t1536\t1536\t0000000000000001\t0\tjpeg\t400\t200\t0\t0\t";
+  for (const char* bad : {"0", "9", "x", ""}) {
+    EXPECT_EQ(parse(std::string(kSampleTableHeaderV3) + v3_line + bad + "\n").first, "sample table line 2 is malformed")
+        << bad;
+  }
+  EXPECT_EQ(parse(std::string(kSampleTableHeader) + line).first, "sample table line 2 is cut short");
+  EXPECT_EQ(parse("k1\t0\n").first, "sample table does not start with the expected header");
+}
+
 }  // namespace
 // Version 3 (issue 41): a shard with a JPEG its EXIF orientation turns records it, so that a plan by
 // shape sees the image as shown; the table takes the lowest version that holds its records.

@@ -31,6 +31,16 @@ Status CheckByDecoding(const PackOptions& options, PackItem* item) {
   return DecodeImage(item->bytes, options.max_pixels, &item->pixels);
 }
 
+Status Format::ReadShownSizes(Env* env, const std::string& dir, const ShardEntry& shard,
+                              std::vector<ShownSize>* sizes) const {
+  std::vector<SampleRecord> records;
+  SHARDPACK_RETURN_IF_ERROR(ReadSampleRecords(env, dir, shard, &records));
+  sizes->clear();
+  sizes->reserve(records.size());
+  for (const SampleRecord& r : records) sizes->push_back({r.shown_width(), r.shown_height()});
+  return Status::OK();
+}
+
 Status ReadShardSampleTable(Env* env, const std::string& dir, const ShardEntry& shard,
                             std::vector<SampleRecord>* records) {
   return ReadSampleTable(env, dir, shard, records);

@@ -99,6 +99,10 @@ class Format {
   // The per-sample records (size, label, image format, dimensions) of one shard, for stat.
   virtual Status ReadSampleRecords(Env* env, const std::string& dir, const ShardEntry& shard,
                                    std::vector<SampleRecord>* records) const = 0;
+  // Each sample's size as shown, for buckets and token budgets (which read every shard's at open):
+  // by default from ReadSampleRecords; a format with a sample table parses its size columns alone.
+  virtual Status ReadShownSizes(Env* env, const std::string& dir, const ShardEntry& shard,
+                                std::vector<ShownSize>* sizes) const;
 
   // --- the files in a dataset folder ---
 

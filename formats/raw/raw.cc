@@ -118,6 +118,10 @@ class RawFormatImpl final : public Format {
                            std::vector<SampleRecord>* records) const override {
     return ReadShardSampleTable(env, dir, shard, records);
   }
+  Status ReadShownSizes(Env* env, const std::string& dir, const ShardEntry& shard,
+                        std::vector<ShownSize>* sizes) const override {
+    return shardpack::ReadShownSizes(env, dir, shard, sizes);
+  }
 
   // Text fields (captions, annotations) go into a per-shard JSON Lines side file, image fields
   // (masks) into a pixel array per field; other files are not kept.

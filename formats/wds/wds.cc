@@ -83,6 +83,10 @@ class WdsFormatImpl final : public Format {
                            std::vector<SampleRecord>* records) const override {
     return ReadShardSampleTable(env, dir, shard, records);
   }
+  Status ReadShownSizes(Env* env, const std::string& dir, const ShardEntry& shard,
+                        std::vector<ShownSize>* sizes) const override {
+    return shardpack::ReadShownSizes(env, dir, shard, sizes);
+  }
 
   bool OwnsFile(std::string_view name) const override {
     return EndsWith(name, ".tar") || EndsWith(name, ".idx") || EndsWith(name, ".samples.tsv");

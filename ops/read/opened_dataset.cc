@@ -84,22 +84,46 @@ std::string OpenedDataset::shard_file(size_t shard) const {
   return manifest.shards[view != nullptr ? view->manifest.shards[shard].base_shard : shard].file;
 }
 
-Status OpenedDataset::ReadSampleRecords(size_t shard, std::vector<SampleRecord>* records) const {
-  if (view == nullptr) return format->ReadSampleRecords(env, dir, manifest.shards[shard], records);
-  const ViewShard& selected = view->manifest.shards[shard];
-  const ShardEntry& base = manifest.shards[selected.base_shard];
+namespace {
+
+// Shard `shard` of a view: its base shard's rows (records or sizes), read by read(base, &all), then
+// the selected ones in the selection's order.
+template <typename Row, typename ReadAll>
+Status ReadSelectedRows(const OpenedDataset& d, size_t shard, ReadAll read, std::vector<Row>* rows) {
+  const ViewShard& selected = d.view->manifest.shards[shard];
+  const ShardEntry& base = d.manifest.shards[selected.base_shard];
   std::vector<uint32_t> positions;
-  SHARDPACK_RETURN_IF_ERROR(ReadSelection(view->env, view->dir, selected, base.samples, &positions));
-  std::vector<SampleRecord> all;
-  SHARDPACK_RETURN_IF_ERROR(format->ReadSampleRecords(env, dir, base, &all));
+  SHARDPACK_RETURN_IF_ERROR(ReadSelection(d.view->env, d.view->dir, selected, base.samples, &positions));
+  std::vector<Row> all;
+  SHARDPACK_RETURN_IF_ERROR(read(base, &all));
   if (all.size() != base.samples) {
-    return Status::DataLoss(JoinPath(dir, base.file) + ": its sample table lists " + std::to_string(all.size()) +
+    return Status::DataLoss(JoinPath(d.dir, base.file) + ": its sample table lists " + std::to_string(all.size()) +
                             " samples, the manifest " + std::to_string(base.samples) + "; run shardpack verify");
   }
-  records->clear();
-  records->reserve(positions.size());
-  for (uint32_t p : positions) records->push_back(std::move(all[p]));
+  rows->clear();
+  rows->reserve(positions.size());
+  for (uint32_t p : positions) rows->push_back(std::move(all[p]));
   return Status::OK();
+}
+
+}  // namespace
+
+Status OpenedDataset::ReadSampleRecords(size_t shard, std::vector<SampleRecord>* records) const {
+  if (view == nullptr) return format->ReadSampleRecords(env, dir, manifest.shards[shard], records);
+  return ReadSelectedRows(
+      *this, shard,
+      [&](const ShardEntry& base, std::vector<SampleRecord>* all) {
+        return format->ReadSampleRecords(env, dir, base, all);
+      },
+      records);
+}
+
+Status OpenedDataset::ReadShownSizes(size_t shard, std::vector<ShownSize>* sizes) const {
+  if (view == nullptr) return format->ReadShownSizes(env, dir, manifest.shards[shard], sizes);
+  return ReadSelectedRows(
+      *this, shard,
+      [&](const ShardEntry& base, std::vector<ShownSize>* all) { return format->ReadShownSizes(env, dir, base, all); },
+      sizes);
 }
 
 Status OpenDatasetAt(const std::string& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset) {

@@ -43,6 +43,8 @@ struct OpenedDataset {
   uint64_t samples() const;
   std::string shard_file(size_t shard) const;  // relative to `dir`
   Status ReadSampleRecords(size_t shard, std::vector<SampleRecord>* records) const;
+  // The same records' sizes as shown (Format::ReadShownSizes).
+  Status ReadShownSizes(size_t shard, std::vector<ShownSize>* sizes) const;
 };
 
 // NotFound, DataLoss or Unsupported (ReadManifest, FindFormatOf) naming the folder and the fix.
