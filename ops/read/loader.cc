@@ -688,17 +688,22 @@ Status GroupsOf(const std::vector<std::string>& locations, const LoaderOptions& 
   if (options.buckets.empty() && options.patch == 0) return Status::OK();
   auto made = std::make_shared<SampleGroups>();
   const NearestBucketFinder nearest(options.buckets);
-  const auto add = [&](uint32_t width, uint32_t height) {
-    if (!options.buckets.empty()) {
-      made->bucket_of.push_back(uint8_t(nearest(width, height)));
-      return;
-    }
+  // On the threads that read the tables: a bucket (at most kMaxLoaderBuckets) or a patch grid.
+  const auto group = [&](uint32_t width, uint32_t height) {
+    if (!options.buckets.empty()) return uint32_t(nearest(width, height));
     const Bucket size = PatchedSize(width, height, options.max_side, options.patch);
-    made->patch_grid.push_back(PatchGrid(size.width / options.patch, size.height / options.patch));
+    return PatchGrid(size.width / options.patch, size.height / options.patch);
+  };
+  const auto add = [&](const std::vector<uint32_t>& groups) {
+    if (!options.buckets.empty()) {
+      made->bucket_of.insert(made->bucket_of.end(), groups.begin(), groups.end());  // each below 256
+    } else {
+      made->patch_grid.insert(made->patch_grid.end(), groups.begin(), groups.end());
+    }
   };
   // A dataset at a URL too: its sample tables are read once here, through the server (docs/buckets.md).
   for (const std::string& location : locations) {
-    SHARDPACK_RETURN_IF_ERROR(ForEachShownSize(location, options.remote, options.env, options.threads, add));
+    SHARDPACK_RETURN_IF_ERROR(GroupShownSizes(location, options.remote, options.env, options.threads, group, add));
   }
   *groups = std::move(made);
   return Status::OK();
