@@ -1,5 +1,6 @@
 // Micro-benchmarks of what pack does per image besides reading it: probing the header, hashing,
-// and appending members to a tar shard. Run: build/release/bench/shardpack_micro_bench
+// and appending members to a tar shard; of decoding; and of what a loader with buckets does per
+// sample at open (parsing a sample table, finding a bucket). Run: build/release/bench/shardpack_micro_bench
 #include <benchmark/benchmark.h>
 #include <turbojpeg.h>
 
@@ -11,6 +12,8 @@
 #include "ground/bilinear_resample.h"
 #include "ground/checksum.h"
 #include "ground/jpeg_region_decoder.h"
+#include "ground/sample_table.h"
+#include "shardpack/buckets.h"
 #include "shardpack/image.h"
 #include "tests/support/image_factory.h"
 
@@ -161,6 +164,62 @@ void BM_TarAppend(benchmark::State& state) {
   std::remove(path.c_str());
 }
 BENCHMARK(BM_TarAppend);
+
+// A sample table of 10,000 lines as pack writes them for small JPEGs (54 bytes a line, as in the
+// scale benchmark's shard): what a loader with buckets reads of every shard at open.
+const std::string& SampleTable() {
+  static const std::string table = [] {
+    std::vector<SampleRecord> records(10000);
+    for (size_t i = 0; i < records.size(); ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "%09zu", i);
+      records[i].key = key;
+      records[i].offset = i * 4608;
+      records[i].size = 4608;
+      records[i].xxh64 = Xxh64(key);
+      records[i].label = int32_t(i % 10);
+      records[i].format = ImageFormat::kJpeg;
+      records[i].width = uint32_t(40 + i % 31);
+      records[i].height = uint32_t(30 + i % 17);
+    }
+    return FormatSampleTable(records, false);
+  }();
+  return table;
+}
+
+// The whole records (stat, the reader) against the sizes alone (buckets, token budgets); items are
+// samples.
+void BM_ParseSampleTable(benchmark::State& state) {
+  std::vector<SampleRecord> records;
+  for (auto _ : state) benchmark::DoNotOptimize(ParseSampleTable(SampleTable(), &records));
+  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(records.size()));
+}
+BENCHMARK(BM_ParseSampleTable);
+
+void BM_ParseShownSizes(benchmark::State& state) {
+  std::vector<ShownSize> sizes;
+  for (auto _ : state) benchmark::DoNotOptimize(ParseShownSizes(SampleTable(), &sizes));
+  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(sizes.size()));
+}
+BENCHMARK(BM_ParseShownSizes);
+
+// A bucket for each of 1,000 sizes, with SDXL's 41 buckets: NearestBucket works out every bucket's
+// aspect ratio on each call, NearestBucketFinder once. Items are images.
+void BM_NearestBucket(benchmark::State& state) {
+  std::vector<Bucket> buckets;
+  if (!ParseBuckets("sdxl", "--buckets", &buckets).ok()) state.SkipWithError("no sdxl preset");
+  const NearestBucketFinder finder(buckets);
+  const bool once = state.range(0) == 1;
+  for (auto _ : state) {
+    for (uint32_t i = 0; i < 1000; ++i) {
+      const uint32_t w = 300 + i, h = 1300 - i;
+      benchmark::DoNotOptimize(once ? finder(w, h) : NearestBucket(buckets, w, h));
+    }
+  }
+  state.SetItemsProcessed(int64_t(state.iterations()) * 1000);
+  state.SetLabel(once ? "NearestBucketFinder" : "NearestBucket");
+}
+BENCHMARK(BM_NearestBucket)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace shardpack

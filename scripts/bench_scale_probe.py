@@ -5,10 +5,11 @@ samples), and the process's resident memory above the interpreter with torch and
 imported: anonymous (RssAnon: what this rank holds alone) and file-backed (RssFile: mapped pages,
 which the ranks of a node share through the page cache).
 
-    bench_scale_probe.py DATASET global|streaming|random|buckets
+    bench_scale_probe.py DATASET global|streaming|random|buckets|buckets-41
 
 buckets: the global shuffle in three small aspect-ratio buckets, which reads every shard's sample table at
-open and keeps a byte a sample (docs/buckets.md).
+open and keeps a byte a sample (docs/buckets.md); buckets-41: the same in 41 small buckets (as many
+as SDXL's preset, so as much work a sample to find its bucket).
 """
 import json
 import random
@@ -39,7 +40,8 @@ def main():
             ds[rng.randrange(len(ds))]
         samples = len(ds)
     else:
-        grouping = dict(buckets="64x64,80x48,48x80") if mode == "buckets" else {}
+        grouping = {"buckets": dict(buckets="64x64,80x48,48x80"),
+                    "buckets-41": dict(buckets="area=64x64,step=4,min=28,max=144")}.get(mode, {})
         loader = shardpack.Loader(dataset, batch_size=256, size=16, threads=2, seed=1,
                                   shuffle_buffer=10000 if mode == "streaming" else 0, **grouping)
         next(iter(loader))
