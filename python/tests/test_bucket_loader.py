@@ -76,6 +76,17 @@ def shown_sizes(dataset):
     return sizes
 
 
+def stored_sizes(dataset):
+    """[(width, height) as stored] of every sample, before any EXIF orientation."""
+    import io
+
+    from PIL import Image
+
+    import shardpack
+
+    return [Image.open(io.BytesIO(sample["jpg"])).size for sample in shardpack.open(str(dataset))]
+
+
 def epoch_order(epoch, **kwargs):
     """The epoch's order: the same loader without buckets, on one rank, its batches one after another."""
     import shardpack
@@ -154,6 +165,28 @@ def test_batches_follow_the_documented_rules_on_every_rank(data, world, tail, sh
             assert loader_batches(loader, epoch) == want, (epoch, rank)
     if tail == "partial":  # every sample once an epoch, over the ranks, before the completed round
         assert sorted(i for _, idx in batches for i in idx) == list(range(len(bucket_of)))
+
+
+@pytest.mark.parametrize("world", [1, 2])
+def test_a_view_is_bucketed_by_the_samples_it_selects(data, tmp_path, world):
+    """A view (shardpack subset: about half the samples, from every shard, the turned ones among
+    them) reads its samples' sizes from its base's tables, the selected ones in its order: the
+    batches follow the reference over the view's own samples."""
+    import shardpack
+
+    view = tmp_path / "half"
+    subprocess.run([tool("SHARDPACK_CLI"), "subset", str(data / "wds"), str(view), "--fraction", "0.5", "--seed", "5"],
+                   check=True, stdout=subprocess.DEVNULL)
+    bucket_of = bucket_table(view)
+    assert 30 < len(bucket_of) < 60 and len(set(bucket_of)) > 2
+    assert any(a != b for a, b in zip(shown_sizes(view), stored_sizes(view)))  # a turned image is selected
+    options = dict(path=str(view), batch_size=4, seed=2)
+    for epoch in range(2):
+        batches = reference_batches(epoch_order(epoch, **options), bucket_of, 4, "partial")
+        for rank in range(world):
+            loader = shardpack.Loader(**options, buckets=SPEC, world_size=world, rank=rank)
+            want = expected(rank_share(batches, "partial", rank, world))
+            assert loader_batches(loader, epoch) == want, (epoch, rank)
 
 
 @pytest.mark.parametrize("world", [1, 2, 3])
