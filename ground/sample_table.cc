@@ -23,6 +23,15 @@ size_t SplitTabs(std::string_view line, std::string_view* fields, size_t max) {
   }
 }
 
+// How many times `c` occurs in `s`. A 32-bit count, which the compiler vectorises four lanes to a
+// register; std::count's 64-bit one takes twice the steps (ParseShownSizes ran 1.7x slower with it:
+// shardpack_micro_bench BM_ParseShownSizes).
+uint32_t CountOf(std::string_view s, char c) {
+  uint32_t n = 0;
+  for (const char x : s) n += x == c ? 1 : 0;
+  return n;
+}
+
 template <typename T>
 bool ParseNumber(std::string_view s, T* value) {
   auto r = std::from_chars(s.data(), s.data() + s.size(), *value);
@@ -94,7 +103,7 @@ Status ForEachTableLine(std::string_view text, Reserve reserve, Parse parse) {
   if (version == 0) return Status::DataLoss("sample table does not start with the expected header");
   size_t pos = header_end + 1;
   size_t line_no = 1;
-  reserve(size_t(std::count(text.begin() + long(pos), text.end(), '\n')));
+  reserve(size_t(CountOf(text.substr(pos), '\n')));
   while (pos < text.size()) {
     ++line_no;
     size_t end = text.find('\n', pos);
@@ -139,7 +148,7 @@ Status ParseShownSizes(std::string_view text, std::vector<ShownSize>* sizes) {
       text, [&](size_t lines) { sizes->reserve(lines); },
       [&](std::string_view line, int version) {
         const size_t columns = version == 3 ? 11 : version == 2 ? 10 : 8;
-        if (size_t(std::count(line.begin(), line.end(), '\t')) != columns - 1) return false;
+        if (CountOf(line, '\t') != columns - 1) return false;
         // The columns from the width on are the line's last: found from its end, the key and the
         // checksum before them are never split.
         std::string_view tail[5];  // width, height, original width and height, orientation
