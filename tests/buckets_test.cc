@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <utility>
+#include <vector>
 
 namespace shardpack {
 namespace {
@@ -102,6 +105,55 @@ TEST(Buckets, AnImageGoesToTheNearestAspectRatioOnALogScale) {
   EXPECT_EQ(NearestBucket({{400, 100}, {100, 100}}, 200, 100), 0u);
   // 2.9:1 is nearer 4:1 on a log scale (ln 4 - ln 2.9 = 0.32 < ln 2.9 = 1.06).
   EXPECT_EQ(NearestBucket(b, 290, 100), 1u);
+}
+
+// The finder looks each image up in the sorted aspect ratios; the scan written here goes through the
+// list as docs/buckets.md states the rule (the least |ln(w/h) - ln(bw/bh)|, the first listed on a
+// tie). They agree on every image of every list: SDXL's, lists with repeated aspects (512x512 after
+// 1024x1024), mirrored pairs (2:1 and 1:2 tie for 1:1), one bucket, and random lists, for random
+// sizes and for each bucket's own aspect and the points between two buckets.
+TEST(Buckets, TheFinderChoosesWhatTheScanChooses) {
+  const auto scan = [](const std::vector<Bucket>& buckets, uint32_t w, uint32_t h) {
+    size_t best = 0;
+    double least = 0;
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      const double d = std::fabs(std::log(double(w) / h) - std::log(double(buckets[i].width) / buckets[i].height));
+      if (i == 0 || d < least) best = i, least = d;
+    }
+    return best;
+  };
+  std::vector<std::vector<Bucket>> lists(4);
+  ASSERT_TRUE(ParseBuckets("sdxl", "buckets", &lists[0]).ok());
+  lists[1] = {{1024, 1024}, {200, 100}, {512, 512}, {100, 200}, {400, 200}, {64, 64}};
+  lists[2] = {{200, 100}, {100, 200}};
+  lists[3] = {{300, 200}};
+  std::mt19937 rng(7);
+  for (int l = 0; l < 40; ++l) {
+    std::vector<Bucket> random(1 + rng() % 20);
+    for (Bucket& b : random) b = {1 + uint32_t(rng() % 64) * 16, 1 + uint32_t(rng() % 64) * 16};
+    lists.push_back(random);
+  }
+  size_t checked = 0;
+  for (const std::vector<Bucket>& buckets : lists) {
+    const NearestBucketFinder finder(buckets);
+    std::vector<std::pair<uint32_t, uint32_t>> sizes = {{1, 1}, {1, 10000}, {10000, 1}, {100, 100}};
+    for (int i = 0; i < 2000; ++i) sizes.emplace_back(1 + rng() % 8000, 1 + rng() % 8000);
+    for (const Bucket& a : buckets) {
+      sizes.emplace_back(a.width, a.height);
+      for (const Bucket& b : buckets) sizes.emplace_back(a.width + b.width, a.height + b.height);
+    }
+    for (const auto& [w, h] : sizes) {
+      ASSERT_EQ(finder(w, h), scan(buckets, w, h)) << w << "x" << h << " among " << buckets.size();
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 80'000u);
+  const NearestBucketFinder mirrored({{200, 100}, {100, 200}});
+  EXPECT_EQ(mirrored(100, 100), 0u);  // the tie, by hand: ln 2 either way, the first listed
+  const NearestBucketFinder mirrored_back({{100, 200}, {200, 100}});
+  EXPECT_EQ(mirrored_back(100, 100), 0u);
+  const NearestBucketFinder repeated({{1024, 1024}, {200, 100}, {512, 512}});
+  EXPECT_EQ(repeated(90, 100), 0u);  // 1:1 twice: the first listed of the two
 }
 
 TEST(Buckets, TheCropIsWhatCoveringTheBucketLeavesOver) {

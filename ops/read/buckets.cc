@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -162,18 +163,34 @@ size_t NearestBucket(const std::vector<Bucket>& buckets, uint32_t width, uint32_
 }
 
 NearestBucketFinder::NearestBucketFinder(const std::vector<Bucket>& buckets) {
-  log_aspects_.reserve(buckets.size());
-  for (const Bucket& b : buckets) log_aspects_.push_back(std::log(double(b.width) / double(b.height)));
+  std::vector<std::pair<double, size_t>> by_aspect;  // (log aspect, index): sorted, the first listed first
+  for (size_t i = 0; i < buckets.size(); ++i)
+    by_aspect.emplace_back(std::log(double(buckets[i].width) / double(buckets[i].height)), i);
+  std::sort(by_aspect.begin(), by_aspect.end());
+  for (const auto& [aspect, index] : by_aspect) {
+    if (!log_aspects_.empty() && log_aspects_.back() == aspect) continue;
+    log_aspects_.push_back(aspect);
+    first_listed_.push_back(index);
+  }
 }
 
+// The scan's answer is the first listed of the buckets at the least distance |aspect - v|, as the
+// computer rounds it. That distance does not rise towards `aspect` from either side (rounding keeps
+// order), so the least lies at the values either side of where `aspect` would sort; values further
+// out can only tie with them (where rounding makes two differences equal), and are looked at while
+// they do.
 size_t NearestBucketFinder::operator()(uint32_t width, uint32_t height) const {
+  if (log_aspects_.empty()) return 0;
   const double aspect = std::log(double(width) / double(height));
-  size_t best = 0;
-  double best_distance = 0;
-  for (size_t i = 0; i < log_aspects_.size(); ++i) {
-    const double d = std::fabs(aspect - log_aspects_[i]);
-    if (i == 0 || d < best_distance) best = i, best_distance = d;
-  }
+  const auto distance = [&](size_t i) { return std::fabs(aspect - log_aspects_[i]); };
+  const size_t above =
+      size_t(std::lower_bound(log_aspects_.begin(), log_aspects_.end(), aspect) - log_aspects_.begin());
+  double least = std::numeric_limits<double>::infinity();
+  if (above < log_aspects_.size()) least = distance(above);
+  if (above > 0) least = std::min(least, distance(above - 1));
+  size_t best = std::numeric_limits<size_t>::max();
+  for (size_t i = above; i < log_aspects_.size() && distance(i) == least; ++i) best = std::min(best, first_listed_[i]);
+  for (size_t i = above; i > 0 && distance(i - 1) == least; --i) best = std::min(best, first_listed_[i - 1]);
   return best;
 }
 
