@@ -333,6 +333,23 @@ class PosixFileLock final : public FileLock {
   int fd_;
 };
 
+// A file mapped MAP_SHARED and read-only: its pages are the page cache's, shared by every process
+// that maps it.
+class PosixMappedFile final : public MappedFile {
+ public:
+  PosixMappedFile(void* map, size_t size, const FileStat& stat) : map_(map), size_(size), stat_(stat) {}
+  ~PosixMappedFile() override {
+    if (size_ > 0) ::munmap(map_, size_);
+  }
+  std::string_view data() const override { return {static_cast<const char*>(map_), size_}; }
+  const FileStat& stat() const override { return stat_; }
+
+ private:
+  void* map_;
+  size_t size_;
+  FileStat stat_;
+};
+
 class PosixEnv final : public Env {
  public:
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
@@ -373,6 +390,33 @@ class PosixEnv final : public Env {
       return Status::FromErrno("cannot stat " + path, e);
     }
     *file = std::make_unique<PosixRandomAccessFile>(path, fd, st);
+    return Status::OK();
+  }
+
+  Status MapFile(const std::string& path, std::unique_ptr<MappedFile>* file) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      const int e = errno;
+      ::close(fd);
+      return Status::FromErrno("cannot stat " + path, e);
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return Status::InvalidArgument(path + " is not a regular file");
+    }
+    void* map = nullptr;  // a file of 0 bytes maps to nothing (mmap refuses a length of 0)
+    if (st.st_size > 0) {
+      map = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+      if (map == MAP_FAILED) {
+        const int e = errno;
+        ::close(fd);
+        return Status::FromErrno("cannot map " + path, e);
+      }
+    }
+    ::close(fd);  // the mapping keeps the file
+    *file = std::make_unique<PosixMappedFile>(map, size_t(st.st_size), ToFileStat(st));
     return Status::OK();
   }
 
@@ -661,6 +705,31 @@ Status RandomAccessFile::Size(uint64_t* size) const {
   FileStat stat;
   SHARDPACK_RETURN_IF_ERROR(Stat(&stat));
   *size = stat.size;
+  return Status::OK();
+}
+
+namespace {
+// Env::MapFile's default: the bytes copied into memory.
+class CopiedMappedFile final : public MappedFile {
+ public:
+  CopiedMappedFile(std::string bytes, const FileStat& stat) : bytes_(std::move(bytes)), stat_(stat) {}
+  std::string_view data() const override { return bytes_; }
+  const FileStat& stat() const override { return stat_; }
+
+ private:
+  std::string bytes_;
+  FileStat stat_;
+};
+}  // namespace
+
+Status Env::MapFile(const std::string& path, std::unique_ptr<MappedFile>* file) {
+  FileStat st;
+  SHARDPACK_RETURN_IF_ERROR(StatPath(path, &st));
+  if (st.type != FileStat::Type::kFile) return Status::InvalidArgument(path + " is not a regular file");
+  std::string bytes;
+  SHARDPACK_RETURN_IF_ERROR(ReadFile(path, UINT64_MAX, &bytes));
+  st.size = bytes.size();
+  *file = std::make_unique<CopiedMappedFile>(std::move(bytes), st);
   return Status::OK();
 }
 

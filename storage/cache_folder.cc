@@ -219,11 +219,17 @@ Status WriteCacheFile(Env* env, const std::string& path, std::string_view conten
 }
 
 Status WriteCacheFileWithMode(Env* env, const std::string& path, std::string_view contents, uint32_t mode, bool sync) {
+  return WriteCacheFilePieces(env, path, {contents}, mode, sync);
+}
+
+Status WriteCacheFilePieces(Env* env, const std::string& path, const std::vector<std::string_view>& pieces,
+                            uint32_t mode, bool sync) {
   const std::string part = path + ".part-" + std::to_string(::getpid());
   (void)env->RemoveFile(part);  // a leftover of a killed process with this pid, or a planted name
   std::unique_ptr<WritableFile> file;
   SHARDPACK_RETURN_IF_ERROR(env->NewExclusiveFile(part, mode, &file));
-  Status s = file->Append(contents);
+  Status s;
+  for (size_t i = 0; s.ok() && i < pieces.size(); ++i) s = file->Append(pieces[i]);
   if (s.ok() && sync) s = file->Sync();
   if (s.ok()) s = file->Close();
   if (s.ok()) s = env->RenameFile(part, path);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "shardpack/env.h"
 #include "shardpack/status.h"
@@ -74,6 +75,9 @@ Status CheckCachedCopy(Env* env, const std::string& path, const std::string& xxh
 // one found under that name), synced when `sync`, then renamed into place.
 Status WriteCacheFile(Env* env, const std::string& path, std::string_view contents, const CacheModes& modes, bool sync);
 Status WriteCacheFileWithMode(Env* env, const std::string& path, std::string_view contents, uint32_t mode, bool sync);
+// The same for contents in pieces, written one after another (no copy that joins them).
+Status WriteCacheFilePieces(Env* env, const std::string& path, const std::vector<std::string_view>& pieces,
+                            uint32_t mode, bool sync);
 
 // Removes a cached file and its record (a missing one is no error).
 void RemoveCachedCopy(Env* env, const std::string& path);

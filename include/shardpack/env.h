@@ -88,6 +88,17 @@ struct FileStat {
   uint32_t uid = 0, gid = 0;
 };
 
+// A whole file's bytes in memory, read-only, for as long as this object lives: with the POSIX Env a
+// shared mapping, whose pages every process that maps the file shares with the page cache (what a
+// table kept once per node relies on); elsewhere a copy.
+class MappedFile {
+ public:
+  virtual ~MappedFile() = default;
+  virtual std::string_view data() const = 0;
+  // What the file system said of the file when it was opened (fstat(2) of the descriptor mapped).
+  virtual const FileStat& stat() const = 0;
+};
+
 // A lock held on a file until destroyed (see Env::LockFile).
 class FileLock {
  public:
@@ -120,6 +131,8 @@ class Env {
     return Status::Unsupported("this Env cannot append to " + path);
   }
   virtual Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) = 0;
+  // Maps a regular file (never through a symbolic link) for reading; by default, reads it whole.
+  virtual Status MapFile(const std::string& path, std::unique_ptr<MappedFile>* file);
   // Reads a whole file; fails with InvalidArgument when it holds more than max_bytes.
   virtual Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) = 0;
   virtual Status ListDir(const std::string& path, std::vector<DirEntry>* entries) = 0;

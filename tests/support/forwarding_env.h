@@ -27,6 +27,7 @@ class ForwardingEnv : public Env {
   Status NewRandomAccessFile(const std::string& p, std::unique_ptr<RandomAccessFile>* f) override {
     return base_->NewRandomAccessFile(p, f);
   }
+  Status MapFile(const std::string& p, std::unique_ptr<MappedFile>* f) override { return base_->MapFile(p, f); }
   Status ReadFile(const std::string& p, uint64_t max, std::string* c) override { return base_->ReadFile(p, max, c); }
   Status ListDir(const std::string& p, std::vector<DirEntry>* e) override { return base_->ListDir(p, e); }
   Status GetFileId(const std::string& p, FileId* id) override { return base_->GetFileId(p, id); }
