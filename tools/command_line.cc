@@ -780,7 +780,8 @@ int RunCommandLine(int argc, char** argv) {
   bench->add_option("--cache-dir", bo.loader.remote.cache_dir,
                     "A dataset URL: the cache folder for its shards (default $SHARDPACK_CACHE; without one, "
                     "shards stream through memory with --shuffle-buffer, and the global shuffle reads each "
-                    "sample by HTTP range requests)");
+                    "sample by HTTP range requests). With --buckets, any dataset: where the node's table of "
+                    "each sample's bucket is kept, made once and shared by the node's processes");
   bench->add_option("--cache-limit", bench_cache_limit,
                     "A dataset URL: bytes the cache may hold (e.g. 20G; default: no bound)");
   bench

@@ -197,6 +197,11 @@ class Loader {
   // the numbers and the way out (a global shuffle over a remote dataset larger than cache_limit,
   // which downloads shards again and again). Callers show them: the library never prints.
   const std::vector<std::string>& warnings() const;
+  // With buckets or a token budget, where each sample's group came from: "read" (this process read
+  // the sample tables and keeps its own table), "made" (read, and kept in the cache folder as the
+  // node's table, which this process maps), "mapped" (the node's table, which another process
+  // made); empty with neither. docs/buckets.md, "Cost".
+  const std::string& sample_groups_origin() const;
   // What the loader reads, by content: 16 hex digits of XXH64 over each shard's checksum (a shard
   // without one: its file name, bytes and samples) in order, source after source for a mixture.
   // The same dataset at another path or URL gives the same value; another dataset, or one whose

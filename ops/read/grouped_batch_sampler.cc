@@ -23,13 +23,13 @@ class GroupedBatchSampler::Walk {
 
   // The next global batch; false when the epoch has no more.
   bool Next(std::vector<uint64_t>* indices, uint32_t* bucket) {
-    if (s_.patch_grid_ != nullptr) return NextUnderBudget(indices, bucket);
+    if (s_.budget_ != 0) return NextUnderBudget(indices, bucket);
     const uint64_t batch_size = s_.options_.batch_size;
     while (position_ < s_.order_size()) {
       if (chunk_at_ == chunk_.size()) Refill();
       const uint64_t index = chunk_[chunk_at_++];
       ++position_;
-      const uint32_t k = (*s_.bucket_of_)[index];
+      const uint32_t k = s_.bucket_of_[index];
       if (s_.tail_ == BucketTail::kPad && first_[k].size() < batch_size) first_[k].push_back(index);
       open_[k].push_back(index);
       if (open_[k].size() == batch_size) return Hand(k, indices, bucket);
@@ -54,7 +54,7 @@ class GroupedBatchSampler::Walk {
       if (chunk_at_ == chunk_.size()) Refill();
       const uint64_t index = chunk_[chunk_at_++];
       ++position_;
-      const uint32_t grid = (*s_.patch_grid_)[index];
+      const uint32_t grid = s_.patch_grid_[index];
       const uint64_t t = uint64_t(GridColumns(grid)) * GridRows(grid);
       auto fit = std::find_if(packing_.begin(), packing_.end(),
                               [&](const OpenBatch& b) { return b.tokens + t <= s_.budget_; });
@@ -108,16 +108,16 @@ class GroupedBatchSampler::Walk {
   uint64_t next_ = 0;
 };
 
-Status GroupedBatchSampler::Create(EpochSampler order, std::shared_ptr<const std::vector<uint8_t>> bucket_of,
-                                   size_t buckets, const SamplerOptions& options, BucketTail tail,
-                                   bool per_epoch_counts, std::unique_ptr<GroupedBatchSampler>* sampler) {
+Status GroupedBatchSampler::Create(EpochSampler order, GroupColumn<uint8_t> bucket_of, size_t buckets,
+                                   const SamplerOptions& options, BucketTail tail, bool per_epoch_counts,
+                                   std::unique_ptr<GroupedBatchSampler>* sampler) {
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::CheckOptions(options));
   std::unique_ptr<GroupedBatchSampler> s(new GroupedBatchSampler(std::move(order), options, tail, per_epoch_counts));
   s->bucket_of_ = std::move(bucket_of);
   s->buckets_ = buckets;
   if (!per_epoch_counts) {
     s->sizes_.assign(buckets, 0);
-    for (const uint8_t k : *s->bucket_of_) ++s->sizes_[k];
+    for (const uint8_t k : s->bucket_of_) ++s->sizes_[k];
   }
   // Epoch 0 stands for every epoch of a dataset; a mixture's epochs are checked as they start.
   const uint64_t global = s->global_batches(0);
@@ -144,9 +144,8 @@ GroupedBatchSampler::GroupedBatchSampler(EpochSampler order, const SamplerOption
 
 GroupedBatchSampler::~GroupedBatchSampler() = default;
 
-Status GroupedBatchSampler::CreateBudget(EpochSampler order, std::shared_ptr<const std::vector<uint32_t>> patch_grid,
-                                         uint64_t budget, const SamplerOptions& options,
-                                         std::unique_ptr<GroupedBatchSampler>* sampler) {
+Status GroupedBatchSampler::CreateBudget(EpochSampler order, GroupColumn<uint32_t> patch_grid, uint64_t budget,
+                                         const SamplerOptions& options, std::unique_ptr<GroupedBatchSampler>* sampler) {
   SHARDPACK_RETURN_IF_ERROR(EpochSampler::CheckOptions(options));
   // (Each epoch packs its own order, so its batch count is known only by walking it.)
   std::unique_ptr<GroupedBatchSampler> s(
@@ -168,7 +167,7 @@ std::vector<uint64_t> GroupedBatchSampler::BucketSizes(uint64_t epoch) const {
   for (uint64_t p = 0; p < order_size(); p += chunk.size()) {
     chunk.clear();
     order->Fill(p, std::min<uint64_t>(order_size(), p + 4096), &chunk);
-    for (const uint64_t index : chunk) ++sizes[(*bucket_of_)[index]];
+    for (const uint64_t index : chunk) ++sizes[bucket_of_[index]];
   }
   return sizes;
 }
@@ -188,7 +187,7 @@ uint64_t GroupedBatchSampler::global_batches(uint64_t epoch) const {
     if (e == epoch) return n;
   }
   uint64_t n = 0;
-  if (patch_grid_ != nullptr) {  // the packing is known only by walking it
+  if (budget_ != 0) {  // the packing is known only by walking it
     Walk walk(*this, epoch);
     std::vector<uint64_t> indices;
     uint32_t bucket = 0;

@@ -29,13 +29,16 @@
 // batches: the caller refuses it.
 //
 // Memory: the open batches (buckets x batch_size indices) and, for kPad, each bucket's first batch;
-// the caller's table of each sample's bucket (a byte a sample) or tokens (4 bytes). Time: each rank
+// the caller's table of each sample's bucket (a byte a sample) or tokens (4 bytes), which the
+// processes of a node share when they have a cache folder (ops/read/node_group_table.h). Time: each rank
 // walks the whole order; with a budget, counting an epoch's batches walks it once more.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "shardpack/buckets.h"
@@ -52,11 +55,38 @@ inline uint32_t GridRows(uint32_t grid) { return grid & 0xFFFF; }
 // The most buckets a loader takes: a bucket is kept in a byte a sample (SampleGroups::bucket_of).
 inline constexpr size_t kMaxLoaderBuckets = 255;
 
+// Each sample's entry (its bucket, its patch grid), wherever the loader keeps them: memory of its
+// own, or the node's table mapped from the cache folder (ops/read/node_group_table.h). `owner`
+// keeps the entries valid.
+template <typename T>
+class GroupColumn {
+ public:
+  GroupColumn() = default;
+  GroupColumn(std::shared_ptr<const void> owner, const T* data, size_t size)
+      : owner_(std::move(owner)), data_(data), size_(size) {}
+  // A vector's entries (tests, and callers that make their own).
+  GroupColumn(std::shared_ptr<const std::vector<T>> v)  // NOLINT: implicit, as a view of it
+      : owner_(v), data_(v != nullptr ? v->data() : nullptr), size_(v != nullptr ? v->size() : 0) {}
+  T operator[](size_t i) const { return data_[i]; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // What the loader groups samples by, an entry a sample in its numbering (a mixture's: source after
-// source): each sample's bucket, or its patch grid; the other empty.
+// source): each sample's bucket, or its patch grid; the other empty. `origin` says where they came
+// from (Loader::sample_groups_origin), `note` what went wrong with the node's table (for the
+// loader's warnings; empty when nothing did).
 struct SampleGroups {
-  std::vector<uint8_t> bucket_of;
-  std::vector<uint32_t> patch_grid;
+  GroupColumn<uint8_t> bucket_of;
+  GroupColumn<uint32_t> patch_grid;
+  std::string origin, note;
 };
 
 class GroupedBatchSampler {
@@ -66,14 +96,13 @@ class GroupedBatchSampler {
   // per_epoch_counts: the samples in each bucket differ by epoch (a mixture draws its samples), so
   // each epoch's batch count comes from walking it; otherwise from bucket_of's histogram.
   // InvalidArgument when the dataset gives no batch, or too few for every rank.
-  static Status Create(EpochSampler order, std::shared_ptr<const std::vector<uint8_t>> bucket_of, size_t buckets,
+  static Status Create(EpochSampler order, GroupColumn<uint8_t> bucket_of, size_t buckets,
                        const SamplerOptions& options, BucketTail tail, bool per_epoch_counts,
                        std::unique_ptr<GroupedBatchSampler>* sampler);
   // Batches under a token budget: patch_grid[i] is sample i's grid of patches, columns << 16 | rows
   // (PatchGrid), its cost columns x rows (at most `budget`). options.batch_size is not used.
-  static Status CreateBudget(EpochSampler order, std::shared_ptr<const std::vector<uint32_t>> patch_grid,
-                             uint64_t budget, const SamplerOptions& options,
-                             std::unique_ptr<GroupedBatchSampler>* sampler);
+  static Status CreateBudget(EpochSampler order, GroupColumn<uint32_t> patch_grid, uint64_t budget,
+                             const SamplerOptions& options, std::unique_ptr<GroupedBatchSampler>* sampler);
   static constexpr size_t kOpenBatches = 8;
   ~GroupedBatchSampler();
 
@@ -108,8 +137,8 @@ class GroupedBatchSampler {
   class Walk;
 
   EpochSampler order_;
-  std::shared_ptr<const std::vector<uint8_t>> bucket_of_;
-  std::shared_ptr<const std::vector<uint32_t>> patch_grid_;  // CreateBudget: each sample's patches
+  GroupColumn<uint8_t> bucket_of_;
+  GroupColumn<uint32_t> patch_grid_;  // CreateBudget: each sample's patches
   uint64_t budget_ = 0;
   size_t buckets_ = 0;
   SamplerOptions options_;

@@ -33,9 +33,9 @@
 #include "ops/read/grouped_batch_sampler.h"
 #include "ops/read/loader_crop.h"
 #include "ops/read/loader_fields.h"
+#include "ops/read/loader_groups.h"
 #include "ops/read/mixture_reader.h"
 #include "ops/read/read_planner.h"
-#include "ops/read/shown_sizes.h"
 #include "shardpack/dataset_reader.h"
 #include "storage/location.h"
 
@@ -122,7 +122,8 @@ struct Loader::Impl {
   // then only gives the order.
   std::unique_ptr<GroupedBatchSampler> bucketed;
   // With a token budget: each sample's patch grid (PatchGrid), for the batch's layout.
-  std::shared_ptr<const std::vector<uint32_t>> patch_grid;
+  GroupColumn<uint32_t> patch_grid;
+  std::string groups_origin;                   // Loader::sample_groups_origin
   std::vector<size_t> image_at;                // the producer's: where each image of the batch being filled starts
   uint64_t epoch = 0;                          // the last started
   std::shared_ptr<const MixturePlan> mixture;  // a mixture's plan, or null for one dataset
@@ -297,7 +298,7 @@ struct Loader::Impl {
       uint32_t k = 0;
       uint64_t global = 0;
       bucketed->Batch(epoch, b, &batch.indices, &k, &global);
-      if (patch_grid == nullptr) {
+      if (options.patch == 0) {
         bucket = &options.buckets[k];
         batch.bucket = int32_t(k);
       }
@@ -313,13 +314,13 @@ struct Loader::Impl {
     image_at.assign(size_t(batch.count) + 1, 0);
     batch.sizes.clear();
     batch.token_offsets.clear();
-    if (patch_grid != nullptr) {
+    if (options.patch > 0) {
       batch.bucket = -1;
       batch.height = batch.width = 0;
       batch.token_offsets.push_back(0);
       const size_t per_token = size_t(options.patch) * options.patch * 3;
       for (uint32_t i = 0; i < batch.count; ++i) {
-        const uint32_t grid = (*patch_grid)[batch.indices[i]];
+        const uint32_t grid = patch_grid[batch.indices[i]];
         batch.sizes.insert(batch.sizes.end(), {GridRows(grid) * options.patch, GridColumns(grid) * options.patch});
         batch.token_offsets.push_back(batch.token_offsets.back() + uint64_t(GridColumns(grid)) * GridRows(grid));
         image_at[i + 1] = batch.token_offsets.back() * per_token;
@@ -351,8 +352,8 @@ struct Loader::Impl {
       uint8_t* mask_out = per_mask == 0 ? nullptr : slot->mask_data + per_mask * i;
       const bool grouped = mixture != nullptr || bucketed != nullptr;
       const uint64_t draw = grouped ? first_position + i : batch.indices[i];
-      const Bucket patched = patch_grid == nullptr ? Bucket() : Bucket{batch.sizes[2 * i + 1], batch.sizes[2 * i]};
-      const Bucket* cover = patch_grid == nullptr ? bucket : &patched;
+      const Bucket patched = options.patch == 0 ? Bucket() : Bucket{batch.sizes[2 * i + 1], batch.sizes[2 * i]};
+      const Bucket* cover = options.patch == 0 ? bucket : &patched;
       errors[i] = FillSample(epoch, batch.indices[i], draw, cover, out, mask_out, &batch.labels[i], &batch.keys[i]);
       if (errors[i].ok() && !options.fields.empty()) errors[i] = ReadFields(batch.indices[i], i, &batch);
       if (!errors[i].ok()) {
@@ -590,6 +591,8 @@ std::vector<std::string> OpenWarnings(const std::string& dataset, const DatasetR
 
 }  // namespace
 
+const std::string& Loader::sample_groups_origin() const { return impl_->groups_origin; }
+
 const std::vector<std::string>& Loader::warnings() const { return impl_->warnings; }
 
 bool Loader::reads_decoded_images() const {
@@ -680,35 +683,6 @@ Status CheckLoaderOptions(const LoaderOptions& options) {
   return EpochSampler::CheckOptions(options.sampler);
 }
 
-// With buckets or a token budget: each sample's bucket or patch grid, from the sample tables of
-// `locations` (a mixture's sources, source after source); null with neither.
-Status GroupsOf(const std::vector<std::string>& locations, const LoaderOptions& options,
-                std::shared_ptr<const SampleGroups>* groups) {
-  groups->reset();
-  if (options.buckets.empty() && options.patch == 0) return Status::OK();
-  auto made = std::make_shared<SampleGroups>();
-  const NearestBucketFinder nearest(options.buckets);
-  // On the threads that read the tables: a bucket (at most kMaxLoaderBuckets) or a patch grid.
-  const auto group = [&](uint32_t width, uint32_t height) {
-    if (!options.buckets.empty()) return uint32_t(nearest(width, height));
-    const Bucket size = PatchedSize(width, height, options.max_side, options.patch);
-    return PatchGrid(size.width / options.patch, size.height / options.patch);
-  };
-  const auto add = [&](const std::vector<uint32_t>& groups) {
-    if (!options.buckets.empty()) {
-      made->bucket_of.insert(made->bucket_of.end(), groups.begin(), groups.end());  // each below 256
-    } else {
-      made->patch_grid.insert(made->patch_grid.end(), groups.begin(), groups.end());
-    }
-  };
-  // A dataset at a URL too: its sample tables are read once here, through the server (docs/buckets.md).
-  for (const std::string& location : locations) {
-    SHARDPACK_RETURN_IF_ERROR(GroupShownSizes(location, options.remote, options.env, options.threads, group, add));
-  }
-  *groups = std::move(made);
-  return Status::OK();
-}
-
 }  // namespace
 
 Status Loader::Open(const std::string& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* loader) {
@@ -717,7 +691,7 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   // Reads that go through the shards front to back can stream them without a cache folder.
   remote.sequential = !options.sampler.shuffle || options.sampler.shuffle_buffer > 0;
   std::shared_ptr<const SampleGroups> groups;
-  SHARDPACK_RETURN_IF_ERROR(GroupsOf({dataset}, options, &groups));
+  SHARDPACK_RETURN_IF_ERROR(LoaderGroups({dataset}, options, &groups));
   std::unique_ptr<DatasetReader> reader;
   SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &reader, remote));
   return OpenOver(dataset, std::move(reader), nullptr, {}, std::move(groups), options, loader);
@@ -734,7 +708,7 @@ Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::u
   std::vector<std::string> locations;
   for (const MixtureSource& source : mixture.sources) locations.push_back(source.location);
   std::shared_ptr<const SampleGroups> groups;
-  SHARDPACK_RETURN_IF_ERROR(GroupsOf(locations, options, &groups));
+  SHARDPACK_RETURN_IF_ERROR(LoaderGroups(locations, options, &groups));
   std::unique_ptr<MixtureReader> reader;
   SHARDPACK_RETURN_IF_ERROR(MixtureReader::Open(mixture, options, &reader));
   auto plan = std::make_shared<MixturePlan>();
@@ -803,16 +777,19 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
     }
     if (options.patch > 0) {
       SHARDPACK_RETURN_IF_ERROR(GroupedBatchSampler::CreateBudget(
-          impl->sampler, std::shared_ptr<const std::vector<uint32_t>>(groups, &groups->patch_grid),
-          options.tokens_per_batch, options.sampler, &impl->bucketed));
-      impl->patch_grid = std::shared_ptr<const std::vector<uint32_t>>(groups, &groups->patch_grid);
+          impl->sampler, groups->patch_grid, options.tokens_per_batch, options.sampler, &impl->bucketed));
+      impl->patch_grid = groups->patch_grid;
     } else {
-      SHARDPACK_RETURN_IF_ERROR(GroupedBatchSampler::Create(
-          impl->sampler, std::shared_ptr<const std::vector<uint8_t>>(groups, &groups->bucket_of),
-          options.buckets.size(), options.sampler, options.bucket_tail, mixture != nullptr, &impl->bucketed));
+      SHARDPACK_RETURN_IF_ERROR(GroupedBatchSampler::Create(impl->sampler, groups->bucket_of, options.buckets.size(),
+                                                            options.sampler, options.bucket_tail, mixture != nullptr,
+                                                            &impl->bucketed));
     }
   }
   impl->warnings = OpenWarnings(name, *impl->reader, options);
+  if (groups != nullptr) {
+    impl->groups_origin = groups->origin;
+    if (!groups->note.empty()) impl->warnings.push_back(groups->note);
+  }
   if (impl->bucketed == nullptr && impl->sampler.worker_batches() == 0) {
     // drop_last with a batch larger than what this rank (and worker) reads: a silent empty epoch.
     const SamplerOptions& so = options.sampler;

@@ -39,19 +39,35 @@ Status NoSizeRecorded(const OpenedDataset& dataset, size_t shard, const std::str
 
 }  // namespace
 
-Status GroupShownSizes(const std::string& location, const RemoteOptions& remote, Env* env, int threads,
-                       const std::function<uint32_t(uint32_t width, uint32_t height)>& group,
-                       const std::function<void(const std::vector<uint32_t>& groups)>& add) {
+Status OpenSizedDataset(const std::string& location, const RemoteOptions& remote, Env* env, SizedDataset* dataset) {
   Location parsed;
   SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
-  const std::string convert =
-      "; `shardpack convert " + parsed.shown + " NEW --format wds` writes a dataset that has them";
+  dataset->shown = parsed.shown;
+  dataset->convert = "; `shardpack convert " + parsed.shown + " NEW --format wds` writes a dataset that has them";
   if (parsed.shard_list) {
     return Status::InvalidArgument("buckets and token budgets need each image's size, and the shards " + parsed.shown +
-                                   " come without shardpack's sample tables" + convert);
+                                   " come without shardpack's sample tables" + dataset->convert);
   }
-  OpenedDataset dataset;
-  SHARDPACK_RETURN_IF_ERROR(OpenDataset(parsed, remote, env != nullptr ? env : Env::Default(), &dataset));
+  return OpenDataset(parsed, remote, env != nullptr ? env : Env::Default(), &dataset->opened);
+}
+
+std::string SizesIdentity(const SizedDataset& dataset) {
+  const OpenedDataset& d = dataset.opened;
+  if (d.manifest.manifest_xxh64.empty()) return "";
+  std::string identity = "manifest " + d.manifest.manifest_xxh64;
+  if (d.view != nullptr) {
+    identity += " view";
+    for (const ViewShard& shard : d.view->manifest.shards) {
+      identity += " " + std::to_string(shard.base_shard) + ":" + shard.selection.xxh64;
+    }
+  }
+  return identity;
+}
+
+Status GroupShownSizes(const SizedDataset& sized, int threads,
+                       const std::function<uint32_t(uint32_t width, uint32_t height)>& group,
+                       const std::function<void(const std::vector<uint32_t>& groups)>& add) {
+  const OpenedDataset& dataset = sized.opened;
   // The tables are read and parsed, and their samples grouped, on `threads` threads, as stat reads
   // them (100,000 tables of 10,000 samples took 144 s on one core); `add` only appends, in dataset
   // order. At most two shards a thread are in flight.
@@ -72,7 +88,7 @@ Status GroupShownSizes(const std::string& location, const RemoteOptions& remote,
       t->groups.clear();
       t->groups.reserve(t->sizes.size());
       for (const ShownSize& size : t->sizes) {
-        if (size.width == 0 || size.height == 0) return NoSizeRecorded(dataset, t->shard, parsed.shown, convert);
+        if (size.width == 0 || size.height == 0) return NoSizeRecorded(dataset, t->shard, sized.shown, sized.convert);
         t->groups.push_back(group(size.width, size.height));
       }
       return Status::OK();
@@ -86,9 +102,9 @@ Status GroupShownSizes(const std::string& location, const RemoteOptions& remote,
   };
   SHARDPACK_RETURN_IF_ERROR(RunOrderedPipeline("reading the sample tables", workers, slots, read, work, write));
   if (samples != dataset.samples()) {
-    return Status::DataLoss(parsed.shown + ": the sample tables list " + std::to_string(samples) +
+    return Status::DataLoss(sized.shown + ": the sample tables list " + std::to_string(samples) +
                             " samples and the manifest " + std::to_string(dataset.samples()) +
-                            "; run shardpack verify " + parsed.shown);
+                            "; run shardpack verify " + sized.shown);
   }
   return Status::OK();
 }

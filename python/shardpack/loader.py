@@ -153,7 +153,9 @@ class Loader:
         cache_limit (bytes, 0 = no bound) bounds it. Without a cache folder, shards are streamed
         into memory with shuffle_buffer > 0 or shuffle=False, and the global shuffle reads each
         sample by HTTP range requests (docs/remote.md). prefetch_shards (0 = twice
-        `downloads`) shards are downloaded ahead in the epoch's order, `downloads` at once.
+        `downloads`) shards are downloaded ahead in the epoch's order, `downloads` at once. With
+        buckets or a token budget, cache_dir also keeps the node's table of each sample's group,
+        made by the first process and mapped by the others, a URL or not (docs/buckets.md, "Cost").
     transform: "train" (random-resized-crop to `size` with `scale` and `ratio`, then a horizontal
         flip with probability `flip`) or "eval" (resize the shorter side to `resize`, default
         size * 256 / 224, then centre-crop `size`). Raw shards already of the output size are
@@ -344,6 +346,14 @@ class Loader:
         self._samples_done = 0  # elastic resume: the epoch's samples an earlier run took
         self._done = 0          # batches handed out in the current epoch, counting from its start
         self._resume_pending = False  # a state was loaded and no iteration has started since
+
+    @property
+    def sample_groups_origin(self):
+        """With buckets or a token budget, where each sample's group came from: "read" (this process
+        read the sample tables), "made" (read, and kept in cache_dir as the node's table), "mapped"
+        (the node's table another process made); None without either (docs/buckets.md, "Cost")."""
+        origin = "" if self._cuda else self._impl.sample_groups_origin()
+        return origin or None
 
     def __len__(self):
         """Batches of the epoch set_epoch() named (with buckets over a mixture, each epoch's count)."""

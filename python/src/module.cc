@@ -179,6 +179,7 @@ class PyLoader {
   }
   std::vector<std::string> take_skip_reports() { return loader_->TakeSkipReports(); }
   std::string dataset_fingerprint() const { return loader_->DatasetFingerprint(); }
+  std::string sample_groups_origin() const { return loader_->sample_groups_origin(); }
   uint64_t dataset_generation() const { return loader_->DatasetGeneration(); }
   uint64_t samples_consumed(uint64_t rank_batches_done) const { return loader_->SamplesConsumed(rank_batches_done); }
 
@@ -645,6 +646,8 @@ PYBIND11_MODULE(_shardpack, m) {
       .def("warnings", &PyLoader::warnings)
       .def("take_skip_reports", &PyLoader::take_skip_reports,
            "One line per sample skipped as corrupt since the last call")
+      .def("sample_groups_origin", &PyLoader::sample_groups_origin,
+           "With buckets or a budget: 'read', 'made' or 'mapped' (the node's table in the cache folder)")
       .def("dataset_fingerprint", &PyLoader::dataset_fingerprint,
            "What the loader reads, by content (its shards' checksums): resume states record it")
       .def("dataset_generation", &PyLoader::dataset_generation,

@@ -4,6 +4,7 @@ fills buckets in the epoch's order, the tail rules, the rank rounds and elastic 
 order itself comes from the same loader without buckets (world size 1: its batches, one after another,
 are the order), whose shuffles are tested elsewhere. Pixels against PIL's resize of the same box."""
 
+import json
 import math
 import os
 import subprocess
@@ -604,3 +605,91 @@ def test_doctor_measures_the_bucket_crops(data):
                          capture_output=True, text=True)
     assert bad.returncode != 0
     assert bad.stderr.startswith("doctor failed: --buckets: 'sdlx' is not a preset")
+
+
+NODE_RANK = """
+import json, sys
+import shardpack
+path, cache, rank, world, spec = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+loader = shardpack.Loader(path, batch_size=4, seed=7, buckets=spec, cache_dir=cache, world_size=world, rank=rank)
+epochs = []
+for epoch in range(2):
+    loader.set_epoch(epoch)
+    epochs.append([(b.bucket, [int(i) for i in b.indices()], list(b.images().shape)) for b in loader.batches()])
+print(json.dumps({"origin": loader.sample_groups_origin, "epochs": epochs}))
+"""
+
+
+def run_node(dataset, cache, world):
+    """`world` ranks started at once, as real processes on this node, each opening the loader with
+    buckets over one cache folder: what each said."""
+    procs = [subprocess.Popen(["/usr/bin/python3", "-c", NODE_RANK, str(dataset), str(cache), str(rank), str(world),
+                               SPEC], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for rank in range(world)]
+    said = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+            said.append(json.loads(out))
+    finally:
+        for p in procs:
+            p.kill()
+    return said
+
+
+def test_the_ranks_of_a_node_read_the_sample_tables_once_and_share_the_table(data, tmp_path):
+    """Eight ranks with a cache folder: one process reads every sample table and writes the node's
+    table; the other seven map it. Every rank's batches are still the documented ones."""
+    bucket_of = bucket_table(data / "wds")
+    options = dict(path=str(data / "wds"), batch_size=4, seed=7)
+    world = 8
+    first = run_node(data / "wds", tmp_path / "cache", world)
+    assert sorted(s["origin"] for s in first) == ["made"] + ["mapped"] * (world - 1)
+    tables = list((tmp_path / "cache" / "sample-groups").glob("*.groups"))
+    assert len(tables) == 1
+    assert tables[0].read_bytes()[:len(bucket_of)] == bytes(bucket_of)  # a byte a sample, PIL's buckets
+    again = run_node(data / "wds", tmp_path / "cache", world)
+    assert [s["origin"] for s in again] == ["mapped"] * world
+    for epoch in range(2):
+        batches = reference_batches(epoch_order(epoch, **options), bucket_of, 4, "partial")
+        for rank in range(world):
+            want = [[k, idx, list(shape)] for k, idx, shape in expected(rank_share(batches, "partial", rank, world))]
+            assert first[rank]["epochs"][epoch] == want, (epoch, rank)
+            assert again[rank]["epochs"][epoch] == want, (epoch, rank)
+
+
+def test_a_node_table_that_was_tampered_with_is_made_again_and_said(data, tmp_path):
+    import shardpack
+
+    options = dict(batch_size=4, seed=7, buckets=SPEC, cache_dir=str(tmp_path / "cache"))
+    made = shardpack.Loader(str(data / "wds"), **options)
+    assert made.sample_groups_origin == "made"
+    want = loader_batches(made, 0)
+    del made
+    table = next((tmp_path / "cache" / "sample-groups").glob("*.groups"))
+    spoilt = bytearray(table.read_bytes())
+    spoilt[0] = (spoilt[0] + 1) % len(BUCKETS)  # another bucket the loader has: only the checksum tells
+    table.write_bytes(bytes(spoilt))
+    with pytest.warns(UserWarning, match=r"the node's table of sample groups .*\.groups does not match its "
+                                         r"trailer \(changed, cut short, or for another dataset\): made again"):
+        again = shardpack.Loader(str(data / "wds"), **options)
+    assert again.sample_groups_origin == "made"
+    assert loader_batches(again, 0) == want
+
+
+def test_a_budget_reads_the_same_through_the_node_table(data, tmp_path):
+    import shardpack
+
+    options = dict(seed=9, batch_size=4, patch=16, max_side=128, tokens_per_batch=160)
+    own = shardpack.Loader(str(data / "wds"), **options)
+    assert own.sample_groups_origin == "read"
+    want = patched_batches(own, 1)
+    for origin in ("made", "mapped"):
+        loader = shardpack.Loader(str(data / "wds"), **options, cache_dir=str(tmp_path / "cache"))
+        assert loader.sample_groups_origin == origin
+        assert patched_batches(loader, 1) == want
+    # Another budget rule is another table: never the grids of the first.
+    other = shardpack.Loader(str(data / "wds"), **dict(options, max_side=96), cache_dir=str(tmp_path / "cache"))
+    assert other.sample_groups_origin == "made"
+    assert len(list((tmp_path / "cache" / "sample-groups").glob("*.groups"))) == 2
