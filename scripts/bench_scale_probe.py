@@ -9,7 +9,8 @@ which the ranks of a node share through the page cache).
 
 buckets: the global shuffle in three small aspect-ratio buckets, which reads every shard's sample table at
 open and keeps a byte a sample (docs/buckets.md); buckets-41: the same in 41 small buckets (as many
-as SDXL's preset, so as much work a sample to find its bucket).
+as SDXL's preset, so as much work a sample to find its bucket). With $SHARDPACK_CACHE set, buckets
+use the node's table in that folder (docs/buckets.md, "Cost"); "groups" says how it was had.
 """
 import json
 import random
@@ -33,6 +34,7 @@ def main():
     import shardpack
     before = rss()
     start = time.perf_counter()
+    origin = None  # with buckets: "read", or with $SHARDPACK_CACHE "made" or "mapped" (the node's table)
     if mode == "random":
         ds = shardpack.open(dataset)
         rng = random.Random(1)
@@ -46,11 +48,12 @@ def main():
                                   shuffle_buffer=10000 if mode == "streaming" else 0, **grouping)
         next(iter(loader))
         samples = len(loader) * 256
+        origin = loader.sample_groups_origin
     seconds = time.perf_counter() - start
     after = rss()
     print(json.dumps({"mode": mode, "samples": samples, "seconds": round(seconds, 3),
                       "rss_anon": after["RssAnon"] - before["RssAnon"],
-                      "rss_file": after["RssFile"] - before["RssFile"]}))
+                      "rss_file": after["RssFile"] - before["RssFile"], "groups": origin}))
 
 
 if __name__ == "__main__":
