@@ -333,6 +333,19 @@ class PosixFileLock final : public FileLock {
   int fd_;
 };
 
+// Opens `path` with `flags` and describes what it opened (fstat); the descriptor is the caller's to
+// close, and closed here when the description fails.
+Status OpenWithStat(const std::string& path, int flags, int* fd, struct stat* st) {
+  *fd = ::open(path.c_str(), flags);
+  if (*fd < 0) return Status::FromErrno("cannot open " + path, errno);
+  if (::fstat(*fd, st) != 0) {
+    const int e = errno;
+    ::close(*fd);
+    return Status::FromErrno("cannot stat " + path, e);
+  }
+  return Status::OK();
+}
+
 // A file mapped MAP_SHARED and read-only: its pages are the page cache's, shared by every process
 // that maps it.
 class PosixMappedFile final : public MappedFile {
@@ -381,27 +394,17 @@ class PosixEnv final : public Env {
   }
 
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    int fd;
     struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      const int e = errno;
-      ::close(fd);
-      return Status::FromErrno("cannot stat " + path, e);
-    }
+    SHARDPACK_RETURN_IF_ERROR(OpenWithStat(path, O_RDONLY | O_CLOEXEC, &fd, &st));
     *file = std::make_unique<PosixRandomAccessFile>(path, fd, st);
     return Status::OK();
   }
 
   Status MapFile(const std::string& path, std::unique_ptr<MappedFile>* file) override {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    int fd;
     struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      const int e = errno;
-      ::close(fd);
-      return Status::FromErrno("cannot stat " + path, e);
-    }
+    SHARDPACK_RETURN_IF_ERROR(OpenWithStat(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, &fd, &st));
     if (!S_ISREG(st.st_mode)) {
       ::close(fd);
       return Status::InvalidArgument(path + " is not a regular file");

@@ -1,34 +1,22 @@
 #include "formats/lmdb/lmdb_environment.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <string>
 
 #include "ground/checksum.h"
+#include "shardpack/env.h"
 
 namespace shardpack {
 
 Status LmdbError(const std::string& context, int rc) { return Status::IOError(context + ": " + mdb_strerror(rc)); }
 
 Status ChecksumMappedFile(const std::string& path, uint64_t* xxh64, uint64_t* size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    const int e = errno;
-    ::close(fd);
-    return Status::FromErrno("cannot stat " + path, e);
-  }
-  *size = static_cast<uint64_t>(st.st_size);
-  void* map = *size > 0 ? ::mmap(nullptr, *size, PROT_READ, MAP_SHARED, fd, 0) : nullptr;
-  ::close(fd);
-  if (map == MAP_FAILED) return Status::FromErrno("cannot map " + path, errno);
-  *xxh64 = Xxh64(std::string_view(static_cast<const char*>(map), *size));
-  if (map != nullptr) ::munmap(map, *size);
+  std::unique_ptr<MappedFile> file;
+  SHARDPACK_RETURN_IF_ERROR(Env::Default()->MapFile(path, &file));
+  *size = file->data().size();
+  *xxh64 = Xxh64(file->data());
   return Status::OK();
 }
 
