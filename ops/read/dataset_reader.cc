@@ -44,8 +44,14 @@ Status DatasetReader::Open(const std::string& text, Env* env, std::unique_ptr<Da
   SHARDPACK_RETURN_IF_ERROR(
       OpenDataset(location, remote, env, &dataset, /*check_manifest=*/true, /*open_view_base=*/false));
   if (dataset.view != nullptr) return OpenView(std::move(dataset.view), env, remote, reader);
-  return dataset.format->OpenReader(
-      env, dataset.dir, std::make_shared<const CompactManifest>(std::move(dataset.manifest)), remote, reader);
+  return OpenLocalDatasetReader(&dataset, remote, reader);
+}
+
+Status OpenLocalDatasetReader(OpenedDataset* dataset, const RemoteOptions& remote,
+                              std::unique_ptr<DatasetReader>* reader) {
+  return dataset->format->OpenReader(dataset->env, dataset->dir,
+                                     std::make_shared<const CompactManifest>(std::move(dataset->manifest)), remote,
+                                     reader);
 }
 
 Status DatasetReader::OpenShards(const std::vector<std::string>& paths, Env* env,

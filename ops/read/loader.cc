@@ -35,6 +35,7 @@
 #include "ops/read/loader_fields.h"
 #include "ops/read/loader_groups.h"
 #include "ops/read/mixture_reader.h"
+#include "ops/read/opened_dataset.h"
 #include "ops/read/read_planner.h"
 #include "shardpack/dataset_reader.h"
 #include "storage/location.h"
@@ -691,9 +692,14 @@ Status Loader::Open(const std::string& dataset, const LoaderOptions& options, st
   // Reads that go through the shards front to back can stream them without a cache folder.
   remote.sequential = !options.sampler.shuffle || options.sampler.shuffle_buffer > 0;
   std::shared_ptr<const SampleGroups> groups;
-  SHARDPACK_RETURN_IF_ERROR(LoaderGroups({dataset}, options, &groups));
+  std::vector<SizedDataset> opened;
+  SHARDPACK_RETURN_IF_ERROR(LoaderGroups({dataset}, options, &groups, &opened));
   std::unique_ptr<DatasetReader> reader;
-  SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &reader, remote));
+  if (!opened.empty() && opened[0].local) {  // (a manifest of 100,000 shards is 34 MB: read once)
+    SHARDPACK_RETURN_IF_ERROR(OpenLocalDatasetReader(&opened[0].opened, remote, &reader));
+  } else {
+    SHARDPACK_RETURN_IF_ERROR(DatasetReader::Open(dataset, options.env, &reader, remote));
+  }
   return OpenOver(dataset, std::move(reader), nullptr, {}, std::move(groups), options, loader);
 }
 
@@ -708,7 +714,8 @@ Status Loader::Open(const Mixture& mixture, const LoaderOptions& options, std::u
   std::vector<std::string> locations;
   for (const MixtureSource& source : mixture.sources) locations.push_back(source.location);
   std::shared_ptr<const SampleGroups> groups;
-  SHARDPACK_RETURN_IF_ERROR(LoaderGroups(locations, options, &groups));
+  std::vector<SizedDataset> opened;  // (each source's reader opens it again: MixtureReader::Open)
+  SHARDPACK_RETURN_IF_ERROR(LoaderGroups(locations, options, &groups, &opened));
   std::unique_ptr<MixtureReader> reader;
   SHARDPACK_RETURN_IF_ERROR(MixtureReader::Open(mixture, options, &reader));
   auto plan = std::make_shared<MixturePlan>();

@@ -4,7 +4,6 @@
 #include <string_view>
 
 #include "ops/read/node_group_table.h"
-#include "ops/read/shown_sizes.h"
 #include "shardpack/buckets.h"
 
 namespace shardpack {
@@ -42,12 +41,14 @@ bool EntriesInRange(std::string_view entries, const LoaderOptions& o) {
 }  // namespace
 
 Status LoaderGroups(const std::vector<std::string>& locations, const LoaderOptions& options,
-                    std::shared_ptr<const SampleGroups>* groups) {
+                    std::shared_ptr<const SampleGroups>* groups, std::vector<SizedDataset>* opened) {
   groups->reset();
+  opened->clear();
   const bool bucketed = !options.buckets.empty();
   if (!bucketed && options.patch == 0) return Status::OK();
   Env* env = options.env != nullptr ? options.env : Env::Default();
-  std::vector<SizedDataset> datasets(locations.size());
+  std::vector<SizedDataset>& datasets = *opened;
+  datasets.resize(locations.size());
   for (size_t i = 0; i < locations.size(); ++i) {
     SHARDPACK_RETURN_IF_ERROR(OpenSizedDataset(locations[i], options.remote, env, &datasets[i]));
   }

@@ -55,6 +55,11 @@ struct OpenedDataset {
 Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset,
                    bool check_manifest = false, bool open_view_base = true);
 
+// The reader DatasetReader::Open makes of a local folder that is not a view, over `dataset` opened
+// with check_manifest (its manifest moved into the reader): for a caller that opened the dataset
+// already, so that a large manifest is not read and parsed twice.
+Status OpenLocalDatasetReader(OpenedDataset* dataset, const RemoteOptions& remote,
+                              std::unique_ptr<DatasetReader>* reader);
 // Where a view's base lies, as a location to open.
 std::string ViewBaseLocation(const OpenedView& view);
 

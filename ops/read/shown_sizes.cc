@@ -48,7 +48,11 @@ Status OpenSizedDataset(const std::string& location, const RemoteOptions& remote
     return Status::InvalidArgument("buckets and token budgets need each image's size, and the shards " + parsed.shown +
                                    " come without shardpack's sample tables" + dataset->convert);
   }
-  return OpenDataset(parsed, remote, env != nullptr ? env : Env::Default(), &dataset->opened);
+  // The manifest checked, as a reader checks it: the reader may be made over this opening.
+  SHARDPACK_RETURN_IF_ERROR(
+      OpenDataset(parsed, remote, env != nullptr ? env : Env::Default(), &dataset->opened, /*check_manifest=*/true));
+  dataset->local = !parsed.remote() && dataset->opened.view == nullptr;
+  return Status::OK();
 }
 
 std::string SizesIdentity(const SizedDataset& dataset) {

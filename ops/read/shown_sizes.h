@@ -18,9 +18,11 @@ namespace shardpack {
 // A dataset opened for its sizes: `location` parsed and opened (OpenDataset). InvalidArgument
 // naming `location` for a shard list, which has no sample tables.
 struct SizedDataset {
-  std::string shown;    // the location as the user gave it, for messages
-  std::string convert;  // the command that writes a dataset with sizes, for messages
-  OpenedDataset opened;
+  std::string shown;     // the location as the user gave it, for messages
+  std::string convert;   // the command that writes a dataset with sizes, for messages
+  OpenedDataset opened;  // its manifest checked against its checksum of itself
+  // A local folder that is not a view: OpenLocalDatasetReader takes `opened` as it is.
+  bool local = false;
 };
 Status OpenSizedDataset(const std::string& location, const RemoteOptions& remote, Env* env, SizedDataset* dataset);
 
