@@ -148,8 +148,25 @@ TEST(NodeGroupTable, ALinkIsNeverFollowedAndOnlyTheLinkIsRemoved) {
   EXPECT_EQ(ReadFile(target), good);  // what the link pointed to is left alone
 }
 
-TEST(NodeGroupTable, AFileEveryUserCanWriteIsMadeAgain) {
-  ExpectMadeAgain([](const std::string& path) { ::chmod(path.c_str(), 0666); }, "is writable by every user");
+TEST(NodeGroupTable, AFileOthersCanWriteIsMadeAgain) {
+  ExpectMadeAgain([](const std::string& path) { ::chmod(path.c_str(), 0666); }, "is writable by others than you");
+  ExpectMadeAgain([](const std::string& path) { ::chmod(path.c_str(), 0620); }, "is writable by others than you");
+}
+
+TEST(NodeGroupTable, ATeamFolderKeepsATableForEachUserThatNoOneElseCanWrite) {
+  TempDir dir;
+  CountingSpec counting("dataset a\nbuckets 64x64\n", kEntries);
+  NodeGroupTable table;
+  ASSERT_TRUE(OpenNodeGroupTable(Env::Default(), dir.Sub("cache"), CacheModes{true}, counting.spec, &table).ok());
+  const std::string key = counting.spec.key;
+  const std::string path = dir.Sub("cache/sample-groups/" + Hex(XXH64(key.data(), key.size(), 0)) + "-" +
+                                   std::to_string(::geteuid()) + ".groups");
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);  // group-readable, never group-writable
+  EXPECT_EQ(ReadFile(path).substr(0, kEntries.size()), kEntries);
+  ASSERT_TRUE(OpenNodeGroupTable(Env::Default(), dir.Sub("cache"), CacheModes{true}, counting.spec, &table).ok());
+  EXPECT_EQ(table.origin, GroupTableOrigin::kMapped);
 }
 
 // Renames into the cache folder fail: the table cannot be kept for the node.

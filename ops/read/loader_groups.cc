@@ -77,6 +77,8 @@ Status LoaderGroups(const std::vector<std::string>& locations, const LoaderOptio
     }
     return Status::OK();
   };
+  // (The version: raise it when the way a size maps to its group changes, so that no older table
+  // is taken for the new rule.)
   std::string key = "shardpack sample groups 1\n" + GroupingRule(options) + "\n";
   bool vouched = true;  // every dataset's manifest has a checksum that says when it changes
   for (const SizedDataset& d : datasets) {

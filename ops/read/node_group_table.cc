@@ -36,13 +36,14 @@ bool MapCheckedTable(Env* env, const std::string& path, const CacheModes& modes,
     return false;
   }
   const FileStat& opened = (*file)->stat();
-  // The same rule as a cache folder's own: another user's file could say anything.
-  if (!modes.team && opened.uid != uint32_t(::geteuid())) {
+  // As a check's record (storage/cache_folder.h): a table is its user's alone, or another user
+  // (a team member too) could plant groupings with a checksum that matches them.
+  if (opened.uid != uint32_t(::geteuid())) {
     *problem = "belongs to user " + std::to_string(opened.uid) + ", not to you";
     return false;
   }
-  if ((opened.mode & 0002) != 0) {
-    *problem = "is writable by every user";
+  if ((opened.mode & 0022) != 0) {
+    *problem = "is writable by others than you";
     return false;
   }
   const std::string_view data = (*file)->data();
@@ -78,7 +79,9 @@ Status OpenNodeGroupTable(Env* env, const std::string& cache_dir, const CacheMod
   SHARDPACK_RETURN_IF_ERROR(PrepareCacheFolder(env, cache_dir, modes));
   const std::string dir = JoinPath(cache_dir, "sample-groups");
   SHARDPACK_RETURN_IF_ERROR(PrepareCacheSubfolders(env, cache_dir, dir, modes));
-  const std::string path = JoinPath(dir, ChecksumHex(Xxh64(spec.key)) + ".groups");
+  // A team's folder holds a table per user (each trusts only their own); a private folder one.
+  const std::string path =
+      JoinPath(dir, ChecksumHex(Xxh64(spec.key)) + (modes.team ? "-" + std::to_string(::geteuid()) : "") + ".groups");
   std::unique_ptr<MappedFile> file;
   std::string problem;
   const auto take = [&](GroupTableOrigin origin) {
@@ -103,7 +106,7 @@ Status OpenNodeGroupTable(Env* env, const std::string& cache_dir, const CacheMod
   SHARDPACK_RETURN_IF_ERROR(spec.make(&entries));
   const std::string trailer = GroupTableTrailer(entries, spec.entry_bytes, spec.key);
   // A cache: not synced (a machine that crashes leaves a file its trailer refuses, made again).
-  const Status written = WriteCacheFilePieces(env, path, {entries, trailer}, modes.file(), /*sync=*/false);
+  const Status written = WriteCacheFilePieces(env, path, {entries, trailer}, modes.record(), /*sync=*/false);
   if (written.ok() && MapCheckedTable(env, path, modes, spec, &file, &problem)) {
     return take(GroupTableOrigin::kMade);
   }

@@ -4,15 +4,16 @@
 // page cache's (docs/buckets.md, "Cost"). Without a cache folder each process reads every table
 // and keeps its own copy (at a billion samples, half a minute and 1 GB a process).
 //
-// The file, <cache_dir>/sample-groups/<the key's XXH64>.groups, holds the entries (entry_bytes each,
+// The file, <cache_dir>/sample-groups/<the key's XXH64>.groups (in a team's folder
+// <the key's XXH64>-<uid>.groups: a table per user), holds the entries (entry_bytes each,
 // in this machine's byte order, from offset 0 so that a mapping aligns them), then a trailer of
 // kGroupTableTrailerBytes:
 //   "SPGROUPS1 <entries> <entry bytes> <the entries' XXH64> <the key's XXH64>\n"
 // (16, 1, 16 and 16 hex digits). The key says what the entries follow from (each dataset's
 // SizesIdentity and the grouping rule): a dataset that changes has another key, hence another file.
 //
-// Hostile until checked: a file is used only when it is a regular file (not a link) of this user's
-// (in a team folder: not writable by every user), its trailer names the key, the entry size and
+// Hostile until checked: a file is used only when it is a regular file (not a link) of this user's,
+// writable by no one else (as a check's record: storage/cache_folder.h), its trailer names the key, the entry size and
 // its length, its entries match their checksum and every one passes spec.valid. Anything else is
 // made again, and said. One process makes the file, under <file>.lock; the others wait and map
 // what it wrote, which appears whole or not at all (written under a temporary name, then renamed):
