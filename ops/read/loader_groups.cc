@@ -26,7 +26,7 @@ bool EntriesInRange(std::string_view entries, const LoaderOptions& o) {
   if (!o.buckets.empty()) {
     uint8_t most = 0;
     for (const char c : entries) most = std::max(most, uint8_t(c));
-    return entries.empty() || most < o.buckets.size();
+    return most < o.buckets.size();  // (a loader has at least one bucket)
   }
   const uint32_t sides = o.max_side / o.patch;
   for (size_t at = 0; at + 4 <= entries.size(); at += 4) {
@@ -105,7 +105,7 @@ Status LoaderGroups(const std::vector<std::string>& locations, const LoaderOptio
     SHARDPACK_RETURN_IF_ERROR(
         OpenNodeGroupTable(env, options.remote.cache_dir, CacheModes{options.remote.cache_team}, spec, &table));
     entries = table.entries;
-    owner = table.file;
+    owner = table.owner;
     made->origin = table.origin == GroupTableOrigin::kMade ? "made" : "mapped";
     made->note = table.note;
   }

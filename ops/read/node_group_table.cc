@@ -11,18 +11,6 @@
 namespace shardpack {
 namespace {
 
-// Entries this process made but could not write: kept in its own memory, as without a cache folder.
-class OwnEntries final : public MappedFile {
- public:
-  explicit OwnEntries(std::string entries) : entries_(std::move(entries)) {}
-  std::string_view data() const override { return entries_; }
-  const FileStat& stat() const override { return stat_; }
-
- private:
-  std::string entries_;
-  FileStat stat_;
-};
-
 // Maps `path` and checks it (node_group_table.h): true with *file set when it is good; false with
 // *problem saying why when a file is there but cannot be used, with *problem empty when none is.
 bool MapCheckedTable(Env* env, const std::string& path, const CacheModes& modes, const GroupTableSpec& spec,
@@ -85,8 +73,8 @@ Status OpenNodeGroupTable(Env* env, const std::string& cache_dir, const CacheMod
   std::unique_ptr<MappedFile> file;
   std::string problem;
   const auto take = [&](GroupTableOrigin origin) {
-    table->file = std::move(file);
-    table->entries = table->file->data().substr(0, table->file->data().size() - kGroupTableTrailerBytes);
+    table->entries = file->data().substr(0, file->data().size() - kGroupTableTrailerBytes);
+    table->owner = std::shared_ptr<const MappedFile>(std::move(file));
     table->origin = origin;
     return Status::OK();
   };
@@ -114,9 +102,9 @@ Status OpenNodeGroupTable(Env* env, const std::string& cache_dir, const CacheMod
   const std::string why = written.ok() ? problem : written.message();
   table->note += std::string(table->note.empty() ? "" : "; ") + "cannot keep the node's table of sample groups in " +
                  path + " (" + why + "): this process keeps its own copy";
-  file = std::make_unique<OwnEntries>(std::move(entries));
-  table->file = std::move(file);
-  table->entries = table->file->data();
+  auto own = std::make_shared<const std::string>(std::move(entries));
+  table->entries = *own;
+  table->owner = std::move(own);
   table->origin = GroupTableOrigin::kMade;
   return Status::OK();
 }

@@ -50,7 +50,8 @@ enum class GroupTableOrigin {
 };
 
 struct NodeGroupTable {
-  std::shared_ptr<const MappedFile> file;  // what keeps `entries` valid
+  // What keeps `entries` valid: the mapped file, or the bytes this process made and could not write.
+  std::shared_ptr<const void> owner;
   std::string_view entries;
   GroupTableOrigin origin = GroupTableOrigin::kMapped;
   std::string note;  // empty, or what was wrong with a file found there (then made again)
