@@ -1,9 +1,12 @@
 // make_image_tree: writes a directory tree of real images in ImageNet layout, for the demo, the
 // benchmarks and CLI tests.
 //   make_image_tree OUT --classes 10 --images 200 [--seed 1] [--png-every 10] [--small] [--scale 1]
+//                       [--turned-every 0]
 // Every --png-every-th image is a PNG (0: none); the rest are JPEGs of ImageNet-like sizes (about
 // 110 KB on average), or small ones (about 64x48) with --small; --scale multiplies both sides
-// (photographs larger than ImageNet's). Output is deterministic.
+// (photographs larger than ImageNet's). Every --turned-every-th JPEG is stored as a phone stores a
+// portrait photo: its landscape pixels with an EXIF orientation of 6, shown turned a quarter
+// clockwise. Output is deterministic.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -18,7 +21,7 @@
 int main(int argc, char** argv) {
   using namespace shardpack;
   std::string out;
-  int classes = 10, images = 200, png_every = 10;
+  int classes = 10, images = 200, png_every = 10, turned_every = 0;
   uint64_t seed = 1;
   bool small = false;
   int jobs = 1;
@@ -30,6 +33,9 @@ int main(int argc, char** argv) {
   app.add_option("--images", images, "Total number of images")->capture_default_str();
   app.add_option("--seed", seed, "Seed for sizes and pixels")->capture_default_str();
   app.add_option("--png-every", png_every, "Every N-th image is a PNG (0: none)")->capture_default_str();
+  app.add_option("--turned-every", turned_every,
+                 "Every N-th JPEG is stored sideways with EXIF orientation 6, as phones store portraits (0: none)")
+      ->capture_default_str();
   app.add_flag("--small", small, "Small images (about 64x48) for quick tests");
   app.add_option("--noise", noise, "Pixel noise amplitude: more noise, larger JPEGs")->capture_default_str();
   app.add_option("--scale", scale, "Multiplies both sides of every image")
@@ -61,6 +67,9 @@ int main(int argc, char** argv) {
       std::string rgb = testing::MakePixels(w, h, seed * 1000003 + i, noise);
       std::string bytes =
           png ? testing::EncodeWithOpenCv(rgb, w, h, ImageFormat::kPng) : testing::EncodeJpeg(rgb, w, h);
+      if (!png && turned_every > 0 && i % turned_every == turned_every - 1) {
+        bytes = testing::WithExifOrientation(bytes, 6);
+      }
       std::string file = out + "/" + cls + "/" + cls + "_" + std::to_string(10000 + i) + (png ? ".png" : ".JPEG");
       std::ofstream(file, std::ios::binary).write(bytes.data(), bytes.size());
     }
