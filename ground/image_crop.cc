@@ -3,6 +3,7 @@
 #include <climits>
 #include <cmath>
 #include <opencv2/imgproc.hpp>
+#include <vector>
 
 #include "ground/bilinear_resample.h"
 #include "ground/image_decode_rgb.h"
@@ -40,15 +41,31 @@ Status DecodeCrop(std::string_view bytes, uint64_t max_pixels, const CropChooser
   ImageInfo info;
   SHARDPACK_RETURN_IF_ERROR(ProbeImage(bytes, &info));
   try {
-    if (info.format == ImageFormat::kJpeg && JpegExifOrientation(bytes) == 1) {
+    if (info.format == ImageFormat::kJpeg) {
       JpegRegionDecoder& decoder = JpegRegionDecoder::ThisThread();
       SHARDPACK_RETURN_IF_ERROR(decoder.ReadHeader(bytes, max_pixels));
-      const CropPlan plan = choose(decoder.size());
+      // The crop is chosen on the image as shown; a JPEG stored sideways decodes the box where it
+      // lies in the stored image (its rows there, and stopping after the last), then turns the
+      // decoded region, not the whole image, upright.
+      const int orientation = JpegExifOrientation(bytes);
+      const cv::Size stored = decoder.size();
+      const CropPlan plan = choose(SizeAsShown(stored, orientation));
       // A minimum size no box reaches at a reduced scale keeps the decode at full scale.
-      const cv::Size min_size = plan.reduced_dct ? plan.out : cv::Size(INT_MAX, INT_MAX);
+      const cv::Size min_size =
+          plan.reduced_dct ? SizeAsShown(plan.out, orientation) : cv::Size(INT_MAX, INT_MAX);  // as stored
       cv::Mat region;
       cv::Rect2d box;
-      SHARDPACK_RETURN_IF_ERROR(decoder.DecodeRegion(plan.box, min_size, fast, &region, &box));
+      SHARDPACK_RETURN_IF_ERROR(
+          decoder.DecodeRegion(BoxAsStored(plan.box, orientation, stored), min_size, fast, &region, &box));
+      if (orientation != 1) {
+        // Into this thread's buffer, reused from image to image as the decoder's own is.
+        thread_local std::vector<uint8_t> turned_pixels;
+        if (turned_pixels.size() < region.total() * 3) turned_pixels.resize(region.total() * 3);
+        cv::Mat turned(SizeAsShown(region.size(), orientation), CV_8UC3, turned_pixels.data());
+        TurnUpright(orientation, region, &turned);
+        box = BoxAsShown(box, orientation, region.size());
+        region = turned;
+      }
       ResizeBox(region, box, plan.out, plan.exact, dst);
       return Status::OK();
     }

@@ -21,6 +21,15 @@ Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, cv::Mat* r
 
 // Turns *m as stored into *m as shown, for EXIF orientation 1..8 (others: unchanged).
 void ApplyOrientation(int orientation, cv::Mat* m);
+// The same into *shown, which is written in place when it already has the size and type of the
+// result (so it can wrap a reused buffer); orientation 1 and others copy.
+void TurnUpright(int orientation, const cv::Mat& stored, cv::Mat* shown);
+// The size of an image of `stored` size as shown (orientations 5-8 swap the sides).
+cv::Size SizeAsShown(cv::Size stored, int orientation);
+// Where box `b` of a stored image of size `stored` lies once ApplyOrientation has turned the image,
+// and (BoxAsStored) where box `b` of the image as shown lies in the stored one. Sub-pixel exact.
+cv::Rect2d BoxAsShown(const cv::Rect2d& b, int orientation, cv::Size stored);
+cv::Rect2d BoxAsStored(const cv::Rect2d& b, int orientation, cv::Size stored);
 
 // What a crop takes from an image: `box`, in pixels of the oriented full-size image, resized to `out`.
 struct CropPlan {
@@ -36,9 +45,10 @@ struct CropPlan {
 using CropChooser = std::function<CropPlan(cv::Size full)>;
 
 // Decodes what the chosen crop needs and resizes it into *dst (CV_8UC3; written in place when it
-// already has plan.out's size, so it can wrap the caller's memory). A JPEG stored upright decodes only
-// the crop's rows and columns, at the coarsest DCT scale at which the box still covers plan.out;
-// other images (and EXIF-rotated JPEGs) decode whole. The resize averages (INTER_AREA) when it shrinks
+// already has plan.out's size, so it can wrap the caller's memory). A JPEG decodes only the crop's
+// rows and columns, at the coarsest DCT scale at which the box still covers plan.out; one stored
+// sideways (an EXIF orientation, as phones store portraits) decodes where the box lies in the stored
+// image, then turns that region upright. Other images decode whole. The resize averages (INTER_AREA) when it shrinks
 // by 2x or more and interpolates bilinearly otherwise (see CropPlan::exact). Corrupt with a reason on bad input;
 // refuses images over max_pixels before allocating for them. Resizes plan.box of src (in src's pixels, rounded to whole
 // pixels) to plan.out into *dst, as DecodeCrop does after decoding.

@@ -70,35 +70,91 @@ Status DecodeOther(std::string_view bytes, const ImageInfo& info, uint64_t max_p
 
 }  // namespace
 
-void ApplyOrientation(int orientation, cv::Mat* m) {
-  cv::Mat r;
+void TurnUpright(int orientation, const cv::Mat& stored, cv::Mat* shown) {
   switch (orientation) {
     case 2:
-      cv::flip(*m, r, 1);
+      cv::flip(stored, *shown, 1);
       break;
     case 3:
-      cv::rotate(*m, r, cv::ROTATE_180);
+      cv::rotate(stored, *shown, cv::ROTATE_180);
       break;
     case 4:
-      cv::flip(*m, r, 0);
+      cv::flip(stored, *shown, 0);
       break;
     case 5:
-      cv::transpose(*m, r);
+      cv::transpose(stored, *shown);
       break;
     case 6:
-      cv::rotate(*m, r, cv::ROTATE_90_CLOCKWISE);
+      cv::rotate(stored, *shown, cv::ROTATE_90_CLOCKWISE);
       break;
     case 7:
-      cv::transpose(*m, r);
-      cv::flip(r, r, -1);
+      cv::transpose(stored, *shown);
+      cv::flip(*shown, *shown, -1);
       break;
     case 8:
-      cv::rotate(*m, r, cv::ROTATE_90_COUNTERCLOCKWISE);
+      cv::rotate(stored, *shown, cv::ROTATE_90_COUNTERCLOCKWISE);
       break;
     default:
-      return;
+      stored.copyTo(*shown);
   }
-  *m = r;
+}
+
+void ApplyOrientation(int orientation, cv::Mat* m) {
+  if (orientation < 2 || orientation > 8) return;
+  cv::Mat shown;
+  TurnUpright(orientation, *m, &shown);
+  *m = shown;
+}
+
+cv::Size SizeAsShown(cv::Size stored, int orientation) {
+  return orientation >= 5 && orientation <= 8 ? cv::Size(stored.height, stored.width) : stored;
+}
+
+// A box is continuous (a pixel is a unit square), so a mirror takes x to width - x - w. W, H: the
+// stored image's sides. Each case follows ApplyOrientation's turn of the same orientation.
+cv::Rect2d BoxAsShown(const cv::Rect2d& b, int orientation, cv::Size stored) {
+  const double W = stored.width, H = stored.height;
+  switch (orientation) {
+    case 2:  // mirrored left to right
+      return {W - b.x - b.width, b.y, b.width, b.height};
+    case 3:  // half a turn
+      return {W - b.x - b.width, H - b.y - b.height, b.width, b.height};
+    case 4:  // mirrored top to bottom
+      return {b.x, H - b.y - b.height, b.width, b.height};
+    case 5:  // transposed: rows become columns
+      return {b.y, b.x, b.height, b.width};
+    case 6:  // a quarter clockwise: the stored top row becomes the shown right column
+      return {H - b.y - b.height, b.x, b.height, b.width};
+    case 7:  // transposed, then half a turn
+      return {H - b.y - b.height, W - b.x - b.width, b.height, b.width};
+    case 8:  // a quarter counter-clockwise: the stored top row becomes the shown left column
+      return {b.y, W - b.x - b.width, b.height, b.width};
+    default:
+      return b;
+  }
+}
+
+// BoxAsShown undone: solved for the stored box, case by case.
+cv::Rect2d BoxAsStored(const cv::Rect2d& b, int orientation, cv::Size stored) {
+  const double W = stored.width, H = stored.height;
+  switch (orientation) {
+    case 2:
+      return {W - b.x - b.width, b.y, b.width, b.height};
+    case 3:
+      return {W - b.x - b.width, H - b.y - b.height, b.width, b.height};
+    case 4:
+      return {b.x, H - b.y - b.height, b.width, b.height};
+    case 5:
+      return {b.y, b.x, b.height, b.width};
+    case 6:
+      return {b.y, H - b.x - b.width, b.height, b.width};
+    case 7:
+      return {W - b.y - b.height, H - b.x - b.width, b.height, b.width};
+    case 8:
+      return {W - b.y - b.height, b.x, b.height, b.width};
+    default:
+      return b;
+  }
 }
 
 Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, cv::Mat* rgb, cv::Size* full_size, bool fast) {
@@ -113,7 +169,7 @@ Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, cv::Mat* r
     SHARDPACK_RETURN_IF_ERROR(DecodeWholeJpeg(bytes, max_pixels, fast, rgb, full_size));
     const int orientation = JpegExifOrientation(bytes);
     ApplyOrientation(orientation, rgb);
-    if (orientation >= 5) *full_size = cv::Size(full_size->height, full_size->width);
+    *full_size = SizeAsShown(*full_size, orientation);
   } catch (const cv::Exception& e) {
     return Status::Corrupt(std::string("OpenCV cannot decode the image: ") + e.what());
   }

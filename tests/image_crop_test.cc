@@ -127,7 +127,8 @@ TEST(DecodeCrop, ATurnedJpegDecodesOnlyTheStoredRowsItsBoxNeeds) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("orientation " + std::to_string(c.orientation));
-    const std::string jpeg = c.orientation == 1 ? upright : testing::WithExifOrientation(upright, uint16_t(c.orientation));
+    const std::string jpeg =
+        c.orientation == 1 ? upright : testing::WithExifOrientation(upright, uint16_t(c.orientation));
     const std::string cut = jpeg.substr(0, jpeg.size() * 6 / 10) + "\xFF\xD9";
     const cv::Size shown = c.orientation >= 5 ? cv::Size(H, W) : cv::Size(W, H);
     CropPlan plan;
@@ -143,7 +144,8 @@ TEST(DecodeCrop, ATurnedJpegDecodesOnlyTheStoredRowsItsBoxNeeds) {
 
     plan.box = cv::Rect2d(c.far);
     plan.out = c.far.size();
-    EXPECT_EQ(Crop(cut, plan, shown, &from_cut).ToString(), "corrupt input: JPEG data: Corrupt JPEG data: premature end of data segment");
+    EXPECT_EQ(Crop(cut, plan, shown, &from_cut).ToString(),
+              "corrupt input: JPEG data: Corrupt JPEG data: premature end of data segment");
   }
 }
 
