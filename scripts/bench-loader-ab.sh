@@ -6,9 +6,12 @@
 # classes 0-69 and 70-99, A then B each round; prints every run and the ratios of the medians (B / A).
 #
 #   scripts/bench-loader-ab.sh --a DIR --b DIR [--images N] [--runs R] [--work DIR]
+#                              [--scale S] [--turned-every T]
+# --scale and --turned-every go to make_image_tree (photo-sized images; every T-th JPEG stored
+# sideways with an EXIF orientation, as phones store portraits); the B build makes the tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-images=4000 runs=5 work=build/bench a= b=
+images=4000 runs=5 work=build/bench a='' b='' scale=1 turned=0
 while (($#)); do
   case $1 in
     --a) a=$2; shift 2 ;;
@@ -16,13 +19,19 @@ while (($#)); do
     --images) images=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
-    *) echo "usage: $0 --a DIR --b DIR [--images N] [--runs R] [--work DIR]" >&2; exit 2 ;;
+    --scale) scale=$2; shift 2 ;;
+    --turned-every) turned=$2; shift 2 ;;
+    *) echo "usage: $0 --a DIR --b DIR [--images N] [--runs R] [--work DIR] [--scale S] [--turned-every T]" >&2; exit 2 ;;
   esac
 done
 [[ -x $a/shardpack && -x $b/shardpack ]] || { echo "$0: --a and --b name build folders holding shardpack" >&2; exit 2; }
-src=$work/read-tree-$images
-scripts/bench-tree.sh "$b" "$src" --classes 100 --images "$images" --png-every 0 --noise 46
-ab=$work/loader-ab-$images
+tag=$images tree=(--classes 100 --images "$images" --png-every 0 --noise 46)
+if [[ $scale != 1 || $turned != 0 ]]; then
+  tag+="-scale$scale-turned$turned" tree+=(--scale "$scale" --turned-every "$turned")
+fi
+src=$work/read-tree-$tag
+scripts/bench-tree.sh "$b" "$src" "${tree[@]}"
+ab=$work/loader-ab-$tag
 if [[ ! -f $ab/.complete ]]; then
   rm -rf "$ab"
   mkdir -p "$ab/a-src" "$ab/b-src"

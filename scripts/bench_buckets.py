@@ -85,35 +85,49 @@ class BucketFolder(torch.utils.data.Dataset):
 
 
 def square_rows_share(src, draws=20):
-    """The share of an image's rows that the square loader's decode reads on average: its
+    """The share of an image's stored rows that the square loader's decode reads on average: its
     random-resized-crop box (torchvision's draw: scale U(0.08, 1), log-uniform ratio 3/4 to 4/3, 10
-    tries, else the centre) ends at row y + h of H, and a JPEG decode stops there; an EXIF-rotated
-    JPEG decodes whole. Entropy decoding, most of a JPEG decode's time, follows the rows read, and a
-    bucket's cut needs every row: so this share is about the most that buckets / square can reach."""
+    tries, else the centre), drawn on the image as shown, ends at some stored row of H, and a JPEG
+    decode stops there (a JPEG stored sideways too: its box is decoded where it lies as stored).
+    Entropy decoding, most of a JPEG decode's time, follows the rows read, and a bucket's cut needs
+    every row: so this share is about the most that buckets / square can reach."""
     rng = random.Random(1)
     total = count = 0
     for root, _, files in os.walk(src):
         for f in files:
             with Image.open(os.path.join(root, f)) as im:
-                (w, h), rotated = im.size, im.getexif().get(0x0112, 1) != 1
+                (w, h), orientation = im.size, im.getexif().get(0x0112, 1)
+            shown = (h, w) if orientation in (5, 6, 7, 8) else (w, h)
             for _ in range(draws):
-                total += 1.0 if rotated else crop_end(rng, w, h) / h
+                total += stored_end(random_resized_crop_box(rng, *shown), orientation, h) / h
                 count += 1
     return total / count
 
 
-def crop_end(rng, w, h):
-    """Where torchvision's RandomResizedCrop box ends, in rows, on a w x h image."""
+def random_resized_crop_box(rng, w, h):
+    """torchvision's RandomResizedCrop box (x, y, width, height) on a w x h image."""
     for _ in range(10):
         area = w * h * rng.uniform(0.08, 1.0)
         ratio = math.exp(rng.uniform(math.log(3 / 4), math.log(4 / 3)))
         cw, ch = round(math.sqrt(area * ratio)), round(math.sqrt(area / ratio))
         if 0 < cw <= w and 0 < ch <= h:
-            return rng.randint(0, h - ch) + ch
-    # torchvision's fallback: the whole image, narrowed to the ratio range, centred (only a tall
-    # image loses rows: its height becomes width / (3/4)).
-    ch = round(w / (3 / 4)) if w / h < 3 / 4 else h
-    return (h - ch) // 2 + ch
+            return rng.randint(0, w - cw), rng.randint(0, h - ch), cw, ch
+    # torchvision's fallback: the whole image, narrowed to the ratio range, centred.
+    cw, ch = (w, round(w / (3 / 4))) if w / h < 3 / 4 else (min(w, round(h * 4 / 3)), h)
+    return (w - cw) // 2, (h - ch) // 2, cw, ch
+
+
+def stored_end(box, orientation, stored_h):
+    """The stored row after the last one a box on the image as shown needs (EXIF orientations: 3 and 4
+    show the stored top at the bottom, 6 and 7 on the right, 5 and 8 on the left)."""
+    x, y, cw, ch = box
+    if orientation in (3, 4):
+        return stored_h - y
+    if orientation in (6, 7):
+        return stored_h - x
+    if orientation in (5, 8):
+        return x + cw
+    return y + ch
 
 
 def python_buckets(src, buckets, batch, workers):
