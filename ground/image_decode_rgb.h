@@ -47,11 +47,12 @@ using CropChooser = std::function<CropPlan(cv::Size full)>;
 // Decodes what the chosen crop needs and resizes it into *dst (CV_8UC3; written in place when it
 // already has plan.out's size, so it can wrap the caller's memory). A JPEG decodes only the crop's
 // rows and columns, at the coarsest DCT scale at which the box still covers plan.out; one stored
-// sideways (an EXIF orientation, as phones store portraits) decodes where the box lies in the stored
-// image, then turns that region upright. Other images decode whole. The resize averages (INTER_AREA) when it shrinks
-// by 2x or more and interpolates bilinearly otherwise (see CropPlan::exact). Corrupt with a reason on bad input;
-// refuses images over max_pixels before allocating for them. Resizes plan.box of src (in src's pixels, rounded to whole
-// pixels) to plan.out into *dst, as DecodeCrop does after decoding.
+// sideways (an EXIF orientation, as phones store portraits) decodes where the box lies in the
+// stored image, then turns that region upright. Other images decode whole. The resize averages
+// (INTER_AREA) when it shrinks by 2x or more and interpolates bilinearly otherwise (see
+// CropPlan::exact). Corrupt with a reason on bad input; refuses images over max_pixels before
+// allocating for them. ResizeCrop resizes plan.box of src (in src's pixels, rounded to whole pixels)
+// to plan.out into *dst, as DecodeCrop does after decoding.
 void ResizeCrop(const cv::Mat& src, const CropPlan& plan, cv::Mat* dst);
 
 Status DecodeCrop(std::string_view bytes, uint64_t max_pixels, const CropChooser& choose, bool fast, cv::Mat* dst);

@@ -134,27 +134,11 @@ cv::Rect2d BoxAsShown(const cv::Rect2d& b, int orientation, cv::Size stored) {
   }
 }
 
-// BoxAsShown undone: solved for the stored box, case by case.
+// BoxAsShown undone: the inverse turn (a quarter one way undoes a quarter the other way; every other
+// turn undoes itself) applied on the image as shown.
 cv::Rect2d BoxAsStored(const cv::Rect2d& b, int orientation, cv::Size stored) {
-  const double W = stored.width, H = stored.height;
-  switch (orientation) {
-    case 2:
-      return {W - b.x - b.width, b.y, b.width, b.height};
-    case 3:
-      return {W - b.x - b.width, H - b.y - b.height, b.width, b.height};
-    case 4:
-      return {b.x, H - b.y - b.height, b.width, b.height};
-    case 5:
-      return {b.y, b.x, b.height, b.width};
-    case 6:
-      return {b.y, H - b.x - b.width, b.height, b.width};
-    case 7:
-      return {W - b.y - b.height, H - b.x - b.width, b.height, b.width};
-    case 8:
-      return {W - b.y - b.height, b.x, b.height, b.width};
-    default:
-      return b;
-  }
+  const int inverse = orientation == 6 ? 8 : orientation == 8 ? 6 : orientation;
+  return BoxAsShown(b, inverse, SizeAsShown(stored, orientation));
 }
 
 Status DecodeOrientedRgb(std::string_view bytes, uint64_t max_pixels, cv::Mat* rgb, cv::Size* full_size, bool fast) {

@@ -21,7 +21,7 @@ Status DecodeJpegFor(std::string_view bytes, uint64_t max_pixels, cv::Size targe
   SHARDPACK_RETURN_IF_ERROR(decoder.ReadHeader(bytes, max_pixels));
   const cv::Size stored = decoder.size();
   const int orientation = JpegExifOrientation(bytes);
-  const cv::Size target_stored = orientation >= 5 ? cv::Size(target.height, target.width) : target;
+  const cv::Size target_stored = SizeAsShown(target, orientation);  // as stored (the swap undoes itself)
   cv::Rect2d box;
   SHARDPACK_RETURN_IF_ERROR(
       decoder.DecodeRegion(cv::Rect2d(0, 0, stored.width, stored.height), target_stored, false, rgb, &box));
