@@ -6,6 +6,7 @@
 #pragma once
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>  // the casts to std::vector and std::pair: every file that uses these must see them
 
 #include <algorithm>
 #include <cctype>
