@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packing straight into an S3-protocol store against what a user does without it: pack into a local
 # folder, then upload it with `aws s3 cp --recursive` (awscli, its default 10 concurrent requests).
-# Both against s3rver (npm) on 127.0.0.1, started here and always stopped; medians of R runs, in
+# Both against moto's S3 server (PyPI, build/venv) on 127.0.0.1, started here and always stopped
+# (objects in its memory; moto is the bound here, not shardpack); medians of R runs, in
 # alternating order. Also the pack into a local folder alone, and the staging folder's peak size
 # (sampled every 50 ms) against the dataset's.
 #
@@ -11,6 +12,7 @@
 # generated here when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 src=build/bench/read-tree-4000 runs=3 work=build/bench/s3-output bin=build/release
 while (($#)); do
   case $1 in
@@ -21,21 +23,20 @@ while (($#)); do
     *) echo "usage: $0 [--src TREE] [--runs R] [--work DIR] [--bin DIR]" >&2; exit 2 ;;
   esac
 done
-s3rver=build/npm/node_modules/.bin/s3rver
-[[ -x $s3rver ]] || scripts/install-deps.sh
+scripts/install-deps.sh
 scripts/bench-tree.sh "$bin" "$src" --classes 100 --images 4000 --png-every 0 --noise 46
 rm -rf "$work"
 mkdir -p "$work/staging"
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$s3rver" -d "$work/store" -a 127.0.0.1 -p "$port" --silent --allow-mismatched-signatures \
-  --configure-bucket bench >/dev/null 2>&1 &
+port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$py" -m moto.server -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
 store_pid=$!
 trap 'kill $store_pid 2>/dev/null; wait $store_pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break; sleep 0.1; done
-export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+for _ in $(seq 300); do (echo >/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break; sleep 0.1; done
+export AWS_ACCESS_KEY_ID=MOTO AWS_SECRET_ACCESS_KEY=MOTO AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
 export AWS_ENDPOINT_URL=http://127.0.0.1:$port AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 export SHARDPACK_STAGING=$work/staging
-aws() { command aws --endpoint-url "$AWS_ENDPOINT_URL" "$@"; }
+aws() { "$PWD/build/venv/bin/aws" --endpoint-url "$AWS_ENDPOINT_URL" "$@"; }
+aws s3api create-bucket --bucket bench >/dev/null
 cat "$src"/*/* >/dev/null  # the page cache holds the tree for every contender
 flags=(--samples-per-shard 500 --quiet --no-sync)  # 8 shards of about 55 MB
 

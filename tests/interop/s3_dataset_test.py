@@ -1,16 +1,16 @@
-"""Datasets read from an S3-protocol store: s3rver (npm) on 127.0.0.1 holds them, uploaded by
-Debian's awscli, and shardpack reads s3://BUCKET/NAME through a proxy of this test that checks every
+"""Datasets read from an S3-protocol store: moto's S3 server on 127.0.0.1 holds them, uploaded by
+awscli, and shardpack reads s3://BUCKET/NAME through a proxy of this test that checks every
 request's AWS Signature V4 with an independent implementation (botocore's S3SigV4Auth, recomputed
-from the request and the secret key) before passing it on: s3rver does not check SigV4 itself.
+from the request and the secret key) before passing it on: moto does not check SigV4 itself.
 For each format, `stat` and `verify --decode` of the s3:// URL print what they print for the local
 folder and the loader's batches are byte-identical (through an empty cache, shards arriving as the
 epoch goes; and streamed without a cache, except LMDB); every request shardpack signed passed the
 check; a wrong secret key gives a clear error (and the proxy saw the bad signature); missing
 credentials give a clear error before any request.
 
-usage: s3_dataset_test.py SHARDPACK MAKE_IMAGE_TREE DUMP_BATCHES WORKDIR S3RVER
-Exits 77 (skipped) when S3RVER, awscli or botocore is not installed (scripts/install-deps.sh
-installs them).
+usage: s3_dataset_test.py SHARDPACK MAKE_IMAGE_TREE DUMP_BATCHES WORKDIR
+Exits 77 (skipped) when moto, awscli or botocore is not installed (scripts/install-deps.sh
+installs them into build/venv).
 """
 
 import os
@@ -20,8 +20,8 @@ import sys
 from checks import Checks, fresh_folder, pack_every_format
 from s3_store import BUCKET, S3Store, missing_tools
 
-shardpack, make_tree, dump_batches, work, s3rver = sys.argv[1:6]
-why = missing_tools(s3rver)
+shardpack, make_tree, dump_batches, work = sys.argv[1:5]
+why = missing_tools()
 if why:
     print("skipped:", why)
     sys.exit(77)
@@ -33,7 +33,7 @@ check = checks.check
 serve = os.path.join(work, "serve")
 packs = pack_every_format(shardpack, make_tree, work, serve)
 
-with S3Store(s3rver, os.path.join(work, "store")) as store:
+with S3Store(os.path.join(work, "store")) as store:
     # Upload with a real S3 client, straight to the store.
     store.upload(serve, "")
     env = store.client_env(SHARDPACK_CACHE=os.path.join(work, "cache"))

@@ -1,4 +1,4 @@
-"""pack, convert and merge straight into an S3-protocol store (s3rver behind a proxy that checks every
+"""pack, convert and merge straight into an S3-protocol store (moto's server behind a proxy that checks every
 request's AWS Signature V4 with botocore: tests/interop/s3_store.py), with small multipart parts so
 that shards go up in parts:
 
@@ -21,8 +21,9 @@ that shards go up in parts:
   Writer(append=True) into it equals the local append;
 - refusals: LMDB (written in place), an http:// OUT, a non-empty OUT without --force, a bad secret.
 
-usage: s3_output_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR S3RVER PYTHON_PACKAGE_DIR
-Exits 77 (skipped) when s3rver, awscli or botocore is missing (scripts/install-deps.sh installs them).
+usage: s3_output_test.py SHARDPACK MAKE_IMAGE_TREE WORKDIR PYTHON_PACKAGE_DIR
+Exits 77 (skipped) when moto, awscli or botocore is missing (scripts/install-deps.sh installs them
+into build/venv).
 """
 
 import json
@@ -33,8 +34,8 @@ import sys
 from checks import Checks, fresh_folder
 from s3_store import BUCKET, S3Store, missing_tools
 
-shardpack, make_tree, work, s3rver, python_dir = sys.argv[1:6]
-why = missing_tools(s3rver)
+shardpack, make_tree, work, python_dir = sys.argv[1:5]
+why = missing_tools()
 if why:
     print("skipped:", why)
     sys.exit(77)
@@ -73,7 +74,7 @@ for name, flags in FLAGS.items():
     check(r.returncode == 0, f"local pack {name}: {r.stderr}")
     references[name] = local_files(out)
 
-with S3Store(s3rver, os.path.join(work, "store")) as store:
+with S3Store(os.path.join(work, "store")) as store:
     # Parts of 16 KiB: every shard goes up as a multipart upload (in 2 parts).
     env = store.client_env(SHARDPACK_S3_PART_SIZE="16384", SHARDPACK_S3_UPLOADS="2", SHARDPACK_STAGING=staging,
                            SHARDPACK_CACHE=os.path.join(work, "cache"), SHARDPACK_HTTP_ATTEMPTS="3")
@@ -283,14 +284,14 @@ with S3Store(s3rver, os.path.join(work, "store")) as store:
     # python3): there the Release build's run of this test is the one that checks the writer.
     package = os.path.join(python_dir, "shardpack")
     if os.path.isdir(package) and any(f.startswith("_shardpack") for f in os.listdir(package)):
-        r = subprocess.run(["/usr/bin/python3", "-c", writer, src, f"s3://{BUCKET}/writer/wds"], capture_output=True,
+        r = subprocess.run([sys.executable, "-c", writer, src, f"s3://{BUCKET}/writer/wds"], capture_output=True,
                            text=True, env=dict(env, PYTHONPATH=python_dir))
         got = store.download("writer/wds", os.path.join(work, "dl-writer"))
         check(r.returncode == 0 and differences(got, references["wds"]) == [],
               f"shardpack.Writer into s3: {r.stderr} {differences(got, references['wds'])}")
         # ... and Writer(append=True) of the `more` tree to it: what `shardpack append` gives.
         appender = writer.replace("shardpack.Writer(url,", "shardpack.Writer(url, append=True,")
-        r = subprocess.run(["/usr/bin/python3", "-c", appender, more, f"s3://{BUCKET}/writer/wds"], capture_output=True,
+        r = subprocess.run([sys.executable, "-c", appender, more, f"s3://{BUCKET}/writer/wds"], capture_output=True,
                            text=True, env=dict(env, PYTHONPATH=python_dir))
         got = store.download("writer/wds", os.path.join(work, "dl-writer-appended"))
         want = local_files(os.path.join(work, "local-appended", "wds"))

@@ -1,14 +1,15 @@
-"""An S3-protocol store for the tests: s3rver (npm) on 127.0.0.1, behind a proxy of the test that
-checks every request's AWS Signature V4 with an independent implementation (botocore's
-S3SigV4Auth, recomputed from the request, its body and the secret key) before passing it on:
-s3rver does not check SigV4 itself. The proxy counts the requests it passed by method and path, and
-can answer some with an error instead (fault injection). s3rver keeps no list of multipart uploads
-and cannot abort one: the proxy serves ListMultipartUploads and AbortMultipartUpload itself, from
-the uploads it saw start (and those a test starts with start_upload) and not complete.
+"""An S3-protocol store for the tests: moto's S3 server (PyPI, requirements.txt) on 127.0.0.1, in a
+process of its own, behind a proxy of the test that checks every request's AWS Signature V4 with
+an independent implementation (botocore's S3SigV4Auth, recomputed from the request, its body and
+the secret key) before passing it on: moto does not check signatures itself. The proxy counts the
+requests it passed by method and path, and can answer some with an error instead (fault
+injection). Multipart uploads are moto's own: it keeps the live ones (ListMultipartUploads,
+AbortMultipartUpload) and, as S3 does, refuses to complete one whose parts but the last are smaller
+than the minimum part size (set to PART_MIN, so that the tests' small parts are checked too).
 
-    with S3Store(s3rver, folder) as store:
+    with S3Store(folder) as store:
         env = store.client_env()        # AWS_* for shardpack, through the proxy
-        store.upload(local, "name")     # with awscli, straight to s3rver
+        store.upload(local, "name")     # with awscli, straight to moto
         store.fault = lambda method, path: 503 if ... else None
 """
 
@@ -20,35 +21,47 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import urllib.parse
-import urllib.request
-from xml.etree import ElementTree
 from collections import Counter
 
 from checks import free_port, stop_process, wait_for_port
 
 try:
+    import boto3
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
 except ImportError:
     S3SigV4Auth = None
+try:
+    import moto.server  # noqa: F401  (started below as `python -m moto.server`)
+except ImportError:
+    moto = None
 
 KEY_ID, SECRET, BUCKET = "SHARDPACKTESTKEY", "shardpack-test-secret/0123456789", "datasets"
+# The smallest part moto accepts in a multipart upload (S3: 5 MiB), as small as the tests' parts
+# (SHARDPACK_S3_PART_SIZE=16384 in s3_output_test.py).
+PART_MIN = 16384
 AUTH = re.compile(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/s3/aws4_request, *"
                   r"SignedHeaders=([^,]+), *Signature=([0-9a-f]{64})$")
-# What the proxy passes on, each way, besides the body.
-REQUEST_HEADERS = ("Range", "Content-Type")
+# What the proxy passes on, each way, besides the body (and the x-amz-meta-* headers). The
+# signature's headers go on too: moto does not check them, but without them a request is anonymous,
+# and moto, as S3, refuses anonymous reads of a private bucket.
+REQUEST_HEADERS = ("Range", "Content-Type", "Authorization", "x-amz-date", "x-amz-content-sha256")
 RESPONSE_HEADERS = ("Content-Type", "Content-Range", "ETag", "Content-Length", "Last-Modified")
 
 
-def missing_tools(s3rver):
+# awscli beside the tests' Python (build/venv/bin), or on PATH.
+AWS = shutil.which("aws", path=os.path.dirname(sys.executable)) or shutil.which("aws")
+
+
+def missing_tools():
     """Why the store cannot run here (for a skip), or None."""
-    if S3SigV4Auth is None:
-        return "python3-botocore is not installed (scripts/install-deps.sh)"
-    if not os.access(s3rver, os.X_OK) or shutil.which("aws") is None:
-        return f"{s3rver} or awscli is missing (scripts/install-deps.sh installs them)"
+    if S3SigV4Auth is None or moto is None or AWS is None:
+        return ("botocore, boto3, moto or awscli is missing from the tests' Python "
+                f"{sys.executable} (scripts/install-deps.sh installs them into build/venv)")
     return None
 
 
@@ -79,27 +92,32 @@ def signature_problem(handler, body):
 
 
 class S3Store:
-    def __init__(self, s3rver, folder):
-        self.s3rver, self.folder = s3rver, folder
+    def __init__(self, folder):
+        self.folder = folder  # moto keeps objects in memory; its log goes here
         self.good = 0         # requests whose signature matched
         self.bad = []         # why the others were refused
         self.passed = Counter()  # (method, path without query, query names) -> count, of those passed on
         self.fault = None     # (method, path) -> an HTTP status to answer instead, or None
         self.on_request = None  # (method, path) -> None, called for every request first
-        self.uploads = {}     # upload id -> key, of the multipart uploads started and not finished
         self.aborted = []     # (key, upload id) of the uploads aborted through the proxy
         self.lock = threading.Lock()
 
     def __enter__(self):
         self.port = free_port()
+        os.makedirs(self.folder, exist_ok=True)
+        self.log = open(os.path.join(self.folder, "moto.log"), "wb")
         self.process = subprocess.Popen(
-            [self.s3rver, "-d", self.folder, "-a", "127.0.0.1", "-p", str(self.port), "--silent",
-             "--allow-mismatched-signatures", "--configure-bucket", BUCKET],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=self.log, stderr=subprocess.STDOUT,
+            env=dict(os.environ, S3_UPLOAD_PART_MIN_SIZE=str(PART_MIN)))
         self.proxy = None
         try:
-            if not wait_for_port(self.port):
-                raise SystemExit(f"s3rver does not listen on 127.0.0.1:{self.port}")
+            if not wait_for_port(self.port, seconds=30):
+                raise SystemExit(f"moto's server does not listen on 127.0.0.1:{self.port} "
+                                 f"(its log: {self.log.name})")
+            self.direct = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{self.port}", region_name="us-east-1",
+                                       aws_access_key_id="MOTO", aws_secret_access_key="MOTO")
+            self.direct.create_bucket(Bucket=BUCKET)
             store = self
 
             class Handler(http.server.BaseHTTPRequestHandler):
@@ -131,6 +149,7 @@ class S3Store:
             self.proxy.shutdown()
             self.proxy.server_close()
         stop_process(self.process)
+        self.log.close()
 
     def endpoint(self):
         return f"http://127.0.0.1:{self.proxy.server_address[1]}"
@@ -144,11 +163,11 @@ class S3Store:
         return env
 
     def aws(self, *args):
-        """awscli, straight to s3rver (not through the proxy)."""
-        env = dict(os.environ, AWS_ACCESS_KEY_ID="S3RVER", AWS_SECRET_ACCESS_KEY="S3RVER",
+        """awscli, straight to moto (not through the proxy)."""
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="MOTO", AWS_SECRET_ACCESS_KEY="MOTO",
                    AWS_DEFAULT_REGION="us-east-1", AWS_CONFIG_FILE=os.devnull,
                    AWS_SHARED_CREDENTIALS_FILE=os.devnull)
-        r = subprocess.run(["aws", "--endpoint-url", f"http://127.0.0.1:{self.port}"] + list(args), env=env,
+        r = subprocess.run([AWS, "--endpoint-url", f"http://127.0.0.1:{self.port}"] + list(args), env=env,
                            capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             raise SystemExit(f"aws {' '.join(args)} failed: {r.stderr}")
@@ -158,86 +177,35 @@ class S3Store:
         self.aws("s3", "cp", "--recursive", "--only-show-errors", local, f"s3://{BUCKET}/{name}")
 
     def download(self, name, local):
-        """Every object under NAME/, read straight from s3rver over HTTP (ListObjectsV2, then a GET
+        """Every object under NAME/, read straight from moto with boto3 (ListObjectsV2, then a GET
         each; not through shardpack's client nor the proxy) into the folder `local`; returns {file
         name: bytes}."""
         shutil.rmtree(local, ignore_errors=True)
         os.makedirs(local)
-        base = f"http://127.0.0.1:{self.port}/{BUCKET}"
-        with urllib.request.urlopen(f"{base}?list-type=2&max-keys=1000&prefix={urllib.parse.quote(name)}/",
-                                    timeout=30) as r:
-            listing = ElementTree.fromstring(r.read())
-        ns = {"s3": listing.tag[1:listing.tag.index("}")]} if listing.tag.startswith("{") else {}
-        key_path = "s3:Contents/s3:Key" if ns else "Contents/Key"
         files = {}
-        for key in listing.findall(key_path, ns):
-            file = key.text[len(name) + 1:]
-            with urllib.request.urlopen(f"{base}/{urllib.parse.quote(key.text)}", timeout=30) as r:
-                files[file] = r.read()
+        listing = self.direct.list_objects_v2(Bucket=BUCKET, Prefix=f"{name}/", MaxKeys=1000)
+        for item in listing.get("Contents", []):
+            file = item["Key"][len(name) + 1:]
+            files[file] = self.direct.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
             with open(os.path.join(local, file), "wb") as f:
                 f.write(files[file])
         return dict(sorted(files.items()))
 
     def start_upload(self, key):
-        """Starts a multipart upload of `key` straight at s3rver, as another process would; returns
-        its id, which the proxy then lists as live."""
-        upstream = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        try:
-            upstream.request("POST", f"/{BUCKET}/{urllib.parse.quote(key)}?uploads")
-            body = upstream.getresponse().read().decode()
-        finally:
-            upstream.close()
-        upload_id = re.search(r"<UploadId>([^<]+)</UploadId>", body).group(1)
-        with self.lock:
-            self.uploads[upload_id] = key
-        return upload_id
+        """Starts a multipart upload of `key` straight at moto, as another process would; returns its id."""
+        return self.direct.create_multipart_upload(Bucket=BUCKET, Key=key)["UploadId"]
 
     def live_uploads(self):
-        with self.lock:
-            return sorted((key, upload_id) for upload_id, key in self.uploads.items())
+        """(key, upload id) of the multipart uploads moto holds, started and neither completed nor aborted."""
+        uploads = self.direct.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])
+        return sorted((u["Key"], u["UploadId"]) for u in uploads)
 
-    def answer(self, handler, status, body=b""):
-        handler.send_response(status)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        if handler.command != "HEAD":
-            handler.wfile.write(body)
-
-    def serve_uploads(self, handler, path, query):
-        """ListMultipartUploads and AbortMultipartUpload, which s3rver lacks: True when answered."""
+    def track_abort(self, handler, path, query, status):
+        """Records an AbortMultipartUpload that moto answered with success."""
         params = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
-        if handler.command == "GET" and "uploads" in params and path == f"/{BUCKET}":
-            prefix = params.get("prefix", "")
-            items = "".join(f"<Upload><Key>{key}</Key><UploadId>{upload_id}</UploadId></Upload>"
-                            for key, upload_id in self.live_uploads() if key.startswith(prefix))
-            self.answer(handler, 200, (f"<ListMultipartUploadsResult><Bucket>{BUCKET}</Bucket><Prefix>{prefix}</Prefix>"
-                                       f"<IsTruncated>false</IsTruncated>{items}</ListMultipartUploadsResult>").encode())
-            return True
-        if handler.command == "DELETE" and "uploadId" in params:
-            key = urllib.parse.unquote(path[len(f"/{BUCKET}/"):])
+        if handler.command == "DELETE" and "uploadId" in params and status == 204:
             with self.lock:
-                known = self.uploads.get(params["uploadId"]) == key
-                if known:
-                    del self.uploads[params["uploadId"]]
-                    self.aborted.append((key, params["uploadId"]))
-            self.answer(handler, 204 if known else 404,
-                        b"" if known else b"<Error><Code>NoSuchUpload</Code></Error>")
-            return True
-        return False
-
-    def track_upload(self, handler, path, query, status, data):
-        """Records an upload that started, or forgets one that completed."""
-        params = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
-        if handler.command != "POST" or status != 200:
-            return
-        key = urllib.parse.unquote(path[len(f"/{BUCKET}/"):])
-        with self.lock:
-            if "uploads" in params:
-                m = re.search(rb"<UploadId>([^<]+)</UploadId>", data)
-                if m:
-                    self.uploads[m.group(1).decode()] = key
-            elif "uploadId" in params and b"<Error>" not in data:
-                self.uploads.pop(params["uploadId"], None)
+                self.aborted.append((urllib.parse.unquote(path[len(f"/{BUCKET}/"):]), params["uploadId"]))
 
     def serve(self, handler, body):
         path = handler.path.split("?")[0]
@@ -263,8 +231,6 @@ class S3Store:
         names = tuple(sorted(p.split("=")[0] for p in query.split("&") if p))
         with self.lock:
             self.passed[(handler.command, path, names)] += 1
-        if self.serve_uploads(handler, path, query):
-            return
         headers = {h: handler.headers[h] for h in REQUEST_HEADERS if handler.headers.get(h)}
         headers.update({k: v for k, v in handler.headers.items() if k.lower().startswith("x-amz-meta-")})
         upstream = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
@@ -272,7 +238,7 @@ class S3Store:
             upstream.request(handler.command, handler.path, body=body if body else None, headers=headers)
             r = upstream.getresponse()
             data = r.read()
-            self.track_upload(handler, path, query, r.status, data)
+            self.track_abort(handler, path, query, r.status)
             handler.send_response(r.status)
             for h, v in r.getheaders():
                 if h in RESPONSE_HEADERS or h.lower().startswith("x-amz-meta-"):
