@@ -16,6 +16,19 @@ from setuptools.command.build_ext import build_ext
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
+def configured_python(build_dir):
+    """The Python a build folder's module is built for: its CMake cache's, else CMakeLists.txt's default."""
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt")) as cache:
+            for line in cache:
+                if line.startswith("Python_EXECUTABLE:"):
+                    return line.split("=", 1)[1].strip()
+    except FileNotFoundError:
+        pass
+    venv = os.path.join(ROOT, "build", "venv", "bin", "python")
+    return venv if os.path.exists(venv) else shutil.which("python3") or sys.executable
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build_dir = os.path.abspath(os.environ.get("SHARDPACK_BUILD_DIR") or os.path.join(ROOT, "build", "python-wheel"))
@@ -23,9 +36,10 @@ class CMakeBuild(build_ext):
         if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
             # A build of its own needs only the library and the module.
             configure += ["-DSHARDPACK_BUILD_TESTS=OFF", "-DSHARDPACK_BUILD_BENCHMARKS=OFF"]
-        # CMake builds for Debian's /usr/bin/python3 unless told otherwise (CMakeLists.txt); a venv's
-        # python is a link to it. Any other interpreter gets a module of its own ABI.
-        if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+        # The module is built for the interpreter the build folder was configured with (CMakeLists.txt:
+        # build/venv's, made from Debian's python3), which serves every venv made from the same
+        # interpreter (their pythons are links to it). Any other interpreter gets a module of its own ABI.
+        if os.path.realpath(sys.executable) != os.path.realpath(configured_python(build_dir)):
             configure.append("-DPython_EXECUTABLE=" + sys.executable)
         jobs = os.environ.get("SHARDPACK_BUILD_JOBS") or str(os.cpu_count() or 1)
         subprocess.check_call(configure)

@@ -8,6 +8,7 @@
 #   scripts/bench-cache-bookkeeping.sh [--shards S] [--runs R] [--work DIR] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 shards=1500 runs=3 work=build/bench bin=build/release
 while (($#)); do
   case $1 in
@@ -32,7 +33,7 @@ caches=$work/bookkeeping-caches
 source scripts/nginx-serve.sh
 trap 'stop_nginx; rm -rf "$caches"' EXIT
 start_nginx "$serve"
-PYTHONPATH=$bin/python PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 - "$url/ds" "$caches" "$runs" <<'PY'
+PYTHONPATH=$bin/python PYTHONDONTWRITEBYTECODE=1 "$py" - "$url/ds" "$caches" "$runs" <<'PY'
 import shutil, statistics, sys, time
 import shardpack
 

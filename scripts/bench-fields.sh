@@ -12,6 +12,7 @@
 # hard-linked copy of it plus one caption of 40 to 120 bytes (UTF-8, like LAION's) per image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 
 images=20000 runs=5 seconds=8 work=build/bench bin=
 while (($#)); do
@@ -37,7 +38,7 @@ if [[ ! -f $pairs/.complete ]]; then
   rm -rf "$pairs"
   cp -al "$src" "$pairs"
   rm -f "$pairs/.complete"
-  /usr/bin/python3 - "$pairs" <<'EOF'
+  "$py" - "$pairs" <<'EOF'
 import os, random, sys
 root = sys.argv[1]
 rng = random.Random(16)
@@ -59,7 +60,7 @@ bytes=$(du -sb --exclude=.complete "$src" | cut -f1)
 avail_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
 warm_bytes=$((bytes + (512 << 20)))
 if ((warm_bytes > avail_kb * 1024 / 2)); then warm_bytes=$((avail_kb * 1024 / 2)); fi
-warm_memory() { /usr/bin/python3 -c "bytearray($warm_bytes)"; }
+warm_memory() { "$py" -c "bytearray($warm_bytes)"; }
 
 seconds_of() {  # wall seconds of "$@"
   sync
@@ -72,7 +73,7 @@ seconds_of() {  # wall seconds of "$@"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 rate_of() {  # images/s of a loader bench
-  $bin/shardpack bench "$@" --seconds "$seconds" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["images_per_s"])'
+  $bin/shardpack bench "$@" --seconds "$seconds" --json | "$py" -c 'import json, sys; print(json.load(sys.stdin)["images_per_s"])'
 }
 
 alone=() with=() load_alone=() load_with=()

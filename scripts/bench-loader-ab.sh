@@ -11,6 +11,7 @@
 # sideways with an EXIF orientation, as phones store portraits); the B build makes the tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 images=4000 runs=5 work=build/bench a='' b='' scale=1 turned=0
 while (($#)); do
   case $1 in
@@ -48,7 +49,7 @@ if [[ ! -f $ab/.complete ]]; then
 fi
 cat "$ab"/all/*.tar "$ab"/a/*.tar "$ab"/b/*.tar >/dev/null
 options=(--crop 224 --batch 64 --threads 2 --epochs 2 --json)
-rate() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['images_per_s'])"; }
+rate() { "$py" -c "import json,sys; print(json.load(sys.stdin)['images_per_s'])"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 declare -A got
 for ((r = 1; r <= runs; r++)); do
@@ -65,5 +66,5 @@ for what in one mix; do
   ma=$(median ${got[a-$what]}) mb=$(median ${got[b-$what]})
   printf '%s: medians of %d, A %.0f images/s, B %.0f images/s: B/A %.3f\n' \
     "$([[ $what == one ]] && echo "one dataset" || echo "70/30 mixture")" "$runs" "$ma" "$mb" \
-    "$(/usr/bin/python3 -c "print($mb / $ma)")"
+    "$("$py" -c "print($mb / $ma)")"
 done

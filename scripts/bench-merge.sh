@@ -7,6 +7,7 @@
 #   scripts/bench-merge.sh [--shards N] [--parts P] [--runs R] [--work DIR] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 shards=10000 parts=8 runs=5 work=build/bench bin=build/release
 while (($#)); do
   case $1 in
@@ -35,6 +36,6 @@ for ((r = 1; r <= runs; r++)); do
   merge_s+=("$(echo "$t1 - $t0" | bc)") cat_s+=("$(echo "$t2 - $t1" | bc)")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-shards_listed=$(/usr/bin/python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['shardlist']))" "$out/manifest.json")
+shards_listed=$("$py" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['shardlist']))" "$out/manifest.json")
 printf 'merge of %d parts, %d shards: %.3f s (median of %d); cat of the part manifests: %.3f s\n' \
   "$parts" "$shards_listed" "$(median "${merge_s[@]}")" "$runs" "$(median "${cat_s[@]}")"

@@ -11,6 +11,7 @@
 #   scripts/bench-mix.sh [--images N] [--runs R] [--work DIR] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 images=4000 runs=3 work=build/bench bin=
 usage="$0 [--images N] [--runs R] [--work DIR] [--bin DIR]"
 source scripts/bench-args.sh "$@"
@@ -39,7 +40,7 @@ count() { find "$1" -mindepth 2 -type f | wc -l; }
 echo "sources: $(count "$work/mix-a-src") + $(count "$work/mix-b-src") images; one dataset: $(count "$src")"
 options=(--crop 224 --batch 64 --epochs 2 --json)
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-field() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
+field() { "$py" -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
 one=() mix=()
 for ((r = 1; r <= runs; r++)); do
   $bin/shardpack bench "$work/mix-all" "${options[@]}" >"$work/mix-one.json"
@@ -50,7 +51,7 @@ for ((r = 1; r <= runs; r++)); do
 done
 m1=$(median "${one[@]}") m2=$(median "${mix[@]}")
 printf 'median: one dataset %.0f images/s, mixture %.0f images/s: ratio %.3f (target >= 0.95)\n' "$m1" "$m2" \
-  "$(/usr/bin/python3 -c "print($m2 / $m1)")"
+  "$("$py" -c "print($m2 / $m1)")"
 # Shuffle quality, on larger datasets of small images (the statistic needs only the manifests, so
 # each bench runs for a second): the one dataset packed in class order (sorted shards) and the
 # 70/30 mixture of its classes 0-69 and 70-99, 100 samples per shard.
@@ -61,7 +62,7 @@ quick=(--crop 32 --batch 256 --seconds 1 --json)
 $bin/shardpack bench "$work/mix-q-all" "${quick[@]}" >"$work/mix-q-one.json"
 $bin/shardpack bench --source "$work/mix-q-a" 0.7 --source "$work/mix-q-b" 0.3 "${quick[@]}" >"$work/mix-q-mix.json"
 for name in one mix; do
-  /usr/bin/python3 - "$work/mix-q-$name.json" "$name" <<'PY'
+  "$py" - "$work/mix-q-$name.json" "$name" <<'PY'
 import json, sys
 q = json.load(open(sys.argv[1]))["shuffle_quality"]
 what = "one dataset (classes in order)" if sys.argv[2] == "one" else "70/30 mixture (stratified)"

@@ -22,6 +22,7 @@
 # compare before and after a change on the same machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 images=20000 runs=5 work=build/bench raw_images=2000 large_images=1000 raw_only=0 bin=
 while (($#)); do
   case $1 in
@@ -56,7 +57,7 @@ cat "$src"/*/* >/dev/null  # warm the page cache for both contenders
 avail_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
 warm_bytes=$((bytes + (512 << 20)))
 if ((warm_bytes > avail_kb * 1024 / 2)); then warm_bytes=$((avail_kb * 1024 / 2)); fi
-warm_memory() { /usr/bin/python3 -c "bytearray($warm_bytes)"; }
+warm_memory() { "$py" -c "bytearray($warm_bytes)"; }
 
 # Prints the wall seconds of "$@" (and keeps the peak RSS of the last run in $work/rss). Dirty pages
 # of earlier runs are flushed first, so that no contender pays for another's write-back.
@@ -137,9 +138,9 @@ raw_vs_pil() {
     rm -rf "$work/raw"
     raw_t+=("$(timed $bin/shardpack pack "$tree" "$work/raw" --list "$work/raw-list.txt" --format raw --resize 256 --crop 224 --quiet)")
     rm -f "$work/pil.npy"
-    pil_t+=("$(timed /usr/bin/python3 scripts/bench_pil_baseline.py "$tree" "$work/pil.npy" 256 224 2 "$n")")
+    pil_t+=("$(timed "$py" scripts/bench_pil_baseline.py "$tree" "$work/pil.npy" 256 224 2 "$n")")
     rm -f "$work/pil.npy"
-    draft_t+=("$(timed /usr/bin/python3 scripts/bench_pil_baseline.py "$tree" "$work/pil.npy" 256 224 2 "$n" --draft)")
+    draft_t+=("$(timed "$py" scripts/bench_pil_baseline.py "$tree" "$work/pil.npy" 256 224 2 "$n" --draft)")
     rm -rf "$work/raw"
     floor_t+=("$(timed $bin/shardpack pack "$tree" "$work/raw" --list "$work/raw-list.txt" --format raw --resize 32 --crop 32 --quiet)")
     echo "raw run $r ($label): shardpack ${raw_t[-1]} s, PIL x2 ${pil_t[-1]} s, PIL+draft x2 ${draft_t[-1]} s," \

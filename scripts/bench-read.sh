@@ -17,6 +17,7 @@
 # before and after a change); (c) needs DIR/python and is skipped without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 images=4000 runs=3 work=build/bench bin=
 while (($#)); do
   case $1 in
@@ -28,11 +29,6 @@ while (($#)); do
   esac
 done
 scripts/install-deps.sh
-# The baseline's packages (not needed by the build or the tests).
-for p in python3-torch python3-torchvision; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p"; }
-done
 if [[ -z $bin ]]; then
   scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
   bin=build/release
@@ -44,16 +40,16 @@ $bin/shardpack pack "$src" "$work/read-wds" --shuffle --quiet --no-sync >/dev/nu
 $bin/shardpack pack "$src" "$work/read-raw" --format raw --resize 256 --crop 224 --quiet --no-sync >/dev/null
 cat "$work"/read-wds/*.tar "$work"/read-raw/*.npy >/dev/null
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-json() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+json() { "$py" -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 # images/s including the open, as the baselines are timed (open_seconds: 0 from builds before it).
 with_open() {
-  /usr/bin/python3 -c "import json,sys; r=json.load(sys.stdin); print(r['images'] / (r['seconds'] + r.get('open_seconds', 0)))"
+  "$py" -c "import json,sys; r=json.load(sys.stdin); print(r['images'] / (r['seconds'] + r.get('open_seconds', 0)))"
 }
 
 raw_bps=() copy_bps=() wds_ips=() torch_ips=() py_ips=()
 for ((r = 1; r <= runs; r++)); do
   raw_bps+=("$($bin/shardpack bench "$work/read-raw" --eval --crop 224 --batch 64 --threads 2 --json | json bytes_per_s)")
-  copy_bps+=("$(/usr/bin/python3 - "$work/read-raw" <<'PY'
+  copy_bps+=("$("$py" - "$work/read-raw" <<'PY'
 import glob, sys, time
 import numpy as np
 shards = [np.load(p, mmap_mode="r") for p in sorted(glob.glob(sys.argv[1] + "/*.npy")) if ".labels." not in p]
@@ -68,9 +64,9 @@ print(n / (time.time() - t))
 PY
 )")
   wds_ips+=("$($bin/shardpack bench "$work/read-wds" --crop 224 --batch 64 --threads 2 --json | with_open)")
-  torch_ips+=("$(/usr/bin/python3 scripts/bench_torch_baseline.py "$src" 224 64 2 "$images" | awk '{print $3}')")
+  torch_ips+=("$("$py" scripts/bench_torch_baseline.py "$src" 224 64 2 "$images" | awk '{print $3}')")
   if [[ -d $bin/python ]]; then
-    py_ips+=("$(PYTHONPATH=$bin/python /usr/bin/python3 scripts/bench_python_loader.py "$work/read-wds" 224 64 2 | awk '{print $2}')")
+    py_ips+=("$(PYTHONPATH=$bin/python "$py" scripts/bench_python_loader.py "$work/read-wds" 224 64 2 | awk '{print $2}')")
   else
     py_ips+=(0)
   fi

@@ -12,6 +12,7 @@
 #   scripts/bench-remote.sh --src TREE [--work DIR] [--runs R] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 work=build/bench runs=3 bin=build/release src=
 while (($#)); do
   case $1 in
@@ -43,7 +44,7 @@ bench() {
   shift 2
   [[ $cache == - ]] && cache=
   SHARDPACK_CACHE=$cache scripts/peak_memory.py -o "$nginx_dir/rss" "$bin/shardpack" bench "$@" --json |
-    /usr/bin/python3 -c "import json,sys; r=json.load(sys.stdin); n = r['images'] if '$field' == 'images' else r['bytes_per_s'] * r['seconds']; print(n / (r['seconds'] + r['open_seconds']))" |
+    "$py" -c "import json,sys; r=json.load(sys.stdin); n = r['images'] if '$field' == 'images' else r['bytes_per_s'] * r['seconds']; print(n / (r['seconds'] + r['open_seconds']))" |
     tr '\n' ' '
   cat "$nginx_dir/rss"
 }

@@ -12,6 +12,7 @@
 #   scripts/bench-report.sh [--medium] [--shards S] [--samples K] [--work DIR] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 shards=100000 samples=10000 work=build/bench-report bin='' medium=0
 while (($#)); do
   case $1 in
@@ -34,9 +35,9 @@ if ((medium)); then
   scripts/bench-tree.sh "$bin" "$work/medium-src" --classes 100 --images 20000 --png-every 0 --noise 46
   [[ -f $work/medium/manifest.json ]] || "$bin/shardpack" pack "$work/medium-src" "$work/medium" --no-sync -q >/dev/null
   start=$(date +%s.%N)
-  /usr/bin/python3 tests/interop/report_browser_test.py "$bin/shardpack" "$bin/tests/make_image_tree" \
+  "$py" tests/interop/report_browser_test.py "$bin/shardpack" "$bin/tests/make_image_tree" \
     "$work/medium-check" --dataset "$work/medium"
-  echo "medium tree: report and its checks took $(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s;" \
+  echo "medium tree: report and its checks took $("$py" -c "print(f'{$(date +%s.%N) - $start:.1f}')") s;" \
     "page $(stat -c %s "$work/medium-check/medium.html") bytes"
 fi
 one=$work/one-1000-$samples
@@ -50,7 +51,7 @@ ds=$work/ds-1000-$samples-x$shards
 
 start=$(date +%s.%N)
 "$bin/shardpack" report "$ds" -o "$work/report.html" >/dev/null 2>"$work/report.err"
-report_s=$(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')")
+report_s=$("$py" -c "print(f'{$(date +%s.%N) - $start:.1f}')")
 printf '<!DOCTYPE html><html><body><p>empty</p></body></html>\n' >"$work/empty.html"
 
 # render PAGE: "WALL_SECONDS RENDER_MS" of one headless Chromium run that dumps the DOM.
@@ -63,7 +64,7 @@ render() {
   local ms
   ms=$(grep -o 'data-render-ms="[0-9.]*"' <<<"$dom" | grep -o '[0-9.]*' || echo -)
   grep -q 'data-rendered="ok"' <<<"$dom" || [[ $1 == *empty.html ]] || { echo "not rendered: $1" >&2; exit 1; }
-  echo "$(/usr/bin/python3 -c "print(f'{$t1 - $t0:.2f}')") $ms"
+  echo "$("$py" -c "print(f'{$t1 - $t0:.2f}')") $ms"
 }
 echo "dataset: $((shards * samples)) samples, 1000 classes, $shards shards; report took $report_s s"
 echo "page: $(stat -c %s "$work/report.html") bytes"

@@ -11,6 +11,7 @@
 #   scripts/bench-resize.sh [--images N] [--runs R] [--work DIR] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 images=120 runs=3 work=build/bench bin=
 usage="$0 [--images N] [--runs R] [--work DIR] [--bin DIR]"
 source scripts/bench-args.sh "$@"
@@ -30,7 +31,7 @@ if [[ ! -f $src/.complete ]]; then
   done
   touch "$src/.complete"
 fi
-/usr/bin/python3 -c "
+"$py" -c "
 import glob, sys
 from PIL import Image
 mp = sorted(Image.open(f).size[0] * Image.open(f).size[1] / 1e6 for f in glob.glob(sys.argv[1] + '/*/*'))
@@ -43,25 +44,25 @@ for ((r = 1; r <= runs; r++)); do
   start=$(date +%s.%N)
   $bin/shardpack pack "$src" "$work/resize-ours" --max-side 512 --jpeg-quality 90 --no-sync --quiet >/dev/null
   end=$(date +%s.%N)
-  ours+=("$(/usr/bin/python3 -c "print($images / ($end - $start))")")
-  theirs+=("$(/usr/bin/python3 scripts/bench_pil_resize.py "$src" "$work/resize-pil" 512 90 "$cores")")
+  ours+=("$("$py" -c "print($images / ($end - $start))")")
+  theirs+=("$("$py" scripts/bench_pil_resize.py "$src" "$work/resize-pil" 512 90 "$cores")")
   printf 'run %d: shardpack pack --max-side 512 %.1f images/s, PIL pool (%d processes) %.1f images/s\n' "$r" \
     "${ours[-1]}" "$cores" "${theirs[-1]}"
 done
 m1=$(median "${ours[@]}") m2=$(median "${theirs[@]}")
 printf '(a) median: shardpack %.1f images/s, PIL pool %.1f images/s: %.2fx (target >= 1.3x)\n' "$m1" "$m2" \
-  "$(/usr/bin/python3 -c "print($m1 / $m2)")"
+  "$("$py" -c "print($m1 / $m2)")"
 rm -rf "$work/resize-full"
 $bin/shardpack pack "$src" "$work/resize-full" --no-sync --quiet >/dev/null
 full=() bounded=()
 for ((r = 1; r <= runs; r++)); do
-  full+=("$($bin/shardpack bench "$work/resize-full" --crop 224 --json | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['images_per_s'])")")
-  bounded+=("$($bin/shardpack bench "$work/resize-ours" --crop 224 --json | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['images_per_s'])")")
+  full+=("$($bin/shardpack bench "$work/resize-full" --crop 224 --json | "$py" -c "import json,sys; print(json.load(sys.stdin)['images_per_s'])")")
+  bounded+=("$($bin/shardpack bench "$work/resize-ours" --crop 224 --json | "$py" -c "import json,sys; print(json.load(sys.stdin)['images_per_s'])")")
   printf 'run %d: bench --crop 224: unbounded %.1f images/s, bounded %.1f images/s\n' "$r" "${full[-1]}" "${bounded[-1]}"
 done
 b1=$(median "${bounded[@]}") b2=$(median "${full[@]}")
 printf '(b) median: bounded %.1f images/s, unbounded %.1f images/s: %.2fx (target >= 3x)\n' "$b1" "$b2" \
-  "$(/usr/bin/python3 -c "print($b1 / $b2)")"
+  "$("$py" -c "print($b1 / $b2)")"
 printf '(c) bytes on disk: source tree %s, unbounded wds %s, bounded wds %s, PIL baseline %s\n' \
   "$(du -sh --apparent-size "$src" | cut -f1)" "$(du -sh --apparent-size "$work/resize-full" | cut -f1)" \
   "$(du -sh --apparent-size "$work/resize-ours" | cut -f1)" "$(du -sh --apparent-size "$work/resize-pil" | cut -f1)"

@@ -18,6 +18,7 @@
 #                          [--cached-max S] [--work DIR] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 shards="100 1000 10000 100000" samples=10000 stat_max=1000 cached_max=1000 work=build/bench-scale bin= http=1
 while (($#)); do
   case $1 in
@@ -33,8 +34,6 @@ while (($#)); do
   esac
 done
 scripts/install-deps.sh
-dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q "install ok installed" ||
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-torch; }
 if [[ -z $bin ]]; then
   scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
   bin=build/release
@@ -54,8 +53,8 @@ for s in $shards; do
   ds=$work/ds-$samples-x$s
   [[ -f $ds/manifest.json ]] || { rm -rf "$ds"; "$bin/tests/make_scaled_dataset" "$one" "$ds" --shards "$s"; }
   for mode in global streaming random; do
-    line=$(/usr/bin/python3 scripts/bench_scale_probe.py "$ds" "$mode")
-    read -r sec anon file <<<"$(/usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], d["rss_anon"]/1e6, d["rss_file"]/1e6)' "$line")"
+    line=$("$py" scripts/bench_scale_probe.py "$ds" "$mode")
+    read -r sec anon file <<<"$("$py" -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], d["rss_anon"]/1e6, d["rss_file"]/1e6)' "$line")"
     printf '%-9s %-14s %-10s %10.2f %12.1f %12.1f\n' "$s" "$((s * samples))" "$mode" "$sec" "$anon" "$file"
     [[ -n ${first_s[$mode]:-} ]] || { first_s[$mode]=$sec; first_m[$mode]=$anon; }
     last_s[$mode]=$sec last_m[$mode]=$anon
@@ -73,8 +72,8 @@ print_growth() {
   shift 4
   for mode in "$@"; do
     printf '  %-10s time %+.2f s, RssAnon %+.1f MB\n' "$mode" \
-      "$(/usr/bin/python3 -c "print(${ls[$mode]} - ${fs[$mode]})")" \
-      "$(/usr/bin/python3 -c "print(${lm[$mode]} - ${fm[$mode]})")"
+      "$("$py" -c "print(${ls[$mode]} - ${fs[$mode]})")" \
+      "$("$py" -c "print(${lm[$mode]} - ${fm[$mode]})")"
   done
 }
 if ((http)); then
@@ -95,9 +94,9 @@ if ((http)); then
       rm -rf "$work/http-cache"
       cache=()
       [[ $mode == global-cached ]] && cache=(SHARDPACK_CACHE="$work/http-cache")
-      line=$(env -u SHARDPACK_CACHE "${cache[@]}" /usr/bin/python3 scripts/bench_scale_probe.py \
+      line=$(env -u SHARDPACK_CACHE "${cache[@]}" "$py" scripts/bench_scale_probe.py \
         "$url/ds-$samples-x$s" "${mode%-cached}")
-      read -r sec anon <<<"$(/usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], d["rss_anon"]/1e6)' "$line")"
+      read -r sec anon <<<"$("$py" -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], d["rss_anon"]/1e6)' "$line")"
       before=$(grep -c 'GET ' "$NGINX_ACCESS_LOG" || true)
       first=$(grep -m1 -n '\.tar ' "$NGINX_ACCESS_LOG" | cut -d: -f1 || true)
       printf '%-9s %-14s %-22s %10.2f %12.1f %16s\n' "$s" "$((s * samples))" "$mode" "$sec" "$anon" \

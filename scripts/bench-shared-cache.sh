@@ -13,6 +13,7 @@
 #   scripts/bench-shared-cache.sh [--work DIR] [--bin DIR] [--runs R]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 work=build/bench bin=build/release runs=5
 while (($#)); do
   case $1 in
@@ -40,7 +41,7 @@ rm -f "$NGINX_ACCESS_LOG"
 export NGINX_ACCESS_LOG
 start_nginx "$serve"
 
-PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 - "$serve/ds" "$url/ds" "$caches" "$bin/python" "$runs" \
+PYTHONDONTWRITEBYTECODE=1 "$py" - "$serve/ds" "$url/ds" "$caches" "$bin/python" "$runs" \
   "$NGINX_ACCESS_LOG" <<'PY'
 import json, os, shutil, statistics, sys
 sys.path.insert(0, "scripts")

@@ -14,6 +14,7 @@
 # COPIES times, shards of SIZE, a buffer of BUFFER, --prefetch-shards PREFETCH, 0 for the default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 work=build/bench bin=build/release quick=0 only=
 while (($#)); do
   case $1 in
@@ -38,7 +39,7 @@ dataset() {
     local tree=$work/stream-tree-$copies
     if [[ ! -f $tree/.complete ]]; then
       rm -rf "$tree"
-      /usr/bin/python3 - "$base" "$tree" "$copies" <<'PY'
+      "$py" - "$base" "$tree" "$copies" <<'PY'
 import os, sys
 base, tree, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
 for d in sorted(os.listdir(base)):
@@ -79,7 +80,7 @@ for c in "${cases[@]}"; do
   read -r copies size k p <<<"$c"
   p=${p:-0}
   ds=$(dataset "$copies" "$size")
-  read -r shards largest sample bytes < <(/usr/bin/python3 - "$ds" <<'PY'
+  read -r shards largest sample bytes < <("$py" - "$ds" <<'PY'
 import json, os, sys, tarfile
 ds = sys.argv[1]
 m = json.load(open(os.path.join(ds, "manifest.json")))

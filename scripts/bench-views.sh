@@ -8,6 +8,7 @@
 #   scripts/bench-views.sh [--images N] [--runs R] [--seconds S] [--work DIR] [--bin DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 images=20000 runs=5 seconds=4 work=build/bench bin=
 usage="$0 [--images N] [--runs R] [--seconds S] [--work DIR] [--bin DIR]"
 args=()
@@ -28,7 +29,7 @@ if [[ ! -f $base/manifest.json ]]; then
 fi
 now() { date +%s.%N; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-rate() { "$bin/shardpack" bench "$1" --seconds "$seconds" --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])'; }
+rate() { "$bin/shardpack" bench "$1" --seconds "$seconds" --json 2>/dev/null | "$py" -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])'; }
 split_s=() base_rate=() view_rate=()
 for ((r = 1; r <= runs; r++)); do
   rm -rf "$work/views-val" "$work/views-train"

@@ -4,15 +4,16 @@
 #  - `shardpack pack --list LIST` (the files read by pack's own threads);
 #  - shardpack.Writer fed each file's bytes by a Python loop that reads the file (the reads count on
 #    the writer's side);
-#  - webdataset's own ShardWriter fed the same way, its source run in place from a repository
-#    snapshot (--webdataset: a checkout, or a bare git directory whose tree is extracted under
-#    --work; never copied into this project), with Debian's Python.
+#  - webdataset's own ShardWriter fed the same way: the release in build/venv (requirements.txt), or
+#    with --webdataset its source run in place from a repository snapshot (a checkout, or a bare git
+#    directory whose tree is extracted under --work; never copied into this project).
 # Each side writes wds shards without syncing; the sides take turns going first; the medians are
 # compared, of the job's own time (the figures the targets apply to) and of the whole process's.
 #
 #   scripts/bench-writer.sh [--images N] [--runs R] [--work DIR] [--bin DIR] [--webdataset DIR] [--scale S]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 images=20000 runs=5 work=build/bench bin= webdataset= scale=0.5
 usage="$0 [--images N] [--runs R] [--work DIR] [--bin DIR] [--webdataset DIR] [--scale S]"
 args=()
@@ -25,16 +26,8 @@ while (($#)); do
 done
 source scripts/bench-args.sh "${args[@]}"
 if [[ -z $webdataset ]]; then
-  echo "$0: --webdataset DIR is needed: a checkout of https://github.com/webdataset/webdataset" >&2
-  exit 2
-fi
-# webdataset imports braceexpand (Debian: python3-braceexpand).
-if ! /usr/bin/python3 -c "import braceexpand" 2>/dev/null; then
-  sudo_cmd=()
-  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends python3-braceexpand
-fi
-if [[ -d $webdataset/src/webdataset ]]; then
+  wds_src=  # the installed release
+elif [[ -d $webdataset/src/webdataset ]]; then
   wds_src=$webdataset/src
 else  # a bare git directory (a repository snapshot): its tree, extracted once
   wds_src=$work/webdataset-snapshot/src
@@ -44,8 +37,8 @@ else  # a bare git directory (a repository snapshot): its tree, extracted once
     git --git-dir="$webdataset" archive HEAD src | tar x -C "$work/webdataset-snapshot"
   fi
 fi
-echo "webdataset $(PYTHONPATH=$wds_src /usr/bin/python3 -c 'import webdataset; print(webdataset.__version__)')" \
-  "from $webdataset"
+echo "webdataset $(PYTHONPATH=$wds_src "$py" -c 'import webdataset; print(webdataset.__version__)')" \
+  "from ${webdataset:-build/venv}"
 
 # bench-pack.sh's tree, by default at half the side (--scale 0.5: about 29 KB a JPEG): at full size
 # (--scale 1, 112 KB) each run writes 2.2 GB, and this VM's page-cache writeback then varied pack's
@@ -68,7 +61,7 @@ rate() {
   start=$(date +%s.%N)
   job=$("$@")
   end=$(date +%s.%N)
-  /usr/bin/python3 -c "import json, sys
+  "$py" -c "import json, sys
 job = sys.argv[1]
 job = $images / json.loads(job)['seconds'] if job.startswith('{') else float(job)
 print(job, $images / ($end - $start))" "$job"
@@ -80,9 +73,9 @@ side() {
   rm -rf "$out-$1"
   case $1 in
     pack) rate "$bin/shardpack" pack "$src" "$out-pack" --list "$list" --no-sync --json ;;
-    writer) rate env PYTHONPATH="$bin/python" /usr/bin/python3 scripts/bench_writer.py shardpack "$list" "$src" \
+    writer) rate env PYTHONPATH="$bin/python" "$py" scripts/bench_writer.py shardpack "$list" "$src" \
       "$out-writer" ;;
-    wds) rate env PYTHONPATH="$wds_src" /usr/bin/python3 scripts/bench_writer.py webdataset "$list" "$src" "$out-wds" ;;
+    wds) rate env PYTHONPATH="$wds_src" "$py" scripts/bench_writer.py webdataset "$list" "$src" "$out-wds" ;;
   esac
 }
 declare -A job=() whole=()
@@ -109,7 +102,7 @@ summary() {
   read -ra s <<<"${table[wds]}"
   local mp mw ms
   mp=$(median "${p[@]}") mw=$(median "${w[@]}") ms=$(median "${s[@]}")
-  /usr/bin/python3 -c "print(f'$1: median images/s pack --list {$mp:.0f}, shardpack.Writer {$mw:.0f}, ShardWriter {$ms:.0f}; '
+  "$py" -c "print(f'$1: median images/s pack --list {$mp:.0f}, shardpack.Writer {$mw:.0f}, ShardWriter {$ms:.0f}; '
       f'Writer / pack {$mw / $mp:.2f}x (target >= 0.9), Writer / ShardWriter {$mw / $ms:.2f}x (target >= 1.3), '
       f'pack / ShardWriter {$mp / $ms:.2f}x')"
 }

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Bucketed loading (issue 41): pixels per second out of three loaders over the same images, one
 epoch each, taking turns for RUNS rounds (these machines are shared and noisy: compare within a round):
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The ranks of one node opening a dataset with aspect-ratio buckets at once: RANKS processes of
 scripts/bench_scale_probe.py started together, each one rank's loader. Prints one JSON line: the
 wall time until every rank has its first batch, each rank's seconds and how it had its bucket table

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Baseline for scripts/bench-pack.sh: what a typical Python pre-decode script does. PIL decodes each
 image, converts it to RGB, resizes the shorter side to RESIZE (bilinear), centre-crops CROP x CROP,
 and a pool of PROCESSES workers writes the pixels into one memory-mapped (N, CROP, CROP, 3) .npy.

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Baseline for scripts/bench-resize.sh: bounding the resolution of a JPEG tree the way img2dataset
 does it, with its best settings. A pool of PROCESSES workers (imap, in order, chunks of 8) reads each
 image, lets PIL decode it at a reduced DCT scale (Image.draft, to the smallest scale that still

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """shardpack.Loader from Python, as a training loop consumes it: iterate one epoch of (images, labels)
 torch tensors and print "images_per_s N". For scripts/bench-read.sh, against `shardpack bench` with the
 same options. Timed from opening the dataset to the last batch, as bench-read.sh times the others.

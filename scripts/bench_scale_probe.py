@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """One measurement of scripts/bench-scale.sh, in a fresh process: opens DATASET as MODE says and
 prints one JSON line: seconds from the call that opens it to the first batch (or to 1,000 random
 samples), and the process's resident memory above the interpreter with torch and shardpack

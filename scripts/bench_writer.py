@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """One side of scripts/bench-writer.sh: writes the files of a pack --list (path<TAB>class name)
 into WebDataset shards from Python, reading each file in this process (the reads count on the
 writer's side), and prints the images/s.

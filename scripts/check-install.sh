@@ -7,6 +7,7 @@
 #   scripts/check-install.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 build=${1:?usage: scripts/check-install.sh BUILD_DIR}
 work=$(mktemp -d /tmp/shardpack-install.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -46,7 +47,7 @@ g++ -std=c++17 -Wall -Wextra -o "$work/writer-lines" "$work/writer_lines.cc" $(p
 "$work/writer-lines" "$(find "$work/tree" -iname '*.jpeg' | sort | head -1)" "$work/pets-lmdb"
 "$prefix"/bin/shardpack verify "$work/pets-lmdb" --decode >/dev/null
 written=$("$prefix"/bin/shardpack stat "$work/pets-lmdb" --json |
-  /usr/bin/python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["samples"], r["format"])')
+  "$py" -c 'import json, sys; r = json.load(sys.stdin); print(r["samples"], r["format"])')
 echo "docs/writer.md's C++ lines wrote: $written"
 [[ $written == "1 lmdb" ]] || { echo "check-install: docs/writer.md's C++ lines did not write one LMDB sample"; exit 1; }
 

@@ -7,6 +7,7 @@
 # and writing a dataset from code. Everything lands in build/demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 scripts/install-deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j"${JOBS:-2}" --target shardpack make_image_tree _shardpack
@@ -26,7 +27,7 @@ ls -l "$demo/shards"
 echo "== shardpack bench $demo/shards --crop 224 --batch 64 --epochs 2: the training loader, every core"
 build/release/shardpack bench "$demo/shards" --crop 224 --batch 64 --epochs 2
 echo "== Python: a batch from shardpack.Loader, and a dataset written from code with shardpack.Writer"
-PYTHONPATH=build/release/python /usr/bin/python3 - "$demo" <<'PY'
+PYTHONPATH=build/release/python "$py" - "$demo" <<'PY'
 import sys
 import numpy as np
 import shardpack

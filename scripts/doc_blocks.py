@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The fenced blocks of code in the project's Markdown, found by the marker on the line above each:
 
     <!-- doc-test: MARKER -->

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages shardpack builds and tests with, and s3rver from npm (below).
-# Idempotent: installs only what is missing, and does nothing (not even `apt-get update`) when
-# everything is present.
+# Installs what shardpack builds and tests with: the Debian 12 packages below, then one virtual
+# environment for the Python side, build/venv, made with Debian's python3 from the pinned
+# requirements.txt (PyPI; torch's CPU build from this machine kind's disk; see that file).
+# Idempotent and quick when everything is present: no `apt-get update` when no package is missing,
+# and no pip run when build/venv was made from this very requirements.txt (its checksum is kept in
+# build/venv/requirements.sha256); when the file changed, build/venv is made anew, so that no
+# package the file no longer lists stays behind. Nothing already on the machine is relied on: every package the
+# scripts use is in this list.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
   libarchive-dev liblmdb-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
   libopencv-dev libtbb-dev libcli11-dev libzstd-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libxxhash-dev libcurl4-openssl-dev nginx-light
-  python3 python3-dev pybind11-dev libdlpack-dev python3-pytest python3-pytest-timeout python3-numpy python3-torch
-  python3-torchvision python3-pil python3-lmdb python3-zstandard python3-venv python3-pip python3-setuptools python3-wheel tar time
-  python3-botocore awscli
+  python3 python3-dev python3-venv pybind11-dev libdlpack-dev tar time
   slurm-wlm munge shellcheck chromium-headless-shell
 )
 
@@ -28,11 +32,17 @@ if ((${#missing[@]} > 0)); then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# s3rver, the S3-protocol server of tests/interop/s3_dataset_test.py, from npm (the machines come
-# with nodejs 20 and its npm; Debian's npm package conflicts with them), into build/npm.
-cd "$(dirname "$0")/.."
-s3rver_version=3.7.1
-if [[ ! -x build/npm/node_modules/.bin/s3rver ]] && command -v npm >/dev/null; then
-  echo "install-deps: installing s3rver $s3rver_version from npm into build/npm"
-  npm install --prefix build/npm --no-audit --no-fund --silent "s3rver@$s3rver_version"
+# The virtual environment. Debian's interpreter, not the first python3 on PATH: the one this script
+# installs, with the headers (python3-dev) the module is compiled against.
+venv=build/venv
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [[ ! -x $venv/bin/python || "$(cat "$venv/requirements.sha256" 2>/dev/null)" != "$want" ]]; then
+  echo "install-deps: making $venv from requirements.txt"
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
+  # --no-deps: the file lists every package (see its head). The machine's pip settings name local
+  # package folders that may be absent; pip's warnings about those are left out of the log.
+  PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet --no-deps -r requirements.txt \
+    2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+  echo "$want" >"$venv/requirements.sha256"
 fi

@@ -4,7 +4,7 @@
 # its folder; callers put it in their EXIT trap.
 start_nginx() {
   local root=$1 port
-  port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   nginx_dir=$(mktemp -d /tmp/shardpack-nginx.XXXXXX)
   chmod 755 "$nginx_dir" "$root"
   cat >"$nginx_dir/nginx.conf" <<CONF
@@ -28,7 +28,7 @@ CONF
   /usr/sbin/nginx -c "$nginx_dir/nginx.conf" -p "$nginx_dir" &
   nginx_pid=$!
   for _ in $(seq 100); do
-    /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.1)" 2>/dev/null && break
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.1)" 2>/dev/null && break
     sleep 0.1
   done
   url=http://127.0.0.1:$port

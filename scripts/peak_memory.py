@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Runs a command and writes its peak memory in KB to FILE: the most it held at once of resident
 memory plus in-memory files (memfd, where shardpack keeps streamed shards: their pages are never
 mapped, so RSS and /usr/bin/time's %M leave them out), sampled every 50 ms (often enough for files

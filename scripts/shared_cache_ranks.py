@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The ranks of one node sharing a cache folder: N processes, each a Python shardpack.Loader of
 rank r of N over one dataset URL with one cache folder (or each its own), run at once; while they
 run, the folders' size (shard files, published or being written) is sampled every 50 ms. Used by

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs what is missing, checks the formatting of the sources, builds, and runs every test (C++,
-# command line, interop with real servers, Python package and examples/training/train_classifier.py): once in a
-# Release build, with the installed package and the pip-installed Python package checked from
-# outside; once more under AddressSanitizer + UndefinedBehaviorSanitizer (of the interop tests,
+# Installs what is missing (scripts/install-deps.sh: Debian's packages, and build/venv from the pinned
+# requirements.txt, the Python the tests run with), checks the formatting of the sources, builds,
+# and runs every test (C++, command line, interop with real servers and the Python ecosystem's own
+# libraries, Python package and examples/training/train_classifier.py): once in a Release build
+# (with the CUDA feed and the nvJPEG probe where nvcc is), with the installed package and the
+# Python package (pip install ., and a wheel repaired by auditwheel) checked from outside; once more under AddressSanitizer + UndefinedBehaviorSanitizer (of the interop tests,
 # the two that reach code no unit test does; see below); the pipeline, loader,
 # verify and LMDB writer tests once more under ThreadSanitizer. The fuzz targets' corpora (seeds and
 # past findings) are replayed under the sanitizers as ctest tests (fuzz_replay_*); fuzzing proper is
@@ -22,16 +24,29 @@ scripts/format.sh --check
 
 stage "Release build and tests"
 scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release
-ctest --test-dir build/release --output-on-failure -j"$jobs"
+# The CUDA feed and the nvJPEG probe compile wherever nvcc is: a build that dropped them silently
+# would leave a lent GPU nothing to run.
+if command -v nvcc >/dev/null; then
+  for target in libshardpack_cuda.a nvjpeg_probe; do
+    [[ -e build/release/$target ]] || { echo "nvcc is here ($(command -v nvcc)) but build/release/$target was not built"; exit 1; }
+  done
+  echo "CUDA: shardpack_cuda and nvjpeg_probe built ($(nvcc --version | tail -1); nvJPEG: $(sed -n 's/^SHARDPACK_NVJPEG_LIBRARY:FILEPATH=//p' build/release/CMakeCache.txt))"
+fi
+ctest --test-dir build/release --output-on-failure -j"$jobs" | tee build/release/ctest.log
+# Tests skip (exit 77) when what they need is missing; here, after install-deps.sh, none of these may.
+if grep -E "^ *[0-9]+ - (s3_dataset|s3_output|slurm_script|slurm_pack|shared_cache|http_dataset) \(Skipped\)" build/release/ctest.log; then
+  echo "a test above skipped although scripts/install-deps.sh installed what it needs"
+  exit 1
+fi
 
 stage "Installed package: examples/embed against cmake --install (find_package and pkg-config)"
 scripts/check-install.sh build/release
 
-stage "Python package: pip install . and its wheel in fresh virtual environments"
+stage "Python package: pip install . and the repaired wheel (auditwheel) in fresh virtual environments"
 scripts/check-python-package.sh build/release
 
 stage "ASan + UBSan build and tests"
-# (The Python module is not built here: a sanitized extension cannot load into Debian's python3.)
+# (The Python module is not built here: a sanitized extension cannot load into an unsanitized python.)
 # Nor the CUDA feed: nvcc does not take the sanitizer flags (the Release build compiles and tests it).
 scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DSHARDPACK_SANITIZE=ON \
   -DSHARDPACK_BUILD_BENCHMARKS=OFF -DSHARDPACK_BUILD_PYTHON=OFF -DSHARDPACK_CUDA=OFF

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Train an image classifier from a packed dataset: the training script a PyTorch user already has,
 with shardpack.Loader in place of torch's DataLoader. It runs in CI, on the CPU, on a small image
 tree it generates (with one corrupt JPEG in it, as scraped datasets have), and shows the four things
@@ -16,7 +16,7 @@ a real run needs:
      optimizer's, written atomically; rerunning with the same --checkpoint continues with exactly
      the batches an uninterrupted run would have seen (--stop-after simulates a preemption).
 
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/training/train_classifier.py --steps 20
+    PYTHONPATH=build/release/python build/venv/bin/python examples/training/train_classifier.py --steps 20
     ... --steps 20 --checkpoint build/ckpt.pt --stop-after 8    # preempted after 8 steps
     ... --steps 20 --checkpoint build/ckpt.pt                   # resumes at step 9
 

@@ -1,8 +1,8 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """A generator of numpy images with captions written to an LMDB dataset with shardpack.Writer, then
 read back with shardpack.open and checked. Runs in CI (ctest example_numpy_captions_to_lmdb).
 
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/writing/numpy_captions_to_lmdb.py /tmp/work
+    PYTHONPATH=build/release/python build/venv/bin/python examples/writing/numpy_captions_to_lmdb.py /tmp/work
 
 Arrays are stored as PNG by default (lossless: they read back equal), or as JPEG with
 pixels="jpeg" (jpeg_quality, default 90). Captions are text fields ("txt"); any other field (JSON,

@@ -1,8 +1,8 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """A torchvision dataset written to WebDataset shards with shardpack.Writer, then read back with
 shardpack.Loader. Runs in CI (ctest example_torchvision_to_wds).
 
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/writing/torchvision_to_wds.py /tmp/work
+    PYTHONPATH=build/release/python build/venv/bin/python examples/writing/torchvision_to_wds.py /tmp/work
 
 The dataset is an ImageFolder over a small tree of JPEGs this script makes with PIL. An ImageFolder
 knows its files, so their bytes are written as they are (no decode, no re-encode: the fastest and
@@ -16,8 +16,14 @@ import pathlib
 import sys
 
 import numpy as np
-import torchvision
 from PIL import Image
+
+try:
+    import torchvision
+except (ImportError, RuntimeError) as e:  # RuntimeError: a torchvision built for another torch
+    print(f"this example needs torchvision, which does not import here ({e}); "
+          "install the torchvision release made for your torch", file=sys.stderr)
+    sys.exit(77)  # ctest: skipped (the project's venv has no torchvision: requirements.txt says why)
 
 import shardpack
 

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -623,7 +624,7 @@ print(json.dumps({"origin": loader.sample_groups_origin, "epochs": epochs}))
 def run_node(dataset, cache, world):
     """`world` ranks started at once, as real processes on this node, each opening the loader with
     buckets over one cache folder: what each said."""
-    procs = [subprocess.Popen(["/usr/bin/python3", "-c", NODE_RANK, str(dataset), str(cache), str(rank), str(world),
+    procs = [subprocess.Popen([sys.executable, "-c", NODE_RANK, str(dataset), str(cache), str(rank), str(world),
                                SPEC], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for rank in range(world)]
     said = []

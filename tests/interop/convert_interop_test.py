@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """shardpack convert on WebDataset shards written by other tools: Python's tarfile in PAX, GNU and
 ustar formats (as webdataset's TarWriter writes them), GNU tar --sort=name, gzip-compressed shards,
 keys with folders, .cls/.json/.txt fields; and a clear error for a shard whose samples are not

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Samples with several files (issue 16), packed to wds and read back by independent readers.
 
 A generated tree of real JPEG images (encoded by Pillow) with UTF-8 captions (non-ASCII and empty

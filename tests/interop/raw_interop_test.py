@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Reads a shardpack raw dataset with numpy alone, as docs/formats/raw.md says, and compares every
 image with an independent decode + resize + centre crop of its source by PIL.
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """pack --max-side against independent references: PIL decodes every re-encoded image at the size
 computed here by hand from the documented rule; its pixels are as close to a float area-average of
 the original (numpy) as PIL's own pipeline gets (draft, BOX resize, save at the same quality), less

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Reads shardpack's WebDataset output with independent readers: Python's tarfile, GNU tar, the
 WebDataset grouping rule, the wids shard-list rule and DALI's index rule, and compares every
 image byte for byte and every label with the source tree.
