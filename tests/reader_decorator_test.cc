@@ -78,6 +78,11 @@ class ReaderDecoratorTest : public testing::DatasetTest, public ::testing::WithP
       ASSERT_TRUE(local.ReadMetadata(i, &ja).ok());
       ASSERT_TRUE(remote->ReadMetadata(i, &jb).ok());
       EXPECT_EQ(jb, ja);
+      std::vector<std::string> na, nb;
+      ASSERT_TRUE(local.ReadFieldNames(i, &na).ok());
+      ASSERT_TRUE(remote->ReadFieldNames(i, &nb).ok());
+      EXPECT_EQ(nb, na);
+      EXPECT_EQ(na, (std::vector<std::string>{"seg.png", "txt"}));  // the manifest's fields
       for (const char* field : {"txt", "seg.png"}) {
         std::string fa, fb;
         bool pa = false, pb = false;

@@ -681,7 +681,11 @@ int RunCommandLine(int argc, char** argv) {
   VerifyOptions vo;
   bool verify_json = false;
   CLI::App* verify = app.add_subcommand("verify", "Check a packed dataset: structure, checksums, indexes, counts.");
-  verify->add_option("DATASET", verify_dir, "Dataset folder (holding manifest.json)")->required();
+  verify
+      ->add_option("DATASET", verify_dir,
+                   "Dataset folder (holding manifest.json), URL, or WebDataset shards of another tool (a folder of "
+                   ".tar/.tar.gz shards, or a spec such as \"train-{000000..000127}.tar\")")
+      ->required();
   verify->add_flag("--decode", vo.decode, "Also decode every image");
   verify->add_option("--threads", vo.threads, "Shards checked in parallel (0 = all cores)")
       ->check(CLI::Range(0, 1024))
@@ -717,7 +721,10 @@ int RunCommandLine(int argc, char** argv) {
   bool stat_json = false;
   size_t stat_top = 5;
   CLI::App* stat = app.add_subcommand("stat", "Summarise a packed dataset: sizes, formats, dimensions, classes.");
-  stat->add_option("DATASET", stat_dir, "Dataset folder (holding manifest.json)")->required();
+  stat->add_option("DATASET", stat_dir,
+                   "Dataset folder (holding manifest.json), URL, or WebDataset shards of another tool (a folder of "
+                   ".tar/.tar.gz shards, or a spec such as \"train-{000000..000127}.tar\")")
+      ->required();
   stat->add_option("--top", stat_top, "How many largest and smallest classes to list")->capture_default_str();
   stat->add_flag("--json", stat_json, "Print everything as JSON on stdout");
   ReportFlags stat_html;  // --html: its output; the rest as stat was given

@@ -16,6 +16,11 @@ Status Format::OpenShardList(Env*, const std::vector<std::string>&, const Remote
   return Status::Unsupported("format '" + std::string(name()) + "' cannot read shards without a manifest");
 }
 
+Status Format::ListShardFiles(Env*, const std::string&, std::vector<std::string>* paths) const {
+  paths->clear();
+  return Status::OK();
+}
+
 Status RejectPixelOptions(const PackOptions& o) {
   if (o.crop_height > 0 || o.crop_width > 0 || o.keep_size || o.resize > 0) {
     return Status::InvalidArgument("--resize, --crop and --keep-size apply to --format raw only");

@@ -81,6 +81,9 @@ class Format {
   virtual Status OpenShardList(Env* env, const std::vector<std::string>& paths, const RemoteOptions& options,
                                std::unique_ptr<DatasetReader>* reader) const;
   virtual bool reads_shard_lists() const { return false; }
+  // The shard files of other tools that the folder `dir` holds, sorted by name (a folder that
+  // holds only such shards is read as their list); none when the format reads no shard lists.
+  virtual Status ListShardFiles(Env* env, const std::string& dir, std::vector<std::string>* paths) const;
   // Whether OpenReader's reader opens every shard through `env` (and reads it only when a sample
   // of it is wanted), so that a remote dataset's shards can arrive while it reads. A format whose
   // library opens its files itself (LMDB) says no: its shards are downloaded before it opens.

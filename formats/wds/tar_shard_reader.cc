@@ -46,6 +46,28 @@ struct TarShardReader::Impl {
     return impl->io_status.ok() ? request : ARCHIVE_FATAL;
   }
 
+  // Opens `path` through `env` as libarchive's input, every compression filter on, reading the
+  // tar format, or with `raw` the whole stream after the filters as one entry. `what`: the failure's
+  // words ("cannot open as a tar archive").
+  static Status Start(Env* env, const std::string& path, bool raw, const char* what, std::unique_ptr<Impl>* out) {
+    auto impl = std::make_unique<Impl>();
+    impl->path = path;
+    SHARDPACK_RETURN_IF_ERROR(env->NewSequentialFile(path, &impl->file));
+    impl->a = archive_read_new();
+    if (raw) {
+      archive_read_support_format_raw(impl->a);
+    } else {
+      archive_read_support_format_tar(impl->a);
+    }
+    archive_read_support_filter_all(impl->a);
+    archive_read_set_callback_data(impl->a, impl.get());
+    archive_read_set_read_callback(impl->a, &Impl::ReadCallback);
+    archive_read_set_skip_callback(impl->a, &Impl::SkipCallback);
+    if (archive_read_open1(impl->a) != ARCHIVE_OK) return impl->Error(what);
+    *out = std::move(impl);
+    return Status::OK();
+  }
+
   Status Error(const std::string& what) const {
     if (!io_status.ok()) return io_status;
     const char* reason = archive_error_string(a);
@@ -57,18 +79,8 @@ TarShardReader::TarShardReader(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 TarShardReader::~TarShardReader() = default;
 
 Status TarShardReader::Open(Env* env, const std::string& path, std::unique_ptr<TarShardReader>* reader) {
-  auto impl = std::make_unique<Impl>();
-  impl->path = path;
-  SHARDPACK_RETURN_IF_ERROR(env->NewSequentialFile(path, &impl->file));
-  impl->a = archive_read_new();
-  archive_read_support_format_tar(impl->a);
-  archive_read_support_filter_all(impl->a);
-  archive_read_set_callback_data(impl->a, impl.get());
-  archive_read_set_read_callback(impl->a, &Impl::ReadCallback);
-  archive_read_set_skip_callback(impl->a, &Impl::SkipCallback);
-  if (archive_read_open1(impl->a) != ARCHIVE_OK) {
-    return impl->Error("cannot open as a tar archive");
-  }
+  std::unique_ptr<Impl> impl;
+  SHARDPACK_RETURN_IF_ERROR(Impl::Start(env, path, /*raw=*/false, "cannot open as a tar archive", &impl));
   reader->reset(new TarShardReader(std::move(impl)));
   return Status::OK();
 }
@@ -93,6 +105,21 @@ Status TarShardReader::Next(TarMember* member, bool* done) {
   member->directory = archive_entry_filetype(entry) == AE_IFDIR;
   impl_->current_size = member->size;
   return Status::OK();
+}
+
+Status TarShardReader::Decompress(Env* env, const std::string& path, WritableFile* out) {
+  std::unique_ptr<Impl> impl;
+  SHARDPACK_RETURN_IF_ERROR(Impl::Start(env, path, /*raw=*/true, "cannot decompress", &impl));
+  struct archive_entry* entry = nullptr;
+  if (archive_read_next_header(impl->a, &entry) != ARCHIVE_OK) return impl->Error("cannot decompress");
+  std::unique_ptr<char[]> block(new char[Impl::kLargestRead]);
+  for (;;) {
+    const la_ssize_t n = archive_read_data(impl->a, block.get(), Impl::kLargestRead);
+    if (n < 0) return impl->Error("cannot decompress");
+    if (n == 0) break;
+    SHARDPACK_RETURN_IF_ERROR(out->Append(std::string_view(block.get(), size_t(n))));
+  }
+  return out->Close();
 }
 
 bool TarShardReader::compressed() const { return archive_filter_count(impl_->a) > 1; }

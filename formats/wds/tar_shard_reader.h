@@ -35,6 +35,10 @@ class TarShardReader {
   // True when the tar is wrapped in a compression filter (gzip, ...): offsets are then positions in
   // the decompressed stream, not in the file.
   bool compressed() const;
+  // Writes what `path` holds, decompressed (gzip, bzip2, xz, zstd: whatever libarchive's filters
+  // read), to `out`, which it closes: the plain tar of a .tar.gz shard, for reads at random.
+  // DataLoss naming the path when the stream is damaged or cut short.
+  static Status Decompress(Env* env, const std::string& path, WritableFile* out);
 
  private:
   struct Impl;

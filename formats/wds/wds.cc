@@ -44,15 +44,10 @@ class WdsFormatImpl final : public Format {
   Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_bytes,
                           std::unique_ptr<PackInput>* input) const override {
     std::vector<std::string> shards;
-    std::vector<DirEntry> entries;
-    if (!env->ListDir(path, &entries).ok()) {  // a single shard file
+    if (!ListShardFiles(env, path, &shards).ok()) {  // a single shard file
       if (!env->FileExists(path)) return Status::NotFound("input " + path + " does not exist");
       shards.push_back(path);
     } else {
-      for (const DirEntry& e : entries) {
-        if (e.type == DirEntry::Type::kFile && IsForeignShardName(e.name)) shards.push_back(JoinPath(path, e.name));
-      }
-      std::sort(shards.begin(), shards.end());
       if (shards.empty()) {
         return Status::NotFound(path + " holds neither a manifest.json nor .tar/.tar.gz shards; nothing to convert");
       }
@@ -72,6 +67,17 @@ class WdsFormatImpl final : public Format {
     return WdsDatasetReader::OpenShards(env, paths, IndexMemory(options), reader);
   }
   bool reads_shard_lists() const override { return true; }
+  // IOError when `dir` is no folder.
+  Status ListShardFiles(Env* env, const std::string& dir, std::vector<std::string>* paths) const override {
+    paths->clear();
+    std::vector<DirEntry> entries;
+    SHARDPACK_RETURN_IF_ERROR(env->ListDir(dir, &entries));
+    for (const DirEntry& e : entries) {
+      if (e.type == DirEntry::Type::kFile && IsForeignShardName(e.name)) paths->push_back(JoinPath(dir, e.name));
+    }
+    std::sort(paths->begin(), paths->end());
+    return Status::OK();
+  }
   bool stores_fields() const override { return true; }
 
   void VerifyShard(Env* env, const std::string& dir, const Manifest& manifest, size_t shard,

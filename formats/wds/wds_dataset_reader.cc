@@ -1,11 +1,19 @@
 #include "formats/wds/wds_dataset_reader.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
 #include <string_view>
 
+#include "formats/common/format.h"
 #include "formats/common/shard_file.h"
 #include "formats/wds/dali_index.h"
+#include "formats/wds/tar_shard_reader.h"
 #include "formats/wds/wds_naming.h"
 #include "ground/line_file.h"
 #include "ground/packed_keys.h"
@@ -62,7 +70,9 @@ Status LocateMembers(const std::string& shard_file, uint64_t shard_bytes, const 
   e->fields.clear();
   if (metadata != nullptr) e->json_offset = metadata->offset, e->json_size = metadata->size;
   for (const DaliIndexMemberView& m : members) {
-    if (&m == image || &m == metadata || m.ext == "cls") continue;
+    // A .cls member is the sample's label; without a label (pack --layout samples, an unlabelled
+    // tree) it is a file of the sample's own, kept as a field.
+    if (&m == image || &m == metadata || (m.ext == "cls" && record.label >= 0)) continue;
     SHARDPACK_RETURN_IF_ERROR(CheckWithinShard(shard_file, record.key, m.offset, m.size, shard_bytes));
     e->fields.push_back({std::string(m.ext), m.offset, m.size});
   }
@@ -262,6 +272,74 @@ Status IndexTarShardAgain(Env* env, const std::string& path, uint64_t expected, 
 
 }  // namespace
 
+// The plain tars of a reader's compressed shards, in one folder made for them; removed, folder
+// and all, when the reader goes, or when the process exits with the reader still there (a Python
+// object left to the end of the interpreter may never be destroyed). A killed process leaves them.
+class WdsDatasetReader::UnpackedShards {
+ public:
+  explicit UnpackedShards(Env* env) : env_(env) {
+    static std::once_flag registered;
+    std::call_once(registered, [] { std::atexit(RemoveAllAtExit); });
+    std::lock_guard<std::mutex> lock(LiveMutex());
+    Live().insert(this);
+  }
+  ~UnpackedShards() {
+    {
+      std::lock_guard<std::mutex> lock(LiveMutex());
+      Live().erase(this);
+    }
+    Remove();
+  }
+  // The plain tar of `path` (the i-th shard), decompressed into the folder.
+  Status Unpack(const std::string& path, size_t i, std::string* plain) {
+    if (dir_.empty()) {
+      static std::atomic<uint64_t> made{0};
+      std::error_code error;
+      const std::string tmp = std::filesystem::temp_directory_path(error).string();
+      dir_ = JoinPath(error ? "/tmp" : tmp,
+                      "shardpack-unpacked-" + std::to_string(getpid()) + "-" + std::to_string(made.fetch_add(1)));
+      SHARDPACK_RETURN_IF_ERROR(env_->CreateDirs(dir_));
+    }
+    // Numbered, so that shards of one name in different folders do not meet; named after the
+    // shard, so that a message about the copy says which it is.
+    std::string name = BaseName(path);
+    if (EndsWith(name, ".tgz")) name.replace(name.size() - 4, 4, ".tar");
+    if (EndsWith(name, ".gz")) name.resize(name.size() - 3);
+    *plain = JoinPath(dir_, std::to_string(i) + "-" + name);
+    std::unique_ptr<WritableFile> out;
+    SHARDPACK_RETURN_IF_ERROR(env_->NewWritableFile(*plain, &out));
+    files_.push_back(*plain);
+    return TarShardReader::Decompress(env_, path, out.get());
+  }
+
+ private:
+  void Remove() {
+    for (const std::string& f : files_) (void)env_->RemoveFile(f);
+    if (!dir_.empty()) (void)env_->RemoveEmptyDir(dir_);
+    files_.clear();
+    dir_.clear();
+  }
+  // Every UnpackedShards alive in the process (leaked ones too, on purpose: that is what they are for).
+  static std::set<UnpackedShards*>& Live() {
+    static auto* live = new std::set<UnpackedShards*>;
+    return *live;
+  }
+  static std::mutex& LiveMutex() {
+    static auto* mu = new std::mutex;
+    return *mu;
+  }
+  static void RemoveAllAtExit() {
+    std::lock_guard<std::mutex> lock(LiveMutex());
+    for (UnpackedShards* u : Live()) u->Remove();
+  }
+
+  Env* env_;
+  std::string dir_;
+  std::vector<std::string> files_;
+};
+
+WdsDatasetReader::WdsDatasetReader(std::shared_ptr<const CompactManifest> manifest)
+    : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
 WdsDatasetReader::~WdsDatasetReader() = default;
 
 Status WdsDatasetReader::Open(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
@@ -285,7 +363,13 @@ Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& pa
   // Indexed now, for their sample counts: each index is kept (within the bound), so that a shard
   // streamed from a URL is not fetched again to index it when its samples are read.
   std::vector<std::unique_ptr<IndexedShard>> indexed;
-  for (const std::string& path : paths) {
+  auto unpacked = std::make_unique<UnpackedShards>(env);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    // Told by its name, so that a shard streamed from a URL is not fetched once more to look at its
+    // first bytes (a compressed shard named otherwise is refused by the index, saying so).
+    std::string path = paths[i];
+    if (EndsWith(path, ".gz") || EndsWith(path, ".tgz"))
+      SHARDPACK_RETURN_IF_ERROR(unpacked->Unpack(paths[i], i, &path));
     std::unique_ptr<IndexedShard> samples;
     SHARDPACK_RETURN_IF_ERROR(IndexedShard::Open(env, path, &samples));
     ShardEntry shard;
@@ -297,6 +381,8 @@ Status WdsDatasetReader::OpenShards(Env* env, const std::vector<std::string>& pa
   }
   std::unique_ptr<WdsDatasetReader> r(
       new WdsDatasetReader(std::make_shared<const CompactManifest>(std::move(manifest))));
+  r->unpacked_ = std::move(unpacked);
+  r->by_path_ = true;
   const ShardTable* shards = &r->manifest().shards;
   r->shards_ = std::make_unique<ShardIndexCache<Shard>>(
       shards->size(), budget, [env, shards](size_t shard, std::unique_ptr<Shard>* loaded) {
@@ -355,6 +441,16 @@ Status WdsDatasetReader::ReadField(uint64_t index, const std::string& name, std:
     data->resize(f.size);
     return f.size == 0 ? Status::OK() : shard->ReadPart(*e, f.offset, f.size, data->data());
   }
+  return Status::OK();
+}
+
+Status WdsDatasetReader::ReadFieldNames(uint64_t index, std::vector<std::string>* names) const {
+  if (!by_path_) return DatasetReader::ReadFieldNames(index, names);
+  names->clear();
+  std::shared_ptr<const Shard> shard;
+  const WdsSampleLocation* e = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(Find(index, &shard, &e));
+  for (const WdsSampleLocation::Field& f : e->fields) names->push_back(f.name);
   return Status::OK();
 }
 

@@ -27,24 +27,32 @@ class WdsDatasetReader final : public DatasetReader {
   static Status Open(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
                      uint64_t index_memory, std::unique_ptr<DatasetReader>* reader);
   // Shards by path, in the order given, each indexed now (their sample counts make the manifest it
-  // reports, which lists them).
+  // reports, which lists them). A compressed shard (.tar.gz) is decompressed first, into a folder of
+  // its own under the system's temporary folder ($TMPDIR, else /tmp) that the reader removes when
+  // it is destroyed: a gzip stream cannot be read at random. Its manifest then lists that copy.
   static Status OpenShards(Env* env, const std::vector<std::string>& paths, uint64_t index_memory,
                            std::unique_ptr<DatasetReader>* reader);
   ~WdsDatasetReader() override;
   Status Read(uint64_t index, ReadSample* out) const override;
   Status ReadMetadata(uint64_t index, std::string* json) const override;
   Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
+  // Shards by path: each sample's own members besides its image and class (a shardpack dataset: its
+  // manifest's fields, as every reader).
+  Status ReadFieldNames(uint64_t index, std::vector<std::string>* names) const override;
 
   // What is kept of one shard: its file, and where its samples lie (or how to find out).
   class Shard;
 
  private:
-  explicit WdsDatasetReader(std::shared_ptr<const CompactManifest> manifest)
-      : DatasetReader(std::move(manifest)), locator_(this->manifest().shards) {}
+  explicit WdsDatasetReader(std::shared_ptr<const CompactManifest> manifest);
   // The shard of sample `index` (which CheckIndex accepted), loaded if need be, and where the
   // sample's members lie in it (in this thread's scratch, good until its next Find).
   Status Find(uint64_t index, std::shared_ptr<const Shard>* shard, const WdsSampleLocation** sample) const;
 
+  class UnpackedShards;
+  // Declared before shards_, so destroyed after it: the copies outlive every shard open on them.
+  std::unique_ptr<UnpackedShards> unpacked_;
+  bool by_path_ = false;  // opened by OpenShards
   ShardLocator locator_;
   std::unique_ptr<ShardIndexCache<Shard>> shards_;
 };

@@ -48,10 +48,12 @@ Status IndexFromDaliIndex(Env* env, const std::string& path, const std::string& 
         s.offset = m.offset;
         s.size = m.size;
       } else if (IsCls(m.ext)) {
-        if (m.size > kMaxClsBytes) continue;
-        std::string cls(m.size, '\0');
-        SHARDPACK_RETURN_IF_ERROR(file->Read(m.offset, m.size, cls.data()));
-        if (!ParseClsField(cls, &s.label)) s.label = -1;
+        std::string cls(m.size <= kMaxClsBytes ? m.size : 0, '\0');
+        if (m.size <= kMaxClsBytes) SHARDPACK_RETURN_IF_ERROR(file->Read(m.offset, m.size, cls.data()));
+        if (m.size > kMaxClsBytes || !ParseClsField(cls, &s.label)) {
+          s.label = -1;
+          AddField(m.ext, m.offset, m.size, &s);  // no integer: kept as it is, not lost
+        }
       } else {
         AddField(m.ext, m.offset, m.size, &s);
       }
@@ -68,11 +70,17 @@ Status IndexFromDaliIndex(Env* env, const std::string& path, const std::string& 
 Status IndexByScanning(Env* env, const std::string& path, std::vector<WdsSampleLocation>* samples) {
   std::unique_ptr<TarShardReader> reader;
   SHARDPACK_RETURN_IF_ERROR(TarShardReader::Open(env, path, &reader));
-  if (reader->compressed()) {
+  if (reader->compressed()) {  // (WdsDatasetReader::OpenShards decompresses such a shard first)
     return Status::Unsupported(path +
                                ": a compressed shard cannot be read at random; decompress it (gunzip) "
                                "or repack it with shardpack convert");
   }
+  // A tar cut short can end, as libarchive reads it, like a whole one: the data it does not read is
+  // skipped by seeking, which passes the end of a file silently. So every member must end within
+  // the file, where the Env knows its size (a shard streamed from a URL without a manifest has none
+  // yet, 0, and arrives whole or not at all).
+  uint64_t file_size = 0;
+  SHARDPACK_RETURN_IF_ERROR(env->GetFileSize(path, &file_size));
   std::unordered_set<std::string> finished;  // keys of the samples already complete
   WdsSampleLocation current;
   bool open = false;
@@ -93,6 +101,10 @@ Status IndexByScanning(Env* env, const std::string& path, std::vector<WdsSampleL
     if (done) return finish();
     if (m.directory) continue;
     if (!m.regular) return Status::DataLoss(path + ": member '" + m.name + "' is a link or special file; refusing it");
+    if (file_size > 0 && (m.data_offset > file_size || m.size > file_size - m.data_offset)) {
+      return Status::DataLoss(path + ": member '" + m.name + "' ends past the end of the file (" +
+                              std::to_string(file_size) + " bytes): the shard is cut short");
+    }
     if (IsUnsafeMemberName(m.name)) {
       return Status::DataLoss(path + ": member '" + m.name + "' has an absolute or '..' path; refusing it");
     }
@@ -115,10 +127,12 @@ Status IndexByScanning(Env* env, const std::string& path, std::vector<WdsSampleL
       current.offset = m.data_offset;
       current.size = m.size;
     } else if (IsCls(ext)) {
-      if (m.size > kMaxClsBytes) continue;
       std::string cls;
-      SHARDPACK_RETURN_IF_ERROR(reader->ReadData(kMaxClsBytes, &cls));
-      if (!ParseClsField(cls, &current.label)) current.label = -1;
+      if (m.size <= kMaxClsBytes) SHARDPACK_RETURN_IF_ERROR(reader->ReadData(kMaxClsBytes, &cls));
+      if (m.size > kMaxClsBytes || !ParseClsField(cls, &current.label)) {
+        current.label = -1;
+        AddField(ext, m.data_offset, m.size, &current);  // no integer: kept as it is, not lost
+      }
     } else {
       AddField(ext, m.data_offset, m.size, &current);
     }

@@ -44,8 +44,9 @@ class DatasetReader {
                      const RemoteOptions& remote = RemoteOptions());
   // Opens WebDataset tar shards written by any tool, in the order given. A shard with a DALI index
   // beside it ("<name>.idx") is located through it; any other is indexed on open by reading its tar
-  // headers. Labels come from ".cls" fields (-1 without). Compressed (.tar.gz) shards cannot be read
-  // at random: Unsupported, naming the shard.
+  // headers. Labels come from ".cls" fields (-1 without; a ".cls" that holds no integer is kept as
+  // a field). A compressed shard (.tar.gz) is decompressed on open into a temporary folder, which
+  // goes with the reader: to read one many times, convert it once (shardpack convert).
   static Status OpenShards(const std::vector<std::string>& paths, Env* env, std::unique_ptr<DatasetReader>* reader,
                            const RemoteOptions& remote = RemoteOptions());
   virtual ~DatasetReader() = default;
@@ -69,6 +70,15 @@ class DatasetReader {
   virtual Status ReadField(uint64_t index, const std::string& /*name*/, std::string* data, bool* present) const {
     data->clear();
     *present = false;
+    return CheckIndex(index);
+  }
+  // The names of sample `index`'s fields, each of which ReadField reads. A packed dataset names the
+  // fields its manifest counts (a sample may lack some: ReadField says so); shards of another tool,
+  // which have no manifest, name the sample's own members besides its image and class, in the
+  // shard's order. Thread-safe.
+  virtual Status ReadFieldNames(uint64_t index, std::vector<std::string>* names) const {
+    names->clear();
+    for (const auto& field : manifest().field_counts) names->push_back(field.first);
     return CheckIndex(index);
   }
   // A label mask that the format keeps decoded (raw stores each image field as pixels, cut as its

@@ -8,7 +8,10 @@
 #include "ground/worker_threads.h"
 #include "ops/inspect/value_counts.h"
 #include "ops/read/opened_dataset.h"
+#include "shardpack/dataset_reader.h"
+#include "shardpack/image.h"
 #include "shardpack/manifest.h"
+#include "storage/location.h"
 
 namespace shardpack {
 namespace {
@@ -24,6 +27,9 @@ struct ShardTally {
   std::map<std::string, uint64_t> image_formats;
   std::vector<uint64_t> class_samples;  // by label
   std::vector<BucketCount> buckets;     // cropped_share: the sum of the shares, until the end
+  // Shards of another tool (no class names): samples by label, and by field.
+  std::map<int32_t, uint64_t> numbered_labels;
+  std::map<std::string, uint64_t> fields;
   LogHistogram width_histogram, height_histogram, sample_bytes_histogram;
   LogHistogram aspect_histogram = LogHistogram(8);
   LogHistogram original_width_histogram, original_height_histogram;
@@ -41,7 +47,9 @@ void CountInBucket(const SampleRecord& r, const NearestBucketFinder& nearest, Sh
   b.cropped_share += CroppedShare(b.bucket, r.shown_width(), r.shown_height());
 }
 
-void CountShard(const std::vector<SampleRecord>& records, const std::vector<Bucket>& buckets, ShardTally* t) {
+// numbered_classes: labels name no class (shards of another tool): each is counted as its number.
+void CountShard(const std::vector<SampleRecord>& records, const std::vector<Bucket>& buckets, bool numbered_classes,
+                ShardTally* t) {
   const NearestBucketFinder nearest(buckets);
   for (const SampleRecord& r : records) {
     t->sizes.Add(r.size);
@@ -63,6 +71,8 @@ void CountShard(const std::vector<SampleRecord>& records, const std::vector<Buck
     if (!buckets.empty()) CountInBucket(r, nearest, t);
     if (r.label >= 0 && static_cast<size_t>(r.label) < t->class_samples.size()) {
       ++t->class_samples[r.label];
+    } else if (r.label >= 0 && numbered_classes) {
+      ++t->numbered_labels[r.label];
     } else {
       ++t->unlabelled;
     }
@@ -86,6 +96,40 @@ std::string OddShardReason(uint64_t samples, uint64_t bytes, uint64_t median_sam
     return "over twice the median shard's samples (" + std::to_string(median_samples) + ")";
   }
   return "";
+}
+
+// Shard `shard` of shards of another tool, as sample-table records: every sample read (through
+// `reader`, which opened them), its image's header probed; its size the bytes of its members, without
+// the tar's headers. Its fields counted into *fields.
+// `first`: the shard's first sample.
+Status ForeignShardRecords(const DatasetReader& reader, size_t shard, uint64_t first,
+                           std::vector<SampleRecord>* records, std::map<std::string, uint64_t>* fields) {
+  const ShardTable& table = reader.manifest().shards;
+  records->clear();
+  ReadSample sample;
+  std::vector<std::string> names;
+  std::string data;
+  for (uint64_t index = first; index < first + table.samples(shard); ++index) {
+    SHARDPACK_RETURN_IF_ERROR(reader.Read(index, &sample));
+    SHARDPACK_RETURN_IF_ERROR(reader.ReadFieldNames(index, &names));
+    SampleRecord r;
+    r.key = sample.key;
+    r.label = sample.label;
+    r.size = sample.encoded.size();
+    ImageInfo info;
+    SHARDPACK_RETURN_IF_ERROR(
+        ProbeImage(sample.encoded, &info).WithPrefix(std::string(table.file(shard)) + ": sample " + sample.key + ": "));
+    r.format = info.format, r.width = info.width, r.height = info.height;
+    if (info.format == ImageFormat::kJpeg) r.orientation = uint8_t(JpegExifOrientation(sample.encoded));
+    for (const std::string& name : names) {
+      bool present = false;
+      SHARDPACK_RETURN_IF_ERROR(reader.ReadField(index, name, &data, &present));
+      r.size += data.size();
+      ++(*fields)[name];
+    }
+    records->push_back(std::move(r));
+  }
+  return Status::OK();
 }
 
 // The shards' histograms and odd shards, from the manifest alone (a view: its selected samples of
@@ -119,12 +163,49 @@ void CountShards(const OpenedDataset& dataset, DatasetStats* stats) {
   }
 }
 
+// Shards of another tool (`paths`), opened by a reader, which indexes them, as a dataset without
+// class names whose manifest lists them as they are (their files' sizes, compressed or not).
+Status OpenForeignShards(const std::vector<std::string>& paths, Env* env, const RemoteOptions& remote,
+                         std::unique_ptr<DatasetReader>* reader, OpenedDataset* dataset) {
+  SHARDPACK_RETURN_IF_ERROR(DatasetReader::OpenShards(paths, env, reader, remote));
+  Manifest& m = dataset->manifest;
+  m.name = (*reader)->manifest().name;
+  m.format = DatasetFormat::kWebDataset;
+  m.samples = (*reader)->size();
+  for (size_t i = 0; i < paths.size(); ++i) {
+    ShardEntry e;
+    e.file = paths[i];
+    e.samples = (*reader)->manifest().shards.samples(i);
+    SHARDPACK_RETURN_IF_ERROR(env->GetFileSize(paths[i], &e.bytes));
+    m.bytes += e.bytes;
+    m.shards.push_back(std::move(e));
+  }
+  dataset->env = env;
+  return Status::OK();
+}
+
 }  // namespace
 
 Status Stat(const std::string& location, const StatOptions& options, DatasetStats* stats) {
   *stats = DatasetStats();
+  Env* env = options.env != nullptr ? options.env : Env::Default();
+  Location parsed;
+  SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
+  std::vector<std::string> foreign_paths;
+  SHARDPACK_RETURN_IF_ERROR(FindForeignShards(parsed, options.remote, env, &foreign_paths));
   OpenedDataset dataset;
-  SHARDPACK_RETURN_IF_ERROR(OpenDatasetAt(location, options.remote, options.env, &dataset));
+  std::unique_ptr<DatasetReader> foreign;  // shards of another tool: what reads their samples
+  std::vector<uint64_t> foreign_first;     // ... and where each shard's first sample is
+  if (!foreign_paths.empty()) {
+    SHARDPACK_RETURN_IF_ERROR(OpenForeignShards(foreign_paths, env, options.remote, &foreign, &dataset));
+    uint64_t first = 0;
+    for (const ShardEntry& e : dataset.manifest.shards) {
+      foreign_first.push_back(first);
+      first += e.samples;
+    }
+  } else {
+    SHARDPACK_RETURN_IF_ERROR(OpenDataset(parsed, options.remote, env, &dataset));
+  }
   const Manifest& manifest = dataset.manifest;
   stats->format = manifest.format;
   stats->samples = dataset.samples();
@@ -152,6 +233,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
   // the distinct values of those few (value_counts.h), not in the samples. 100,000 tables took
   // 288 s on one core.
   ValueCounts sizes, widths, heights, original_widths, original_heights;
+  std::map<int32_t, uint64_t> numbered_labels;  // shards of another tool: samples by label
   // A shard's tally starts from these (the workers never read `stats`, which add writes).
   const size_t class_count = stats->classes.size();
   const std::vector<BucketCount> no_buckets = stats->buckets;
@@ -170,8 +252,11 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     t->class_samples.assign(class_count, 0);
     t->buckets = no_buckets;
     std::vector<SampleRecord> records;
-    t->status = StatusOfCall("reading a sample table", [&] { return dataset.ReadSampleRecords(shard, &records); });
-    if (t->status.ok()) CountShard(records, options.buckets, t);
+    t->status = StatusOfCall("reading a sample table", [&] {
+      return foreign != nullptr ? ForeignShardRecords(*foreign, shard, foreign_first[shard], &records, &t->fields)
+                                : dataset.ReadSampleRecords(shard, &records);
+    });
+    if (t->status.ok()) CountShard(records, options.buckets, foreign != nullptr, t);
   };
   const auto add = [&](ShardTally* t) {
     SHARDPACK_RETURN_IF_ERROR(t->status);
@@ -185,6 +270,8 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     stats->unsized += t->unsized;
     for (const auto& [name, n] : t->image_formats) stats->image_formats[name] += n;
     for (size_t c = 0; c < t->class_samples.size(); ++c) stats->classes[c].samples += t->class_samples[c];
+    for (const auto& [label, n] : t->numbered_labels) numbered_labels[label] += n;
+    for (const auto& [name, n] : t->fields) stats->fields[name] += n;
     stats->width_histogram.Merge(t->width_histogram);
     stats->height_histogram.Merge(t->height_histogram);
     stats->aspect_histogram.Merge(t->aspect_histogram);
@@ -199,6 +286,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     return Status::OK();
   };
   SHARDPACK_RETURN_IF_ERROR(RunOrderedPipeline("stat", threads, slots, read, count, add));
+  for (const auto& [label, n] : numbered_labels) stats->classes.push_back({std::to_string(label), label, n});
   stats->sample_bytes = sizes.Summary();
   stats->sample_bytes_exact = sizes.exact();
   stats->width = widths.Summary();

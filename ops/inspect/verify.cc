@@ -8,11 +8,15 @@
 #include <set>
 #include <thread>
 
+#include "formats/common/shard_check.h"
 #include "ground/manifest_json.h"
 #include "ground/tsan_annotations.h"
 #include "ground/worker_threads.h"
 #include "ops/read/opened_dataset.h"
+#include "shardpack/dataset_reader.h"
+#include "shardpack/image.h"
 #include "shardpack/manifest.h"
+#include "storage/location.h"
 
 namespace shardpack {
 namespace {
@@ -30,12 +34,79 @@ void CheckViewSelections(const OpenedDataset& dataset, VerifyReport* report) {
   }
 }
 
+// One shard of another tool, which has no manifest, checksums or index to be checked against: its
+// tar structure as the reader indexes it (regular members with safe names, each sample's members
+// together, an image in each), then every sample's image read and its header checked (whole,
+// ProbeImage), or with --decode decoded.
+void VerifyForeignShard(Env* env, const std::string& path, const VerifyOptions& options, ShardCheck* check) {
+  std::unique_ptr<DatasetReader> reader;
+  const Status opened = DatasetReader::OpenShards({path}, env, &reader, options.remote);
+  // The reader's messages name the shard, which the problem names already.
+  const auto what = [&path](const Status& s) {
+    const std::string& m = s.message();
+    return m.rfind(path + ": ", 0) == 0 ? m.substr(path.size() + 2) : m;
+  };
+  if (!opened.ok()) return check->AddProblem(path, "", what(opened));
+  (void)env->GetFileSize(path, &check->bytes);
+  ReadSample sample;
+  for (uint64_t i = 0; i < reader->size(); ++i) {
+    Status s = reader->Read(i, &sample);
+    if (s.ok()) {
+      ImageInfo info;
+      s = ProbeImage(sample.encoded, &info);
+    }
+    if (s.ok() && options.decode) {
+      DecodedImage image;
+      s = DecodeImage(sample.encoded, options.max_pixels, &image);
+      if (s.ok()) ++check->images_decoded;
+    }
+    ++check->samples;
+    if (!s.ok()) check->AddProblem(path, sample.key, what(s));
+  }
+}
+
+Status VerifyForeignShards(const std::vector<std::string>& paths, Env* env, const VerifyOptions& options,
+                           VerifyReport* report) {
+  report->format = DatasetFormat::kWebDataset;
+  report->shards = paths.size();
+  std::vector<ShardCheck> checks(paths.size());
+  std::mutex progress_mu;
+  uint64_t done = 0;
+  try {
+    tbb::task_arena arena(WorkerThreads(options.threads));
+    arena.execute([&] {
+      tbb::parallel_for(size_t(0), paths.size(), [&](size_t i) {
+        VerifyForeignShard(env, paths[i], options, &checks[i]);
+        if (options.on_shard) {
+          std::lock_guard<std::mutex> lock(progress_mu);
+          options.on_shard(++done, paths.size());
+        }
+      });
+    });
+  } catch (const std::exception& e) {
+    return Status::IOError(std::string("verify failed: ") + e.what());
+  }
+  for (ShardCheck& c : checks) {
+    report->samples += c.samples;
+    report->bytes += c.bytes;
+    report->images_decoded += c.images_decoded;
+    for (VerifyProblem& p : c.problems) report->problems.push_back(std::move(p));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status Verify(const std::string& location, const VerifyOptions& options, VerifyReport* report) {
   *report = VerifyReport();
+  Location parsed;
+  SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));
+  std::vector<std::string> foreign;  // shards of another tool: a shard list, or a folder of them
+  Env* default_env = options.env != nullptr ? options.env : Env::Default();
+  SHARDPACK_RETURN_IF_ERROR(FindForeignShards(parsed, options.remote, default_env, &foreign));
+  if (!foreign.empty()) return VerifyForeignShards(foreign, default_env, options, report);
   OpenedDataset dataset;
-  SHARDPACK_RETURN_IF_ERROR(OpenDatasetAt(location, options.remote, options.env, &dataset));
+  SHARDPACK_RETURN_IF_ERROR(OpenDataset(parsed, options.remote, default_env, &dataset));
   Env* env = dataset.env;  // a URL without a cache folder: through memory, a shard at a time per thread
   const std::string& dir = dataset.dir;
   const Manifest& manifest = dataset.manifest;

@@ -38,6 +38,9 @@ Status DatasetReader::Open(const std::string& text, Env* env, std::unique_ptr<Da
     return OpenShards(paths, env, reader, remote);
   }
   if (location.remote()) return OpenRemoteDatasetReader(location, env, remote, reader);
+  std::vector<std::string> foreign;  // a folder of another tool's shards, without a manifest
+  SHARDPACK_RETURN_IF_ERROR(FindForeignShards(location, remote, env, &foreign));
+  if (!foreign.empty()) return OpenShards(foreign, env, reader, remote);
   OpenedDataset dataset;
   // Readers trust the manifest's checksums of the side files, which they trust for offsets: the
   // manifest must be the one pack wrote.

@@ -26,6 +26,9 @@ class ForwardingDatasetReader : public DatasetReader {
   Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override {
     return reader_->ReadField(index, name, data, present);
   }
+  Status ReadFieldNames(uint64_t index, std::vector<std::string>* names) const override {
+    return reader_->ReadFieldNames(index, names);
+  }
   Status ReadMaskPixels(uint64_t index, const std::string& name, std::string* pixels, bool* present) const override {
     return reader_->ReadMaskPixels(index, name, pixels, present);
   }

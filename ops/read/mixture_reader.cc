@@ -132,6 +132,12 @@ Status MixtureReader::ReadMetadata(uint64_t index, std::string* json) const {
   return source.reader->ReadMetadata(local, json);
 }
 
+Status MixtureReader::ReadFieldNames(uint64_t index, std::vector<std::string>* names) const {
+  uint64_t local = 0;
+  const Source& source = Locate(index, &local);
+  return source.reader->ReadFieldNames(local, names);
+}
+
 Status MixtureReader::ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const {
   uint64_t local = 0;
   const Source& source = Locate(index, &local);

@@ -28,6 +28,7 @@ class MixtureReader : public DatasetReader {
   Status Read(uint64_t index, ReadSample* out) const override;
   Status ReadMetadata(uint64_t index, std::string* json) const override;
   Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
+  Status ReadFieldNames(uint64_t index, std::vector<std::string>* names) const override;
   Status ReadMaskPixels(uint64_t index, const std::string& name, std::string* pixels, bool* present) const override;
   bool wants_read_plan() const override;
   // Each source gets the uses of its own shards, in the loader's positions (which every source's

@@ -126,6 +126,27 @@ Status OpenedDataset::ReadShownSizes(size_t shard, std::vector<ShownSize>* sizes
       sizes);
 }
 
+Status FindForeignShards(const Location& location, const RemoteOptions& remote, Env* env,
+                         std::vector<std::string>* paths) {
+  paths->clear();
+  if (location.shard_list) return ResolveShardList(location, remote, env, paths);
+  if (!location.local()) return Status::OK();
+  const std::string& dir = location.text;
+  if (env->FileExists(JoinPath(dir, kManifestFileName)) || env->FileExists(JoinPath(dir, kPackJournalFileName))) {
+    return Status::OK();
+  }
+  // Not a folder: nothing found here (opening it as a dataset says what the location is).
+  std::vector<DirEntry> entries;
+  if (!env->ListDir(dir, &entries).ok()) return Status::OK();
+  // Shards with shardpack's sample tables beside them are a packed dataset that lost its manifest,
+  // not shards of another tool: opening it says so, and what to do.
+  for (const DirEntry& e : entries) {
+    if (EndsWith(e.name, ".samples.tsv")) return Status::OK();
+  }
+  if (!ShardListFormat().ListShardFiles(env, dir, paths).ok()) paths->clear();
+  return Status::OK();
+}
+
 Status OpenDatasetAt(const std::string& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset) {
   Location parsed;
   SHARDPACK_RETURN_IF_ERROR(ParseLocation(location, &parsed));

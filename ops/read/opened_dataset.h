@@ -63,6 +63,14 @@ Status OpenLocalDatasetReader(OpenedDataset* dataset, const RemoteOptions& remot
 // Where a view's base lies, as a location to open.
 std::string ViewBaseLocation(const OpenedView& view);
 
+// Shards of another tool that `location` names, as paths to read: a shard list (a brace range, a
+// "::" list, a glob, a .tar path; remote ones cached, storage/remote_dataset.h), or a local folder
+// that holds such shards and neither a manifest nor an interrupted pack's journal (webdataset's
+// ShardWriter writes such a folder). Empty when the location is a dataset (or nothing: opening it
+// then says what is wrong). Sorted by name for a folder, in the list's order for a list.
+Status FindForeignShards(const Location& location, const RemoteOptions& remote, Env* env,
+                         std::vector<std::string>* paths);
+
 // The entry of verify and stat: `location` as the user gave it, parsed here (ParseLocation), then
 // opened as above; env nullptr: Env::Default().
 Status OpenDatasetAt(const std::string& location, const RemoteOptions& remote, Env* env, OpenedDataset* dataset);

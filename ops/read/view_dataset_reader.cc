@@ -75,6 +75,12 @@ Status ViewDatasetReader::ReadMetadata(uint64_t index, std::string* json) const 
   return base_->ReadMetadata(base_index, json);
 }
 
+Status ViewDatasetReader::ReadFieldNames(uint64_t index, std::vector<std::string>* names) const {
+  uint64_t base_index = 0;
+  SHARDPACK_RETURN_IF_ERROR(BaseIndex(index, &base_index));
+  return base_->ReadFieldNames(base_index, names);
+}
+
 Status ViewDatasetReader::ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const {
   uint64_t base_index = 0;
   SHARDPACK_RETURN_IF_ERROR(BaseIndex(index, &base_index));

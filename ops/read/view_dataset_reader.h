@@ -24,6 +24,7 @@ class ViewDatasetReader : public DatasetReader {
   Status Read(uint64_t index, ReadSample* out) const override;
   Status ReadMetadata(uint64_t index, std::string* json) const override;
   Status ReadField(uint64_t index, const std::string& name, std::string* data, bool* present) const override;
+  Status ReadFieldNames(uint64_t index, std::vector<std::string>* names) const override;
   Status ReadMaskPixels(uint64_t index, const std::string& name, std::string* pixels, bool* present) const override;
   bool wants_read_plan() const override { return base_->wants_read_plan(); }
   void PlanReads(std::vector<ShardUse> uses, uint64_t position) override;

@@ -27,7 +27,6 @@ class PyDataset {
     RemoteOptions remote;
     Raise(ApplyEnvironment(&remote));
     Raise(DatasetReader::Open(path, nullptr, &reader_, remote));
-    for (const auto& [name, count] : reader_->manifest().field_counts) field_names_.push_back(name);
   }
   uint64_t size() const { return reader_->size(); }
   std::string format() const { return std::string(DatasetFormatName(reader_->manifest().format)); }
@@ -36,7 +35,9 @@ class PyDataset {
   // Sample i as a WebDataset-style dict: __key__, cls, the image bytes under their extension (or,
   // for raw datasets, the pixels under "npy"), each of its fields under its name (the file's bytes;
   // a mask raw keeps as pixels as an (H, W) array), and its metadata parsed under "json" (under
-  // "meta.json" when the sample has a json field of its own, as in its wds shard).
+  // "meta.json" when the sample has a json field of its own, as in its wds shard). Shards of another
+  // tool have no metadata of shardpack's: their json member is the sample's own field, given once,
+  // as its bytes, as every other member is.
   py::dict Read(uint64_t index) const {
     ReadSample sample;
     std::string json;
@@ -45,12 +46,14 @@ class PyDataset {
       bool pixels = false;
     };
     std::vector<Field> fields;
+    std::vector<std::string> names;
     Status s;
     {
       py::gil_scoped_release nogil;
       s = reader_->Read(index, &sample);
       if (s.ok()) s = reader_->ReadMetadata(index, &json);
-      for (const std::string& name : field_names_) {
+      if (s.ok()) s = reader_->ReadFieldNames(index, &names);
+      for (const std::string& name : names) {
         Field f{name, "", false};
         bool present = false;
         if (s.ok()) s = reader_->ReadMaskPixels(index, name, &f.data, &present);
@@ -74,6 +77,7 @@ class PyDataset {
     bool own_json = false;
     for (const Field& f : fields) {
       own_json = own_json || f.name == "json";
+      if (f.name == "json" && f.data == json) json.clear();  // the same member: no metadata of shardpack's
       if (!f.pixels) {
         d[py::str(f.name)] = py::bytes(f.data);
         continue;
@@ -91,7 +95,6 @@ class PyDataset {
 
  private:
   std::unique_ptr<DatasetReader> reader_;
-  std::vector<std::string> field_names_;  // the dataset's fields (the manifest's counts), looked up once
 };
 
 }  // namespace
