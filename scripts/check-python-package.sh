@@ -54,8 +54,8 @@ check_venv "$work/venv-source" "pip install ."
 
 quiet_pip "$work/venv-source/bin/pip" wheel --quiet --no-deps -w "$work/wheels" .
 wheel=$(ls "$work"/wheels/shardpack-"$cmake_version"-*.whl)
-PATH=$tools:$PATH "$tools/auditwheel" repair --only-plat --plat "$("$tools/auditwheel" show "$wheel" |
-  sed -n 's/.*platform tag to "\(manylinux_[0-9_]*x86_64\)".*/\1/p' | head -1)" -w "$work/repaired" "$wheel" >/dev/null 2>"$work/auditwheel.log" ||
+# (auditwheel chooses the tag itself: the oldest manylinux whose glibc every carried library allows.)
+PATH=$tools:$PATH "$tools/auditwheel" repair -w "$work/repaired" "$wheel" >/dev/null 2>"$work/auditwheel.log" ||
   { cat "$work/auditwheel.log"; echo "check-python-package: auditwheel repair failed"; exit 1; }
 # auditwheel leaves out what the manylinux policy assumes every system has (X11's client libraries,
 # which Debian's OpenCV pulls in through libGLX): graft_system_libs.py copies those in too.

@@ -113,7 +113,6 @@ void WdsInput::Emit(std::vector<Member>& members, PackItem* item) {
     } else if (ext == "cls" && ParseClsField(m.data, &item->label)) {
       // The sample's label. A .cls that holds no integer ("tabby") is one of its files: kept as a
       // field below where the output keeps fields, not lost.
-    } else if (ext == "cls" && !keep_fields_) {
     } else if (&m == metadata) {
       if (own_format_) json_field = nlohmann::json::parse(m.data, nullptr, false);
     } else if (keep_fields_) {

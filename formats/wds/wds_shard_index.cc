@@ -48,9 +48,10 @@ Status IndexFromDaliIndex(Env* env, const std::string& path, const std::string& 
         s.offset = m.offset;
         s.size = m.size;
       } else if (IsCls(m.ext)) {
-        std::string cls(m.size <= kMaxClsBytes ? m.size : 0, '\0');
-        if (m.size <= kMaxClsBytes) SHARDPACK_RETURN_IF_ERROR(file->Read(m.offset, m.size, cls.data()));
-        if (m.size > kMaxClsBytes || !ParseClsField(cls, &s.label)) {
+        const bool small = m.size <= kMaxClsBytes;
+        std::string cls(small ? m.size : 0, '\0');
+        if (small) SHARDPACK_RETURN_IF_ERROR(file->Read(m.offset, m.size, cls.data()));
+        if (!small || !ParseClsField(cls, &s.label)) {
           s.label = -1;
           AddField(m.ext, m.offset, m.size, &s);  // no integer: kept as it is, not lost
         }

@@ -4,6 +4,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -31,6 +32,45 @@ void CheckViewSelections(const OpenedDataset& dataset, VerifyReport* report) {
   for (const ViewShard& s : view.manifest.shards) {
     const Status st = ReadSelection(view.env, view.dir, s, dataset.manifest.shards[s.base_shard].samples, &positions);
     if (!st.ok()) report->problems.push_back({s.selection.file, "", st.message()});
+  }
+}
+
+// Runs check(i) for each of `count` shards on options.threads threads, calling options.on_shard as
+// each is done (one at a time). An exception that escapes a check becomes the IOError returned.
+Status CheckEachShard(size_t count, const VerifyOptions& options, const std::function<void(size_t)>& check) {
+  // ThreadSanitizer tokens (ground/tsan_annotations.h); static, so that a task reaches them without
+  // reading the lambda it runs, which is what they order.
+  static const char start = 0, finish = 0;
+  std::mutex progress_mu;
+  uint64_t done = 0;  // shards checked (under progress_mu)
+  HappensBefore(&start);
+  try {
+    tbb::task_arena arena(WorkerThreads(options.threads));
+    arena.execute([&] {
+      tbb::parallel_for(size_t(0), count, [&](size_t i) {
+        HappensAfter(&start);
+        check(i);
+        if (options.on_shard) {
+          std::lock_guard<std::mutex> lock(progress_mu);
+          options.on_shard(++done, count);
+        }
+        HappensBefore(&finish);
+      });
+    });
+  } catch (const std::exception& e) {
+    return Status::IOError(std::string("verify failed: ") + e.what());
+  }
+  HappensAfter(&finish);
+  return Status::OK();
+}
+
+// What the shards' checks found, into the report.
+void AddChecks(std::vector<ShardCheck>& checks, VerifyReport* report) {
+  for (ShardCheck& c : checks) {
+    report->samples += c.samples;
+    report->bytes += c.bytes;
+    report->images_decoded += c.images_decoded;
+    for (VerifyProblem& p : c.problems) report->problems.push_back(std::move(p));
   }
 }
 
@@ -70,28 +110,9 @@ Status VerifyForeignShards(const std::vector<std::string>& paths, Env* env, cons
   report->format = DatasetFormat::kWebDataset;
   report->shards = paths.size();
   std::vector<ShardCheck> checks(paths.size());
-  std::mutex progress_mu;
-  uint64_t done = 0;
-  try {
-    tbb::task_arena arena(WorkerThreads(options.threads));
-    arena.execute([&] {
-      tbb::parallel_for(size_t(0), paths.size(), [&](size_t i) {
-        VerifyForeignShard(env, paths[i], options, &checks[i]);
-        if (options.on_shard) {
-          std::lock_guard<std::mutex> lock(progress_mu);
-          options.on_shard(++done, paths.size());
-        }
-      });
-    });
-  } catch (const std::exception& e) {
-    return Status::IOError(std::string("verify failed: ") + e.what());
-  }
-  for (ShardCheck& c : checks) {
-    report->samples += c.samples;
-    report->bytes += c.bytes;
-    report->images_decoded += c.images_decoded;
-    for (VerifyProblem& p : c.problems) report->problems.push_back(std::move(p));
-  }
+  SHARDPACK_RETURN_IF_ERROR(
+      CheckEachShard(paths.size(), options, [&](size_t i) { VerifyForeignShard(env, paths[i], options, &checks[i]); }));
+  AddChecks(checks, report);
   return Status::OK();
 }
 
@@ -119,16 +140,9 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
   if (dataset.view != nullptr) CheckViewSelections(dataset, report);
 
   std::vector<ShardCheck> checks(manifest.shards.size());
-  const int threads = WorkerThreads(options.threads);
-  // ThreadSanitizer tokens (ground/tsan_annotations.h); static, so that a task reaches them without
-  // reading the lambda it runs, which is what they order.
-  static const char start = 0, finish = 0;
   std::mutex download_mu;
   Status download;  // streamed: the first shard whose download failed (after its retries)
-  std::mutex progress_mu;
-  uint64_t done = 0;  // shards checked (under progress_mu)
-  const auto check = [&](size_t i) {
-    HappensAfter(&start);
+  SHARDPACK_RETURN_IF_ERROR(CheckEachShard(manifest.shards.size(), options, [&](size_t i) {
     // Streamed: the shard downloaded once, held while both of verify's passes read it.
     std::shared_ptr<void> hold;
     const Status held = dataset.streamed == nullptr
@@ -140,30 +154,14 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
       std::lock_guard<std::mutex> lock(download_mu);
       if (download.ok()) download = held;
     }
-    if (options.on_shard) {
-      std::lock_guard<std::mutex> lock(progress_mu);
-      options.on_shard(++done, manifest.shards.size());
-    }
-    HappensBefore(&finish);
-  };
-  HappensBefore(&start);
-  try {
-    tbb::task_arena arena(threads);
-    arena.execute([&] { tbb::parallel_for(size_t(0), manifest.shards.size(), check); });
-  } catch (const std::exception& e) {
-    return Status::IOError(std::string("verify failed: ") + e.what());
-  }
-  HappensAfter(&finish);
+  }));
   SHARDPACK_RETURN_IF_ERROR(download);
 
+  AddChecks(checks, report);
   uint64_t listed = 0, bytes = 0;
-  for (size_t i = 0; i < checks.size(); ++i) {
-    report->samples += checks[i].samples;
-    report->bytes += checks[i].bytes;
-    report->images_decoded += checks[i].images_decoded;
-    for (VerifyProblem& p : checks[i].problems) report->problems.push_back(std::move(p));
-    listed += manifest.shards[i].samples;
-    bytes += manifest.shards[i].bytes;
+  for (const ShardEntry& e : manifest.shards) {
+    listed += e.samples;
+    bytes += e.bytes;
   }
   if (listed != manifest.samples) {
     report->problems.push_back({"", "",

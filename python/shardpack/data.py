@@ -45,9 +45,12 @@ class IterableDataset(torch.utils.data.IterableDataset):
         from .loader import Loader
 
         rank, world_size = default_rank_world(self.rank, self.world_size)
-        one_by_one = Loader(self.path, batch_size=1, shuffle=False, size=self.size, threads=1, rank=rank,
-                            world_size=world_size, **self.loader_options)
-        return len(one_by_one)
+        # Counted once per rank (a loader opens the dataset): DataLoader and progress bars ask often.
+        if getattr(self, "_length", (None, None))[0] != (rank, world_size):
+            one_by_one = Loader(self.path, batch_size=1, shuffle=False, size=self.size, threads=1, rank=rank,
+                                world_size=world_size, **self.loader_options)
+            self._length = ((rank, world_size), len(one_by_one))
+        return self._length[1]
 
     def state_dict(self):
         """Where this worker's iteration is: the epoch, the batch of the loader underneath it was
