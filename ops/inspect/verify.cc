@@ -43,20 +43,21 @@ Status CheckEachShard(size_t count, const VerifyOptions& options, const std::fun
   static const char start = 0, finish = 0;
   std::mutex progress_mu;
   uint64_t done = 0;  // shards checked (under progress_mu)
+  // Made before `start`, so that what the tasks read of it is ordered before them too.
+  const auto task = [&](size_t i) {
+    HappensAfter(&start);
+    check(i);
+    if (options.on_shard) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      options.on_shard(++done, count);
+    }
+    HappensBefore(&finish);
+  };
+  const int threads = WorkerThreads(options.threads);
   HappensBefore(&start);
   try {
-    tbb::task_arena arena(WorkerThreads(options.threads));
-    arena.execute([&] {
-      tbb::parallel_for(size_t(0), count, [&](size_t i) {
-        HappensAfter(&start);
-        check(i);
-        if (options.on_shard) {
-          std::lock_guard<std::mutex> lock(progress_mu);
-          options.on_shard(++done, count);
-        }
-        HappensBefore(&finish);
-      });
-    });
+    tbb::task_arena arena(threads);
+    arena.execute([&] { tbb::parallel_for(size_t(0), count, task); });
   } catch (const std::exception& e) {
     return Status::IOError(std::string("verify failed: ") + e.what());
   }
