@@ -111,6 +111,58 @@ TEST_F(LoaderTest, RanksAndWorkersCoverTheEpochOnceWithEqualBatchCounts) {
 // Buckets and token budgets (docs/buckets.md; their rules are checked against a reference in
 // python/tests/test_bucket_loader.py): here, under the sanitizers, that every sample arrives once, in
 // a batch of its group's shape and bytes, and that a resumed epoch gives the same bytes.
+// Batch sizes are the user's numbers: their products are checked, never wrapped into a small
+// buffer (tokens_per_batch 2^56 + 1 x 16 x 16 x 3 wraps to 768 bytes; the decoders then wrote past
+// it), and an allocator that cannot give the memory is an error, not an escaped bad_alloc.
+TEST_F(LoaderTest, BatchSizesThatWrapOrExceedTheCapAreRefusedNamingTheOption) {
+  std::unique_ptr<Loader> loader;
+  LoaderOptions budget = Options();
+  budget.patch = 16;
+  budget.max_side = 256;
+  budget.tokens_per_batch = (uint64_t(1) << 56) + 1;
+  Status s = Loader::Open(out(), budget, &loader);
+  EXPECT_EQ(s.ToString(),
+            "invalid argument: tokens_per_batch 72057594037927937 of patches 16x16 x 3 channels makes batches of "
+            "more than 2^64 bytes, over the 16 GiB one batch may hold (kMaxBatchBytes): lower tokens_per_batch");
+  budget.tokens_per_batch = uint64_t(1) << 56;  // wraps to exactly 0
+  EXPECT_EQ(Loader::Open(out(), budget, &loader).code(), Status::Code::kInvalidArgument);
+  // 16 GiB / 768 bytes a token is 22,369,621.33 tokens: the last that fits, and the first that does not.
+  budget.tokens_per_batch = 22369622;
+  EXPECT_EQ(Loader::Open(out(), budget, &loader).ToString(),
+            "invalid argument: tokens_per_batch 22369622 of patches 16x16 x 3 channels makes batches of 17.2 GB, "
+            "over the 16 GiB one batch may hold (kMaxBatchBytes): lower tokens_per_batch");
+
+  LoaderOptions bucketed = Options();
+  bucketed.buckets = {{64, 64}, {32, 48}};
+  bucketed.sampler.batch_size = 1501199875790166;  // x 4096 x 3 wraps
+  EXPECT_EQ(Loader::Open(out(), bucketed, &loader).ToString(),
+            "invalid argument: batch_size 1501199875790166 of images up to the largest bucket (4096 pixels) x 3 "
+            "channels makes batches of more than 2^64 bytes, over the 16 GiB one batch may hold (kMaxBatchBytes): "
+            "lower batch_size or use smaller buckets");
+  bucketed.buckets = {{65535, 65535}};
+  bucketed.sampler.batch_size = 2;  // 25.8 GB, no wrap
+  EXPECT_EQ(Loader::Open(out(), bucketed, &loader).code(), Status::Code::kInvalidArgument);
+
+  LoaderOptions square = Options();
+  square.height = square.width = 4096;
+  square.sampler.batch_size = uint64_t(1) << 40;
+  EXPECT_EQ(Loader::Open(out(), square, &loader).ToString(),
+            "invalid argument: batch_size 1099511627776 of 4096x4096 images x 3 channels makes batches of more than "
+            "2^64 bytes, over the 16 GiB one batch may hold (kMaxBatchBytes): lower batch_size or the image size");
+
+  LoaderOptions refused = Options();
+  // 4 images x 16 x 12 x 3 = 2,304 bytes a buffer.
+  refused.allocator.allocate = [](size_t) -> uint8_t* { throw std::bad_alloc(); };
+  refused.allocator.free = [](uint8_t* p, size_t) { delete[] p; };
+  EXPECT_EQ(Loader::Open(out(), refused, &loader).ToString(),
+            "I/O error: cannot allocate a batch buffer of 2.3 KB (the loader holds 4, prefetch + 2): lower the batch "
+            "size or prefetch");
+  LoaderOptions deep = Options();
+  deep.prefetch = 4'000'000'000u;
+  EXPECT_EQ(Loader::Open(out(), deep, &loader).ToString(),
+            "invalid argument: prefetch 4000000000 is over 1024 batches: lower prefetch (2 to 8 keeps a GPU fed)");
+}
+
 TEST_F(LoaderTest, BucketsAndBudgetsFillTheirShapesAndResumeExactly) {
   const auto epoch_of = [&](const LoaderOptions& o, uint64_t first) {
     std::unique_ptr<Loader> loader;

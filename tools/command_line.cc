@@ -550,7 +550,12 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
     s = Status::Unsupported("mixtures are read by the CPU loader only for now: use --device cpu");
   }
   if (s.ok()) s = RunDeviceBench(dataset, o, device, dtype, &r);
-  if (!s.ok()) return Fail("bench", s);
+  if (!s.ok()) {
+    return Fail("bench", InFlagWords(s, {{"batch_size", "--batch"},
+                                         {"prefetch", "--prefetch"},
+                                         {"the image size", "--crop"},
+                                         {"smaller buckets", "smaller --buckets"}}));
+  }
   for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   for (const std::string& line : r.skipped) std::fprintf(stderr, "%s\n", line.c_str());
   if (json) {

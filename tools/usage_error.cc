@@ -1,6 +1,7 @@
 #include "tools/usage_error.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace shardpack {
@@ -89,6 +90,24 @@ int ReportUsageError(CLI::App& app, const CLI::ParseError& error, const std::vec
   }
   std::fprintf(stderr, "%s failed: %s\n", command.c_str(), why.c_str());
   return 2;
+}
+
+Status InFlagWords(const Status& s, const std::vector<std::pair<std::string, std::string>>& names) {
+  if (s.ok()) return s;
+  std::string m = s.message();
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (const auto& [name, flag] : names) {
+    for (size_t at = m.find(name); at != std::string::npos; at = m.find(name, at)) {
+      const size_t end = at + name.size();
+      if ((at > 0 && (word_char(m[at - 1]) || m[at - 1] == '-')) || (end < m.size() && word_char(m[end]))) {
+        at = end;
+        continue;
+      }
+      m.replace(at, name.size(), flag);
+      at += flag.size();
+    }
+  }
+  return s.WithMessage(m);
 }
 
 int Fail(const char* command, const Status& s) {

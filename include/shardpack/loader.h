@@ -48,7 +48,7 @@ struct LoaderOptions {
   bool fast_decode = true;
   bool nchw = false;      // channel-first output instead of NHWC
   int threads = 0;        // decode threads; 0 = all cores
-  uint32_t prefetch = 2;  // batches prepared ahead
+  uint32_t prefetch = 2;  // batches prepared ahead, at most kMaxPrefetch
   // A sample whose stored bytes are damaged (DataLoss) or cannot be decoded (Corrupt): skipped,
   // counted (LoaderStats::corrupt) and reported once (TakeSkipReports), else Next() returns the
   // error. Skipped means left out: its batch holds only the good samples, in order, and is smaller
@@ -103,6 +103,12 @@ struct LoaderOptions {
   // window spans at least 64 shards of the stream (and 2 x prefetch_shards). For tests.
   uint64_t read_plan_batches = 0;
 };
+
+// The most bytes one batch buffer may hold (16 GiB): images x height x width x 3, or a token budget's
+// tokens x patch x patch x 3. Larger options are refused at open with the option to lower; the
+// loader allocates (prefetch + 2) such buffers.
+constexpr uint64_t kMaxBatchBytes = uint64_t(16) << 30;
+constexpr uint32_t kMaxPrefetch = 1024;
 
 struct Batch {
   uint64_t epoch = 0;

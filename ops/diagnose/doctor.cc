@@ -16,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "ground/checked_size.h"
 #include "ground/image_decode_rgb.h"
 #include "ground/status_of_call.h"
 #include "ground/worker_threads.h"
@@ -404,7 +405,13 @@ class Doctor {
       return;
     }
     Progress("host to device: batches of " + std::to_string(o_.batch) + ", pageable and pinned");
-    const uint64_t batch_bytes = uint64_t(o_.batch) * OutputPixels() * 3;
+    uint64_t batch_bytes = 0;
+    if (!CheckedProduct({o_.batch, OutputPixels(), 3}, &batch_bytes) || batch_bytes > kMaxBatchBytes) {
+      r_->host_to_device_note = "not measured: batches of " + std::to_string(o_.batch) + " images of " +
+                                std::to_string(OutputPixels()) + " pixels are over the " +
+                                std::to_string(kMaxBatchBytes >> 30) + " GiB the loader allows a batch: lower --batch";
+      return;
+    }
     const Status s = o_.host_to_device(batch_bytes, o_.seconds * kTransformShare, &r_->host_to_device);
     if (!s.ok()) {
       r_->host_to_device_note = "not measured: " + s.message();

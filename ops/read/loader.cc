@@ -18,10 +18,12 @@
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <opencv2/imgproc.hpp>
 #include <random>
 #include <thread>
 
+#include "ground/checked_size.h"
 #include "ground/checksum.h"
 #include "ground/image_decode_rgb.h"
 #include "ground/label_mask.h"
@@ -158,8 +160,14 @@ struct Loader::Impl {
     }
   }
 
+  // nullptr when the memory is not there (plain new[] throws instead, and an allocator may too):
+  // the caller turns it into an error naming the size.
   uint8_t* AllocateBuffer(size_t bytes) {
-    return options.allocator.allocate ? options.allocator.allocate(bytes) : new uint8_t[bytes];
+    try {
+      return options.allocator.allocate ? options.allocator.allocate(bytes) : new (std::nothrow) uint8_t[bytes];
+    } catch (const std::bad_alloc&) {
+      return nullptr;
+    }
   }
 
   void FreeBuffer(uint8_t* data, size_t bytes) {
@@ -664,6 +672,41 @@ Status CheckTokenBudget(const LoaderOptions& o) {
   return Status::OK();
 }
 
+// The bytes of one batch buffer, and of one mask buffer (0 without masks). Every factor is a number
+// the user gave, so each product is checked: a wrapped one would allocate a small buffer that the
+// decoders write past. Over kMaxBatchBytes is refused with the option to lower.
+Status SizeBatchBuffers(const LoaderOptions& o, size_t* batch_bytes, size_t* mask_bytes) {
+  const uint64_t cap = kMaxBatchBytes;
+  uint64_t bytes = 0, pixels = 0;
+  std::string what, lower;
+  if (o.patch > 0) {
+    const bool fits = CheckedProduct({o.tokens_per_batch, o.patch, o.patch, 3}, &bytes);
+    what = "tokens_per_batch " + std::to_string(o.tokens_per_batch) + " of patches " + std::to_string(o.patch) + "x" +
+           std::to_string(o.patch) + " x 3 channels";
+    lower = "lower tokens_per_batch";
+    if (!fits) bytes = UINT64_MAX;
+    pixels = 0;
+  } else {
+    pixels = o.buckets.empty() ? uint64_t(o.height) * o.width : LargestBucketPixels(o.buckets);
+    const bool fits = CheckedProduct({pixels, 3, o.sampler.batch_size}, &bytes);
+    if (!fits) bytes = UINT64_MAX;
+    what = "batch_size " + std::to_string(o.sampler.batch_size) + " of " +
+           (o.buckets.empty() ? std::to_string(o.height) + "x" + std::to_string(o.width) + " images"
+                              : "images up to the largest bucket (" + std::to_string(pixels) + " pixels)") +
+           " x 3 channels";
+    lower = o.buckets.empty() ? "lower batch_size or the image size" : "lower batch_size or use smaller buckets";
+  }
+  if (bytes > cap) {
+    return Status::InvalidArgument(
+        what + " makes batches of " + (bytes == UINT64_MAX ? std::string("more than 2^64 bytes") : FormatBytes(bytes)) +
+        ", over the " + std::to_string(cap >> 30) + " GiB one batch may hold (kMaxBatchBytes): " + lower);
+  }
+  *batch_bytes = size_t(bytes);
+  // A mask is one byte a pixel: a third of the images' bytes, so it fits when they do.
+  *mask_bytes = o.mask.empty() || o.patch > 0 ? 0 : size_t(bytes / 3);
+  return Status::OK();
+}
+
 // What can be checked before a dataset is opened (downloaded, for a URL).
 Status CheckLoaderOptions(const LoaderOptions& options) {
   if (options.height == 0 || options.width == 0)
@@ -676,6 +719,12 @@ Status CheckLoaderOptions(const LoaderOptions& options) {
     if (b.width == 0 || b.height == 0) return Status::InvalidArgument("a bucket has a side of 0 pixels");
   }
   if (options.patch > 0) SHARDPACK_RETURN_IF_ERROR(CheckTokenBudget(options));
+  size_t batch_bytes = 0, mask_bytes = 0;
+  SHARDPACK_RETURN_IF_ERROR(SizeBatchBuffers(options, &batch_bytes, &mask_bytes));
+  if (options.prefetch > kMaxPrefetch) {  // each is a batch buffer; more only waits longer
+    return Status::InvalidArgument("prefetch " + std::to_string(options.prefetch) + " is over " +
+                                   std::to_string(kMaxPrefetch) + " batches: lower prefetch (2 to 8 keeps a GPU fed)");
+  }
   if (!options.buckets.empty() && options.sampler.drop_last) {
     return Status::InvalidArgument(
         "drop_last with buckets: each bucket has a last batch, and bucket_tail says what becomes of them "
@@ -809,23 +858,22 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
   }
   impl->arena = std::make_unique<tbb::task_arena>(WorkerThreads(options.threads));
   // A buffer holds a batch of the largest image the options give.
-  const size_t image_pixels =
-      options.buckets.empty() ? size_t(options.height) * options.width : LargestBucketPixels(options.buckets);
-  impl->batch_bytes = image_pixels * 3 * options.sampler.batch_size;
-  if (options.patch > 0) impl->batch_bytes = size_t(options.tokens_per_batch) * options.patch * options.patch * 3;
+  size_t mask_bytes = 0;
+  SHARDPACK_RETURN_IF_ERROR(SizeBatchBuffers(options, &impl->batch_bytes, &mask_bytes));
   impl->slots.resize(size_t(options.prefetch) + 2);
   impl->held.assign(impl->slots.size(), false);
-  const size_t mask_bytes = options.mask.empty() ? 0 : image_pixels * options.sampler.batch_size;
   for (Slot& s : impl->slots) {
     s.capacity = impl->batch_bytes;
     s.data = impl->AllocateBuffer(s.capacity);
     if (s.data == nullptr)
-      return Status::IOError("cannot allocate a batch buffer of " + std::to_string(s.capacity) + " bytes");
+      return Status::IOError("cannot allocate a batch buffer of " + FormatBytes(s.capacity) + " (the loader holds " +
+                             std::to_string(impl->slots.size()) + ", prefetch + 2): lower the batch size or prefetch");
     if (mask_bytes == 0) continue;
     s.mask_capacity = mask_bytes;
     s.mask_data = impl->AllocateBuffer(mask_bytes);
     if (s.mask_data == nullptr)
-      return Status::IOError("cannot allocate a mask buffer of " + std::to_string(mask_bytes) + " bytes");
+      return Status::IOError("cannot allocate a mask buffer of " + FormatBytes(mask_bytes) + " (the loader holds " +
+                             std::to_string(impl->slots.size()) + ", prefetch + 2): lower the batch size or prefetch");
   }
   loader->reset(new Loader(std::move(impl)));
   return Status::OK();
