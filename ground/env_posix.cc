@@ -223,6 +223,42 @@ OpenFileLimiter& RandomAccessLimiter() {
   return *limiter;
 }
 
+// Opens the regular file `path` with `flags` (O_RDONLY, or O_WRONLY and what creates it, with `mode`)
+// and describes it (fstat); the descriptor is the caller's to close, and closed here on failure.
+// Every file this Env reads or writes is opened through here. The open itself does not block: opening a FIFO to read
+// waits for a writer, so one planted in a shared folder (a cache, a team's sample groups) under a name the loader opens
+// would hang it (and opening one to write waits for a reader). O_NONBLOCK makes that open return (or fail, ENXIO, for a
+// write), fstat shows what it is, and anything but a regular file is refused; the flag is then cleared (it means
+// nothing to a regular file's reads and writes anyway).
+Status OpenRegularFile(const std::string& path, int flags, int* fd, struct stat* st, mode_t mode = 0644) {
+  *fd = ::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC, mode);
+  if (*fd < 0 && errno == ENXIO) {  // a FIFO without a reader, opened to write
+    struct stat seen;
+    if (::lstat(path.c_str(), &seen) == 0 && S_ISFIFO(seen.st_mode)) {
+      return Status::InvalidArgument(path + " is a FIFO, not a regular file: shardpack opens regular files only");
+    }
+  }
+  if (*fd < 0) {
+    const bool writing = (flags & O_ACCMODE) != O_RDONLY;
+    return Status::FromErrno((writing && (flags & O_CREAT) ? "cannot create " : "cannot open ") + path, errno);
+  }
+  if (::fstat(*fd, st) != 0) {
+    const int e = errno;
+    ::close(*fd);
+    return Status::FromErrno("cannot stat " + path, e);
+  }
+  if (!S_ISREG(st->st_mode)) {
+    ::close(*fd);
+    const char* kind = S_ISFIFO(st->st_mode)   ? "a FIFO"
+                       : S_ISDIR(st->st_mode)  ? "a directory"
+                       : S_ISSOCK(st->st_mode) ? "a socket"
+                                               : "a device";
+    return Status::InvalidArgument(path + " is " + kind + ", not a regular file: shardpack opens regular files only");
+  }
+  ::fcntl(*fd, F_SETFL, ::fcntl(*fd, F_GETFL) & ~O_NONBLOCK);
+  return Status::OK();
+}
+
 // A file read with pread(2). With a slot of the limiter it keeps the descriptor it was opened with;
 // without one it opens its path for each read, and checks that the path still names the file first
 // opened (device and inode), so that a file replaced meanwhile (a dataset packed again into the same
@@ -292,14 +328,8 @@ class PosixRandomAccessFile final : public RandomAccessFile {
 
   // Opens the file again into *fd, checked to be the file first opened; its fstat into *st if asked.
   Status OpenAgain(int* fd, struct stat* st) const {
-    *fd = ::open(reopen_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (*fd < 0) return Status::FromErrno("cannot open " + path_, errno);
     struct stat now;
-    if (::fstat(*fd, &now) != 0) {
-      const int e = errno;
-      ::close(*fd);
-      return Status::FromErrno("cannot stat " + path_, e);
-    }
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(reopen_, O_RDONLY, fd, &now));
     if (now.st_dev != device_ || now.st_ino != inode_) {
       ::close(*fd);
       return Status::DataLoss(path_ + " was replaced by another file while it was being read");
@@ -333,19 +363,6 @@ class PosixFileLock final : public FileLock {
   int fd_;
 };
 
-// Opens `path` with `flags` and describes what it opened (fstat); the descriptor is the caller's to
-// close, and closed here when the description fails.
-Status OpenWithStat(const std::string& path, int flags, int* fd, struct stat* st) {
-  *fd = ::open(path.c_str(), flags);
-  if (*fd < 0) return Status::FromErrno("cannot open " + path, errno);
-  if (::fstat(*fd, st) != 0) {
-    const int e = errno;
-    ::close(*fd);
-    return Status::FromErrno("cannot stat " + path, e);
-  }
-  return Status::OK();
-}
-
 // A file mapped MAP_SHARED and read-only: its pages are the page cache's, shared by every process
 // that maps it.
 class PosixMappedFile final : public MappedFile {
@@ -365,30 +382,36 @@ class PosixMappedFile final : public MappedFile {
 
 class PosixEnv final : public Env {
  public:
+  // Never through a link: a link planted under the name (often a temporary one) would have the
+  // write land wherever it points.
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::FromErrno("cannot create " + path, errno);
+    int fd;
+    struct stat st;
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, &fd, &st));
     *file = std::make_unique<PosixWritableFile>(path, fd);
     return Status::OK();
   }
 
   Status NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return Status::FromErrno("cannot open " + path + " to append", errno);
+    int fd;
+    struct stat st;
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_WRONLY | O_APPEND | O_NOFOLLOW, &fd, &st));
     *file = std::make_unique<PosixWritableFile>(path, fd, /*unbuffered=*/true);
     return Status::OK();
   }
 
   Status NewUnbufferedWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::FromErrno("cannot create " + path, errno);
+    int fd;
+    struct stat st;
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, &fd, &st));
     *file = std::make_unique<PosixWritableFile>(path, fd, /*unbuffered=*/true);
     return Status::OK();
   }
 
   Status NewSequentialFile(const std::string& path, std::unique_ptr<SequentialFile>* file) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    int fd;
+    struct stat st;
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_RDONLY, &fd, &st));
     *file = std::make_unique<PosixSequentialFile>(path, fd);
     return Status::OK();
   }
@@ -396,7 +419,7 @@ class PosixEnv final : public Env {
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
     int fd;
     struct stat st;
-    SHARDPACK_RETURN_IF_ERROR(OpenWithStat(path, O_RDONLY | O_CLOEXEC, &fd, &st));
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_RDONLY, &fd, &st));
     *file = std::make_unique<PosixRandomAccessFile>(path, fd, st);
     return Status::OK();
   }
@@ -404,11 +427,7 @@ class PosixEnv final : public Env {
   Status MapFile(const std::string& path, std::unique_ptr<MappedFile>* file) override {
     int fd;
     struct stat st;
-    SHARDPACK_RETURN_IF_ERROR(OpenWithStat(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, &fd, &st));
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return Status::InvalidArgument(path + " is not a regular file");
-    }
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_RDONLY | O_NOFOLLOW, &fd, &st));
     void* map = nullptr;  // a file of 0 bytes maps to nothing (mmap refuses a length of 0)
     if (st.st_size > 0) {
       map = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
@@ -424,14 +443,9 @@ class PosixEnv final : public Env {
   }
 
   Status ReadFile(const std::string& path, uint64_t max_bytes, std::string* contents) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    int fd;
     struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      int e = errno;
-      ::close(fd);
-      return Status::FromErrno("cannot stat " + path, e);
-    }
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_RDONLY, &fd, &st));
     if (static_cast<uint64_t>(st.st_size) > max_bytes) {
       ::close(fd);
       return Status::InvalidArgument(path + " holds " + std::to_string(st.st_size) + " bytes, more than the limit of " +
@@ -507,10 +521,10 @@ class PosixEnv final : public Env {
 
   Status CachedShare(const std::string& path, double* share) override {
     *share = 0;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    int fd;
     struct stat st;
-    if (::fstat(fd, &st) != 0 || st.st_size == 0) {
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_RDONLY, &fd, &st));
+    if (st.st_size == 0) {
       ::close(fd);
       *share = 1;  // nothing to read
       return Status::OK();
@@ -532,8 +546,9 @@ class PosixEnv final : public Env {
   }
 
   Status DropCachedPages(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
+    int fd;
+    struct stat st;
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_RDONLY, &fd, &st));
     const int e = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // returns the error, not errno
     ::close(fd);
     if (e != 0) return Status::FromErrno("cannot drop the cached pages of " + path, e);
@@ -587,8 +602,9 @@ class PosixEnv final : public Env {
   // flock(2): held by the open file, so a process that dies (even by SIGKILL) releases it. Opened
   // read-only (flock needs no more), so that a lock file of a shared folder's other members locks.
   Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock, uint32_t mode) override {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(mode));
-    if (fd < 0) return Status::FromErrno("cannot open lock file " + path, errno);
+    int fd;
+    struct stat st;
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_RDONLY | O_CREAT | O_NOFOLLOW, &fd, &st, mode_t(mode)));
     while (::flock(fd, LOCK_EX) != 0) {
       if (errno == EINTR) continue;
       const int e = errno;
@@ -599,11 +615,30 @@ class PosixEnv final : public Env {
     return Status::OK();
   }
 
+  Status TryLockFolder(const std::string& dir, std::unique_ptr<FileLock>* lock, bool* acquired) override {
+    *acquired = false;
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno("cannot open folder " + dir, errno);
+    int r;
+    while ((r = ::flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {
+    }
+    if (r != 0) {
+      const int e = errno;
+      ::close(fd);
+      if (e == EWOULDBLOCK) return Status::OK();
+      return Status::FromErrno("cannot lock folder " + dir, e);
+    }
+    *acquired = true;
+    *lock = std::make_unique<PosixFileLock>(fd);
+    return Status::OK();
+  }
+
   Status TryLockFile(const std::string& path, bool shared, std::unique_ptr<FileLock>* lock, bool* acquired,
                      uint32_t mode) override {
     *acquired = false;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(mode));
-    if (fd < 0) return Status::FromErrno("cannot open lock file " + path, errno);
+    int fd;
+    struct stat st;
+    SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_RDONLY | O_CREAT | O_NOFOLLOW, &fd, &st, mode_t(mode)));
     int r;
     while ((r = ::flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB)) != 0 && errno == EINTR) {
     }

@@ -5,12 +5,16 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -233,6 +237,75 @@ TEST(PosixRandomAccessFile, AFileReopenedForEachReadIgnoresALaterChangeOfDirecto
   }
   files.clear();
   ASSERT_EQ(chdir(before), 0);
+}
+
+// A FIFO planted in a shared folder under a name the loader opens (a team's sample groups or their
+// lock) hung it: open(2) of a FIFO waits for the other end. Every open of the Env is refused at
+// once, naming the file. Each call runs on its own thread; should one block (as on the code
+// before), the test opens the FIFO's other end to free it, and fails.
+TEST(PosixEnv, AFifoWhereAFileShouldBeIsRefusedAtOnceByEveryOpen) {
+  TempDir dir;
+  const std::string fifo = dir.Sub("key-0.groups");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Env* env = Env::Default();
+  const std::vector<std::pair<std::string, std::function<Status()>>> opens = {
+      {"MapFile",
+       [&] {
+         std::unique_ptr<MappedFile> f;
+         return env->MapFile(fifo, &f);
+       }},
+      {"LockFile",
+       [&] {
+         std::unique_ptr<FileLock> l;
+         return env->LockFile(fifo, &l);
+       }},
+      {"TryLockFile",
+       [&] {
+         std::unique_ptr<FileLock> l;
+         bool got;
+         return env->TryLockFile(fifo, true, &l, &got);
+       }},
+      {"ReadFile",
+       [&] {
+         std::string text;
+         return env->ReadFile(fifo, 1 << 20, &text);
+       }},
+      {"NewSequentialFile",
+       [&] {
+         std::unique_ptr<SequentialFile> f;
+         return env->NewSequentialFile(fifo, &f);
+       }},
+      {"NewRandomAccessFile",
+       [&] {
+         std::unique_ptr<RandomAccessFile> f;
+         return env->NewRandomAccessFile(fifo, &f);
+       }},
+      {"NewWritableFile",
+       [&] {
+         std::unique_ptr<WritableFile> f;
+         return env->NewWritableFile(fifo, &f);
+       }},
+      {"NewAppendableFile",
+       [&] {
+         std::unique_ptr<WritableFile> f;
+         return env->NewAppendableFile(fifo, &f);
+       }},
+      {"DropCachedPages", [&] { return env->DropCachedPages(fifo); }},
+  };
+  for (const auto& [name, open] : opens) {
+    std::future<Status> done = std::async(std::launch::async, open);
+    if (done.wait_for(std::chrono::seconds(5)) == std::future_status::timeout) {
+      ADD_FAILURE() << name << " blocked on a FIFO";
+      const int other_end = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);  // frees either kind of open
+      done.wait();
+      ::close(other_end);
+      continue;
+    }
+    EXPECT_EQ(done.get().ToString(), "invalid argument: " + fifo +
+                                         " is a FIFO, not a regular file: shardpack opens "
+                                         "regular files only")
+        << name;
+  }
 }
 
 }  // namespace
