@@ -57,12 +57,29 @@ struct Reply {
   HttpResponse* response;
   uint64_t max_body;
   Status status;
+  CURL* curl;
+  std::string what;  // "GET <url>", for the message
 };
 
+// An error page's first bytes are kept (S3's error code is in them); the rest is dropped.
+constexpr size_t kErrorBodyBytes = 64 << 10;
+
+// The body of an answer as it arrives. max_body bounds a successful answer only: an error page (a
+// 503's HTML, say) is the status's to judge, retried or refused under the rules, whatever its length;
+// it was taken for a damaged sample when it passed the bound of a range read. A successful answer
+// over the bound is the server's error (IOError naming the URL), never the data's.
 size_t WriteReply(char* data, size_t size, size_t count, void* user) {
   Reply* r = static_cast<Reply*>(user);
+  long code = 0;
+  curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &code);
+  if (code < 200 || code >= 300) {
+    std::string& body = r->response->body;
+    body.append(data, std::min(size * count, kErrorBodyBytes - std::min(kErrorBodyBytes, body.size())));
+    return size * count;
+  }
   if (r->response->body.size() + size * count > r->max_body) {
-    r->status = Status::DataLoss("the answer is larger than " + std::to_string(r->max_body) + " bytes");
+    r->status = Status::IOError(r->what + " answered HTTP " + std::to_string(code) + " with more than the " +
+                                std::to_string(r->max_body) + " bytes asked for");
     return 0;
   }
   r->response->body.append(data, size * count);
@@ -243,7 +260,7 @@ class CurlHttpClient final : public HttpClient {
     for (int hops = 0;; ++hops) {
       Transfer transfer{curl_, &sink, &at, offset, options_.max_body_bytes, Status::OK()};
       HttpResponse answer;
-      Reply headers{&answer, 0, Status::OK()};
+      Reply headers{&answer, 0, Status::OK(), curl_, "GET " + RedactUrl(url)};  // (headers only)
       // Credentials, signature and session token go to the URL's own host only: a redirect
       // elsewhere is followed without them (what it serves is still held to its checksum).
       const bool own_host = UrlOrigin(at) == origin;
@@ -283,7 +300,7 @@ class CurlHttpClient final : public HttpClient {
     for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
     for (const curl_slist* h = aws_headers_; h != nullptr; h = h->next) headers = curl_slist_append(headers, h->data);
     SetUp(request.url, headers, /*credentials=*/true);
-    Reply reply{response, max_body, Status::OK()};
+    Reply reply{response, max_body, Status::OK(), curl_, request.method + " " + RedactUrl(request.url)};
     curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteReply);
     curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &reply);
     curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, WriteHeader);
