@@ -1,7 +1,9 @@
 #include "ground/line_file.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "ground/checksum.h"
 #include "ground/side_file.h"
 
 namespace shardpack {
@@ -37,6 +39,10 @@ Status LineFile::Open(Env* env, const std::string& dir, const SideFile& entry, s
   }
   f->marks_.push_back(text.size());
   f->marks_.shrink_to_fit();  // kept for as long as the shard is: no room for marks that never come
+  f->block_xxh64_.reserve(f->marks_.size() - 1);
+  for (size_t m = 0; m + 1 < f->marks_.size(); ++m) {
+    f->block_xxh64_.push_back(Xxh64(std::string_view(text).substr(f->marks_[m], f->marks_[m + 1] - f->marks_[m])));
+  }
   *out = std::move(f);
   return Status::OK();
 }
@@ -50,6 +56,11 @@ Status LineFile::ReadLine(size_t i, std::string* scratch, std::string_view* line
   const uint64_t from = marks_[mark];
   scratch->resize(size_t(marks_[mark + 1] - from));
   SHARDPACK_RETURN_IF_ERROR(file_->Read(from, scratch->size(), scratch->data()));
+  if (Xxh64(*scratch) != block_xxh64_[mark]) {
+    return Status::DataLoss(path_ + " changed since it was checked: lines " + std::to_string(mark * kLinesPerMark) +
+                            " to " + std::to_string(std::min(lines_, (mark + 1) * kLinesPerMark) - 1) +
+                            " read now differ from the file opened (open the dataset again)");
+  }
   std::string_view lines(*scratch);
   for (size_t skip = i % kLinesPerMark; skip > 0; --skip) {
     const size_t newline = lines.find('\n');
@@ -62,7 +73,8 @@ Status LineFile::ReadLine(size_t i, std::string* scratch, std::string_view* line
 }
 
 uint64_t LineFile::memory_bytes() const {
-  return sizeof(*this) + path_.capacity() + marks_.capacity() * sizeof(uint64_t) + file_->memory_bytes();
+  return sizeof(*this) + path_.capacity() + (marks_.capacity() + block_xxh64_.capacity()) * sizeof(uint64_t) +
+         file_->memory_bytes();
 }
 
 }  // namespace shardpack

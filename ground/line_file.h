@@ -55,6 +55,11 @@ class LineFile {
   // Where lines 0, k, 2k, ... (k = kLinesPerMark) start, then the end of the file: the lines of
   // mark m lie in [marks_[m], marks_[m + 1]).
   std::vector<uint64_t> marks_;
+  // The XXH64 of each mark's lines, as checked at Open. ReadLine reads a mark's lines again (by a
+  // range request, for a file over HTTP), after the whole-file check: the file may have changed
+  // since, same length or not (a server that changed the labels between the GET and the ranges
+  // changed an epoch's labels without a word). What is read is checked against these.
+  std::vector<uint64_t> block_xxh64_;
 };
 
 }  // namespace shardpack
