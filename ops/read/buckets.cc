@@ -128,7 +128,9 @@ Status ParseBuckets(const std::string& spec, const std::string& option, std::vec
       " (a preset: sdxl; a list: 1024x1024,1152x896,...; or a rule: area=1024x1024,step=64,"
       "min=512,max=2048)";
   if (spec.empty()) return Status::InvalidArgument(option + ": no buckets given" + forms);
-  if (spec == "sdxl") {
+  std::string lower = spec;  // a preset's name in any case: SDXL, Sdxl
+  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "sdxl") {
     buckets->assign(std::begin(kSdxlBuckets), std::end(kSdxlBuckets));
     return Status::OK();
   }

@@ -137,7 +137,8 @@ class Loader:
         reads the dataset in its order.
     drop_last: leave out the last, smaller batch of each rank's epoch (every rank still gets the
         same number of batches either way).
-    size: the output size, an int (square) or (height, width).
+    size: the output size, an int (square) or (height, width); default 224. Not with buckets or a
+        token budget (refused: they size each batch themselves).
     fast_decode: decode training JPEGs with libjpeg-turbo's fast IDCT and upsampling (faster per
         image, values within a level or two of the accurate decode; docs/performance.md). False:
         the accurate decode. "eval" always decodes accurately.
@@ -218,7 +219,8 @@ class Loader:
         yields (patches, labels, sizes, offsets): patches a (tokens, patch, patch, 3) uint8 tensor,
         each image's patches row by row (patches.flatten(1) is what a linear patch embedding takes,
         without a copy), sizes (N, 2) int64 heights and widths, offsets (N + 1,) int64 where each
-        image's patches start. batch_size and size are not used. CPU only for now.
+        image's patches start; then, as with any batch, the sources (a mixture) and the fields
+        asked for. batch_size and size are not used. CPU only for now.
 
     Iterating yields (images, labels): images share memory with the C++ batch buffer (no copy);
     labels are int64. A buffer is reused only once nothing refers to its tensor any more, so
@@ -227,7 +229,7 @@ class Loader:
     as with DistributedSampler.
     """
 
-    def __init__(self, path=None, batch_size=32, shuffle=True, seed=0, transform="train", size=224, resize=None,
+    def __init__(self, path=None, batch_size=32, shuffle=True, seed=0, transform="train", size=None, resize=None,
                  threads=0, rank=None, world_size=None, drop_last=False, pin_memory=False, layout="channels_last",
                  prefetch=2, skip_corrupt=True, shuffle_buffer=0, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3),
                  flip=0.5, fast_decode=True, worker=None, num_workers=None, device="cpu", dtype="float32",
@@ -242,6 +244,11 @@ class Loader:
             raise ValueError(f"layout must be 'channels_last' (N, 3, H, W without a copy), 'NHWC' or 'NCHW', "
                              f"not {layout!r}")
         self._channels_last = layout == "channels_last" and not str(device).startswith("cuda")
+        if size is not None and (buckets is not None or patch is not None):
+            made = "buckets: each batch has its bucket's size (batch.width, batch.height; bucket_sizes)" \
+                if buckets is not None else "a token budget: each image keeps its aspect ratio, up to max_side"
+            raise ValueError(f"size={size!r} is not used with {made}; leave size out")
+        size = 224 if size is None else size
         if isinstance(size, (str, bytes)) or not (isinstance(size, numbers.Integral) or hasattr(size, "__len__")):
             raise TypeError(f"size={size!r}: size takes an int or a (height, width) pair of ints, "
                             f"not {type(size).__name__}")
@@ -380,12 +387,13 @@ class Loader:
             # CUDA: DLPack, on torch's current stream, which waits for the batch's copy.
             images = torch.from_dlpack(lease) if self._cuda else torch.from_numpy(lease.images())
             if self._patched:  # (tokens, patch, patch, 3), with each image's size and first patch
-                yield (images, torch.from_numpy(lease.labels()), torch.from_numpy(lease.sizes()),
-                       torch.from_numpy(lease.token_offsets()))
-                continue
-            if self._channels_last:  # (N, H, W, 3) bytes seen as (N, 3, H, W): torch.channels_last, no copy
-                images = images.permute(0, 3, 1, 2)
-            batch = (images, torch.from_numpy(lease.labels()))
+                batch = (images, torch.from_numpy(lease.labels()), torch.from_numpy(lease.sizes()),
+                         torch.from_numpy(lease.token_offsets()))
+            else:
+                if self._channels_last:  # (N, H, W, 3) bytes seen as (N, 3, H, W): torch.channels_last, no copy
+                    images = images.permute(0, 3, 1, 2)
+                batch = (images, torch.from_numpy(lease.labels()))
+            # Then what was asked for, in this order, whatever made the batch (size, buckets or a budget).
             if self._mixture is not None:
                 batch += (torch.from_numpy(lease.sources()),)
             if self._mask:
@@ -533,6 +541,12 @@ class Loader:
         """What the loader measured this epoch: images/s, bytes/s, per-stage seconds, and how long
         the consumer waited for batches (consumer_wait_share near 0: the loader keeps up)."""
         return self._impl.stats()
+
+    @property
+    def bucket_sizes(self):
+        """With buckets: each bucket as (width, height), in the loader's order (batch.bucket indexes it;
+        a preset or rule given as a string comes back as its list); else []."""
+        return [] if self._cuda else list(self._impl.bucket_sizes())
 
     def buffer_addresses(self):
         """Addresses of the C++ batch buffers (to check that tensors share them); CPU only."""

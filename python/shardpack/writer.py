@@ -11,6 +11,7 @@ C++ threads without the GIL, and write() blocks while the queue is full.
 
 import json as _json
 import numbers as _numbers
+import warnings
 
 from . import _shardpack
 
@@ -94,7 +95,7 @@ class Writer:
     """Writes a dataset sample by sample, as `shardpack pack` would have packed it.
 
     Writer(out, format="wds", *, classes=None, pixels="png", queue_samples=256, queue_bytes=64 MiB,
-           part=0, parts=1, append=False, **pack_options)
+           part=0, parts=1, append=False, on_error="warn", **pack_options)
 
     out: a folder, or s3://bucket/prefix (credentials from the environment, as for the CLI).
     format: "wds", "lmdb" or "raw".
@@ -109,6 +110,10 @@ class Writer:
     append: add the samples to the dataset in out as new shards after its own, as `shardpack
         append` does (docs/views.md): the pack options must be those it was packed with, its
         classes keep their labels and `classes` adds new ones after them.
+    on_error: what becomes of a sample with bad data (an image that does not decode, a caption that
+        is not UTF-8, a mask of another size): "warn" (skipped, listed in the summary, and a
+        warning each, naming it, at close), "skip" (skipped and listed, no warning), or "raise"
+        (the writer stops: a later write() or close() raises naming the sample; strict=True).
     pack_options: as `shardpack pack` takes them: prefix, shard_size (bytes), samples_per_shard,
         threads, strict, check ("header" or "decode"), max_sample_bytes, max_pixels, resize, crop,
         keep_size, compress, chunk_samples, max_side, max_side_of, jpeg_quality, lossless_as_jpeg,
@@ -127,6 +132,14 @@ class Writer:
                 if ours in options:
                     raise TypeError(f"give {ours}= or webdataset's {theirs}=, not both")
                 options[ours] = options.pop(theirs)
+        on_error = options.pop("on_error", "warn")
+        if on_error not in ("warn", "skip", "raise"):
+            raise ValueError(f"on_error={on_error!r}: give \"warn\", \"skip\" or \"raise\"")
+        if on_error == "raise":
+            if options.get("strict") is False:
+                raise TypeError("on_error=\"raise\" and strict=False say opposite things: give one")
+            options["strict"] = True
+        self._on_error = on_error
         self.out = str(out)
         self._writer = _shardpack._Writer(self.out, dict(options, format=format))
         self.summary = None
@@ -196,6 +209,9 @@ class Writer:
         (as `shardpack pack --json` prints it: samples, skipped, skipped_files, shards, ...)."""
         if self.summary is None:
             self.summary = self._writer.close()
+            if self._on_error == "warn":
+                for skip in self.summary.get("skipped_files", []):
+                    warnings.warn(f"{self.out}: skipped {skip['path']}: {skip['reason']}", stacklevel=2)
         return self.summary
 
     def abort(self):

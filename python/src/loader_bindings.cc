@@ -193,6 +193,8 @@ class PyLoader {
     return d;
   }
 
+  const LoaderOptions& options() const { return options_; }
+
  private:
   LoaderOptions options_;
   std::shared_ptr<Loader> loader_;
@@ -239,6 +241,10 @@ void BindLoader(py::module_& m) {
       .def("token_offsets", &BatchLease::TokenOffsets,
            "with a token budget: (count + 1,) int64, where each image's patches start; the last is the total")
       .def_property_readonly("count", [](const BatchLease& l) { return l.batch().count; })
+      .def_property_readonly(
+          "width", [](const BatchLease& l) { return l.batch().width; }, "every image's width (its bucket's)")
+      .def_property_readonly(
+          "height", [](const BatchLease& l) { return l.batch().height; }, "every image's height (its bucket's)")
       .def_property_readonly("slot", &BatchLease::slot)
       .def("release", &BatchLease::Release, "Give the buffer back now (arrays made from it must not be used after)");
 
@@ -265,7 +271,15 @@ void BindLoader(py::module_& m) {
       .def("samples_consumed", &PyLoader::samples_consumed, py::arg("rank_batches_done"))
       .def("acquire", &PyLoader::Acquire)
       .def("buffers", &PyLoader::Buffers, "Addresses of the batch buffers (for zero-copy checks)")
-      .def("stats", &PyLoader::Stats);
+      .def("stats", &PyLoader::Stats)
+      .def(
+          "bucket_sizes",
+          [](const PyLoader& l) {
+            py::list sizes;
+            for (const Bucket& b : l.options().buckets) sizes.append(py::make_tuple(b.width, b.height));
+            return sizes;
+          },
+          "The buckets as (width, height), in the loader's order: batch.bucket indexes it");
 }
 
 }  // namespace shardpack

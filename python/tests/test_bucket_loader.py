@@ -330,6 +330,12 @@ def test_bad_bucket_options_are_refused_in_pythons_words(data, tmp_path, monkeyp
          "buckets: 'sdlx' is not a preset (a preset: sdxl; a list: 1024x1024,1152x896,...; or a rule: "
          "area=1024x1024,step=64,min=512,max=2048)"),
         (dict(buckets=[64]), TypeError, "buckets: each bucket is a (width, height) pair of ints, not 64"),
+        (dict(buckets=SPEC, size=256), ValueError,
+         "size=256 is not used with buckets: each batch has its bucket's size (batch.width, batch.height; "
+         "bucket_sizes); leave size out"),
+        (dict(patch=16, max_side=64, tokens_per_batch=64, size=64), ValueError,
+         "size=64 is not used with a token budget: each image keeps its aspect ratio, up to max_side; leave size "
+         "out"),
         (dict(buckets=SPEC, bucket_tail="last"), ValueError, "bucket_tail takes drop, partial or pad, not 'last'"),
         (dict(bucket_tail="drop"), ValueError,
          "bucket_tail='drop' without buckets: it says what becomes of each bucket's last batch; give buckets= too, "
@@ -422,7 +428,7 @@ def patched_batches(loader, epoch=None, limit=None):
     if epoch is not None:
         loader.set_epoch(epoch)
     out = []
-    for patches, labels, sizes, offsets in loader:
+    for patches, labels, sizes, offsets, *asked in loader:  # then sources (a mixture), fields
         out.append(([tuple(s) for s in sizes.tolist()], offsets.tolist(), tuple(patches.shape)))
         if limit is not None and len(out) == limit:
             break
@@ -694,3 +700,73 @@ def test_a_budget_reads_the_same_through_the_node_table(data, tmp_path):
     other = shardpack.Loader(str(data / "wds"), **dict(options, max_side=96), cache_dir=str(tmp_path / "cache"))
     assert other.sample_groups_origin == "made"
     assert len(list((tmp_path / "cache" / "sample-groups").glob("*.groups"))) == 2
+
+
+@pytest.fixture(scope="module")
+def captioned(tmp_path_factory):
+    """Two datasets whose every image has a caption naming its dataset and class: "a c1 007"."""
+    from PIL import Image
+
+    root = tmp_path_factory.mktemp("captioned")
+    for name, count in (("a", 30), ("b", 20)):
+        rng = np.random.default_rng(len(name) + count)
+        for i in range(count):
+            folder = root / f"src-{name}" / f"c{i % 3}"
+            folder.mkdir(parents=True, exist_ok=True)
+            w, h = int(rng.integers(40, 160)), int(rng.integers(40, 160))
+            Image.fromarray(smooth_image(w, h, i)).save(folder / f"{i:03d}.jpg", quality=90)
+            (folder / f"{i:03d}.txt").write_text(f"{name} c{i % 3} {i:03d}")
+        pack(root / f"src-{name}", root / name, "--samples-per-shard", "8")
+    return root
+
+
+@pytest.mark.parametrize("shape", ["size", "buckets", "budget"])
+@pytest.mark.parametrize("fields", [False, True])
+@pytest.mark.parametrize("mixture", [False, True])
+def test_every_way_of_making_batches_yields_the_fields_and_sources_asked_for(captioned, shape, fields, mixture):
+    """A token budget dropped the captions and the sources array (its branch yielded before adding
+    them). Every combination yields, after the images and labels (and a budget's sizes and offsets),
+    the sources with a mixture, then the fields: one entry per image, each the image's own (its
+    caption names the dataset the sources entry gives, and the class its label gives)."""
+    import shardpack
+
+    names = ["a", "b"] if mixture else ["a"]
+    where = dict(sources=[(str(captioned / n), 0.5) for n in names]) if mixture else dict(path=str(captioned / "a"))
+    made = {"size": dict(size=32, batch_size=4), "buckets": dict(buckets=[(64, 64), (96, 48), (48, 96)], batch_size=4),
+            "budget": dict(patch=16, max_side=96, tokens_per_batch=80)}[shape]
+    loader = shardpack.Loader(**where, **made, seed=3, **(dict(fields=("txt",)) if fields else {}))
+    seen = 0
+    for batch in loader:
+        base = 4 if shape == "budget" else 2
+        assert len(batch) == base + mixture + fields, (shape, fields, mixture, len(batch))
+        labels = batch[1].tolist()
+        count = len(batch[3]) - 1 if shape == "budget" else batch[0].shape[0]
+        assert len(labels) == count
+        sources = batch[base].tolist() if mixture else [0] * count
+        assert len(sources) == count
+        if fields:
+            captions = batch[-1]["txt"]
+            assert len(captions) == count
+            for caption, label, source in zip(captions, labels, sources):
+                dataset, cls, _ = caption.split()
+                assert (dataset, cls) == (names[source], f"c{label}"), (caption, label, source)
+        seen += count
+    assert seen >= 30
+
+
+def test_bucket_sizes_map_each_batch_to_its_width_and_height(data):
+    """batch.bucket indexes loader.bucket_sizes (a preset's name in any case gives its list), and each
+    batch's width and height are its bucket's, as its images' shape says."""
+    import shardpack
+
+    loader = shardpack.Loader(str(data / "wds"), batch_size=4, buckets=SPEC, seed=3)
+    assert loader.bucket_sizes == BUCKETS
+    seen = 0
+    for batch in loader.batches():
+        assert loader.bucket_sizes[batch.bucket] == (batch.width, batch.height)
+        assert batch.images().shape[1:3] == (batch.height, batch.width)
+        seen += 1
+    assert seen > 0
+    assert shardpack.Loader(str(data / "wds"), batch_size=4, buckets="SDXL").bucket_sizes == \
+        shardpack.Loader(str(data / "wds"), batch_size=4, buckets="sdxl").bucket_sizes
+    assert shardpack.Loader(str(data / "wds"), batch_size=4).bucket_sizes == []

@@ -176,13 +176,15 @@ def test_bad_samples_are_skipped_and_reported(tree, tmp_path):
     good = (src / files[0][0]).read_bytes()
     out = tmp_path / "skips"
     mask = np.zeros((3, 3), dtype=np.uint8)
-    with shardpack.Writer(out, sync=False) as w:
-        w.write(good, key="a")
-        w.write(good[: len(good) // 2], key="b")
-        w.write(good, key="c", fields={"txt": b"\xff\xfe"})
-        w.write(good, key="d", fields={"seg.png": mask})
-        w.write(b"not an image at all", key="e")
-        w.write(good, key="f")
+    # Skipped without a word before (only the summary told): now a warning each, as the Loader's.
+    with pytest.warns(UserWarning) as warned:
+        with shardpack.Writer(out, sync=False) as w:
+            w.write(good, key="a")
+            w.write(good[: len(good) // 2], key="b")
+            w.write(good, key="c", fields={"txt": b"\xff\xfe"})
+            w.write(good, key="d", fields={"seg.png": mask})
+            w.write(b"not an image at all", key="e")
+            w.write(good, key="f")
     from PIL import Image
 
     size = Image.open(io.BytesIO(good)).size
@@ -194,6 +196,25 @@ def test_bad_samples_are_skipped_and_reported(tree, tmp_path):
                                      "a mask must have its image's size")
     assert skipped["sample 'e'"] == "not a supported image (JPEG, PNG, WebP, BMP)"
     assert set(tar_members(out)) == {"a.jpg", "a.json", "f.jpg", "f.json"}
+    assert [str(m.message) for m in warned] == [f"{out}: skipped {path}: {reason}" for path, reason in skipped.items()]
+    # on_error="skip": the same, quietly; "raise": the first bad sample stops the writer, named.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with shardpack.Writer(tmp_path / "quiet", sync=False, on_error="skip") as w:
+            w.write(good, key="a")
+            w.write(b"not an image at all", key="e")
+    assert w.summary["samples"] == 1 and len(w.summary["skipped_files"]) == 1
+    with pytest.raises(RuntimeError, match="sample 'e'"):
+        with shardpack.Writer(tmp_path / "raise", sync=False, on_error="raise") as w:
+            w.write(good, key="a")
+            w.write(b"not an image at all", key="e")
+            for i in range(50):
+                w.write(good, key=f"g{i}")
+    assert not (tmp_path / "raise" / "manifest.json").exists()
+    with pytest.raises(ValueError, match=r"on_error='ignore': give \"warn\", \"skip\" or \"raise\""):
+        shardpack.Writer(tmp_path / "bad", on_error="ignore")
 
 
 def test_strict_raises_naming_the_sample(tree, tmp_path):
