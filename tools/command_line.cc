@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include "ground/units.h"
 #include "ops/pack/pack_partition.h"
@@ -292,8 +293,11 @@ int RunVerify(const std::string& dir, VerifyOptions options, bool json) {
                 Count(report.samples, "sample").c_str(), FormatBytes(report.bytes).c_str(), decoded.c_str());
     return 0;
   }
-  std::printf("verify FAILED: %s in %s\n", Count(report.problems.size(), "problem").c_str(),
-              Count(report.shards, "shard").c_str());
+  // "2 problems in 1 file (3 shards checked)": read as "in 3 shards" it said every shard was bad.
+  std::set<std::string> files;
+  for (const VerifyProblem& p : report.problems) files.insert(p.shard.empty() ? kManifestFileName : p.shard);
+  std::printf("verify FAILED: %s in %s (%s checked)\n", Count(report.problems.size(), "problem").c_str(),
+              Count(files.size(), "file").c_str(), Count(report.shards, "shard").c_str());
   return 1;
 }
 

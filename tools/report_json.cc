@@ -75,7 +75,7 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
                            {"fields", s.fields},
                            {"classes", classes},
                            {"unlabelled", s.unlabelled}};
-  if (!s.view_base.empty()) result["view"] = {{"base", s.view_base}};
+  if (!s.view_base.empty()) result["view"] = {{"base", s.view_base}, {"base_newer_samples", s.view_base_newer}};
   result["histograms"] = {{"width", HistogramToJson(s.width_histogram)},
                           {"height", HistogramToJson(s.height_histogram)},
                           {"aspect", HistogramToJson(s.aspect_histogram)},
@@ -141,7 +141,7 @@ nlohmann::json BenchResultToJson(const BenchResult& r) {
           {"decode_seconds", r.decode_seconds},
           {"consumer_wait_seconds", r.consumer_wait_seconds},
           {"consumer_wait_share", r.consumer_wait_share},
-          {"keeps_up", r.keeps_up},
+          {"keeps_up", r.consumer_simulated ? nlohmann::json(r.keeps_up) : nlohmann::json()},  // null: not asked
           {"predecoded", r.predecoded},
           {"device", r.device},
           {"copy_seconds", r.copy_seconds},

@@ -58,6 +58,7 @@ struct BenchResult {
   double consumer_wait_seconds = 0;
   double consumer_wait_share = 0;     // of the run's wall time: the share the consumer starved
   bool keeps_up = true;               // with consumer_rate: the consumer waited under 5% of the time
+  bool consumer_simulated = false;    // consumer_rate was given: keeps_up and the waits mean something
   bool predecoded = false;            // the dataset stores decoded pixels (raw): no decode to take off
   std::string device = "cpu";         // "cuda": images/s delivered into GPU memory (lib/cuda/cuda_bench.cc)
   double copy_seconds = 0;            // cuda: GPU time of the host-to-device copies and normalisation

@@ -78,6 +78,7 @@ void FinishBenchResult(const BenchOptions& o, BenchResult* r) {
     r->copy_busy_share = r->copy_seconds / r->seconds;
   }
   r->keeps_up = o.consumer_rate <= 0 || r->consumer_wait_share < 0.05;
+  r->consumer_simulated = o.consumer_rate > 0;
   for (BucketRate& b : r->buckets) {
     if (b.fill_seconds <= 0) continue;
     b.images_per_second = b.images / b.fill_seconds;

@@ -54,3 +54,12 @@ def test_doctor_json_gives_every_layer_and_a_verdict(tree, tmp_path):
     assert report["loader"]["images_per_s"] > 0
     assert os.listdir(tmp_path) == []  # its temporary folder is gone
     assert "doctor: storage: listing" in r.stderr  # the progress lines
+
+
+def test_bench_json_says_keeps_up_only_when_a_consumer_was_simulated(wds):
+    """keeps_up answers --consumer-rate; without one it is null (it said true, of no consumer)."""
+    plain = json.loads(run("bench", str(wds), "--epochs", "1", "--crop", "16", "--json").stdout)
+    assert plain["keeps_up"] is None and plain["images"] == 60
+    paced = json.loads(run("bench", str(wds), "--epochs", "1", "--crop", "16", "--json",
+                           "--consumer-rate", "1000000").stdout)
+    assert isinstance(paced["keeps_up"], bool)
