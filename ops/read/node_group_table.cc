@@ -13,8 +13,8 @@ namespace {
 
 // Maps `path` and checks it (node_group_table.h): true with *file set when it is good; false with
 // *problem saying why when a file is there but cannot be used, with *problem empty when none is.
-bool MapCheckedTable(Env* env, const std::string& path, const CacheModes& modes, const GroupTableSpec& spec,
-                     std::unique_ptr<MappedFile>* file, std::string* problem) {
+bool MapCheckedTable(Env* env, const std::string& path, const GroupTableSpec& spec, std::unique_ptr<MappedFile>* file,
+                     std::string* problem) {
   problem->clear();
   FileStat st;
   if (!env->StatPath(path, &st).ok()) return false;  // none there
@@ -79,12 +79,12 @@ Status OpenNodeGroupTable(Env* env, const std::string& cache_dir, const CacheMod
     return Status::OK();
   };
   // Most opens find the table there: no lock, so that a node's processes check it at once.
-  if (MapCheckedTable(env, path, modes, spec, &file, &problem)) return take(GroupTableOrigin::kMapped);
+  if (MapCheckedTable(env, path, spec, &file, &problem)) return take(GroupTableOrigin::kMapped);
   // One process makes it; the others wait here, then find it made.
   std::unique_ptr<FileLock> lock;
   const Status locked = env->LockFile(path + ".lock", &lock, modes.file());
   if (!locked.ok() && locked.code() != Status::Code::kUnsupported) return locked;
-  if (MapCheckedTable(env, path, modes, spec, &file, &problem)) return take(GroupTableOrigin::kMapped);
+  if (MapCheckedTable(env, path, spec, &file, &problem)) return take(GroupTableOrigin::kMapped);
   file.reset();
   if (!problem.empty()) {
     table->note = "the node's table of sample groups " + path + " " + problem + ": made again";
@@ -95,7 +95,7 @@ Status OpenNodeGroupTable(Env* env, const std::string& cache_dir, const CacheMod
   const std::string trailer = GroupTableTrailer(entries, spec.entry_bytes, spec.key);
   // A cache: not synced (a machine that crashes leaves a file its trailer refuses, made again).
   const Status written = WriteCacheFilePieces(env, path, {entries, trailer}, modes.record(), /*sync=*/false);
-  if (written.ok() && MapCheckedTable(env, path, modes, spec, &file, &problem)) {
+  if (written.ok() && MapCheckedTable(env, path, spec, &file, &problem)) {
     return take(GroupTableOrigin::kMade);
   }
   // Nothing lost: this process keeps what it made, as without a cache folder.
