@@ -85,6 +85,9 @@ nlohmann::json ManifestToJson(const Manifest& m) {
          {"skipped", skipped}};
   if (!fields.empty()) j["fields"] = fields;  // written only when there are some: older manifests stay as they were
   if (m.generation > 0) j["generation"] = m.generation;  // likewise: a dataset never appended to has none
+  if (!m.last_append_fingerprint.empty()) {
+    j["last_append"] = {{"source", m.last_append_source}, {"fingerprint", m.last_append_fingerprint}};
+  }
   if (m.wids_shard_list) {
     j["__kind__"] = "wids-shard-index-v1";
     j["wids_version"] = 1;
@@ -114,6 +117,10 @@ Status ManifestFromJson(const nlohmann::json& j, Manifest* m) {
     m->classes = j.at("classes").get<std::vector<std::string>>();
     m->empty_classes = j.value("empty_classes", std::vector<std::string>());
     m->generation = j.contains("generation") ? UnsignedAt(j, "generation") : 0;
+    if (j.contains("last_append")) {
+      m->last_append_source = j.at("last_append").at("source").get<std::string>();
+      m->last_append_fingerprint = j.at("last_append").at("fingerprint").get<std::string>();
+    }
     const json options = j.value("options", json::object());
     CheckOptions(options);
     m->options_json = options.dump();

@@ -84,9 +84,27 @@ Status ReadSelection(Env* env, const std::string& view_dir, const ViewShard& sha
   return Status::OK();
 }
 
+std::string BaseShardsDigest(uint64_t count, const std::function<std::string_view(size_t)>& shard_xxh64) {
+  std::string lines;
+  for (uint64_t i = 0; i < count; ++i) {
+    lines += shard_xxh64(size_t(i));
+    lines += '\n';
+  }
+  return ChecksumHex(Xxh64(lines));
+}
+
 Status CheckViewBase(const ViewManifest& view, const std::string& view_shown, const ManifestHeader& base,
-                     const std::vector<uint64_t>& base_shard_samples, const std::string& base_shown) {
-  if (base.manifest_xxh64 != view.base_manifest_xxh64) {
+                     const std::vector<uint64_t>& base_shard_samples,
+                     const std::function<std::string_view(size_t)>& base_shard_xxh64, const std::string& base_shown,
+                     uint64_t* newer) {
+  if (newer != nullptr) *newer = 0;
+  // Grown by appends: a later generation whose first shards are the view's base's, untouched.
+  const bool grown = base.manifest_xxh64 != view.base_manifest_xxh64 && !view.base_shards_xxh64.empty() &&
+                     base.generation > view.base_generation && base_shard_samples.size() >= view.base_shards &&
+                     base.samples >= view.base_samples &&
+                     BaseShardsDigest(view.base_shards, base_shard_xxh64) == view.base_shards_xxh64;
+  if (grown && newer != nullptr) *newer = base.samples - view.base_samples;
+  if (base.manifest_xxh64 != view.base_manifest_xxh64 && !grown) {
     const std::string grew = base.generation > view.base_generation ? " (shardpack append added to it)" : "";
     return Status::InvalidArgument(
         "view " + view_shown + " was made from " + base_shown + " as it was then (generation " +
@@ -119,6 +137,8 @@ Status WriteViewManifest(Env* env, const std::string& dir, const ViewManifest& v
               {"base_manifest_xxh64", view.base_manifest_xxh64},
               {"base_generation", view.base_generation},
               {"base_samples", view.base_samples},
+              {"base_shards", view.base_shards},
+              {"base_shards_xxh64", view.base_shards_xxh64},
               {"rule", json::parse(view.rule_json)}}},
             {"name", view.name},
             {"shardpack_version", view.tool_version},
@@ -145,6 +165,10 @@ Status ParseViewManifest(json j, const std::string& path, ViewManifest* view) {
     view->base_manifest_xxh64 = v.at("base_manifest_xxh64").get<std::string>();
     view->base_generation = UnsignedIn(v, "base_generation");
     view->base_samples = UnsignedIn(v, "base_samples");
+    if (v.contains("base_shards")) {
+      view->base_shards = UnsignedIn(v, "base_shards");
+      view->base_shards_xxh64 = v.at("base_shards_xxh64").get<std::string>();
+    }
     view->rule_json = v.value("rule", json::object()).dump();
     view->name = j.value("name", "");
     view->tool_version = j.value("shardpack_version", "");

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -36,9 +37,14 @@ struct ViewManifest {
   std::string base_manifest_xxh64;  // the base manifest's checksum of itself when the view was made
   uint64_t base_generation = 0;     // ... its generation (docs/views.md: appends)
   uint64_t base_samples = 0;        // ... and its sample count
-  std::string rule_json = "{}";     // how the samples were chosen (compact JSON), for people
-  uint64_t samples = 0;             // the sum of the shards' samples
-  std::vector<ViewShard> shards;    // ascending base_shard
+  // ... its shard count, and BaseShardsDigest of them: an append adds shards after these and never
+  // rewrites them, so a base whose first base_shards shards still digest to this is the view's base
+  // grown by appends, which the view keeps reading as it was. Empty in views made before.
+  uint64_t base_shards = 0;
+  std::string base_shards_xxh64;
+  std::string rule_json = "{}";   // how the samples were chosen (compact JSON), for people
+  uint64_t samples = 0;           // the sum of the shards' samples
+  std::vector<ViewShard> shards;  // ascending base_shard
 };
 
 // Whether a parsed manifest.json is a view's (it has a "view" object).
@@ -54,12 +60,19 @@ std::string EncodeSelection(const std::vector<uint32_t>& positions);
 Status ReadSelection(Env* env, const std::string& view_dir, const ViewShard& shard, uint64_t base_shard_samples,
                      std::vector<uint32_t>* positions);
 
-// Whether `base` (its manifest's header and each shard's sample count) is the dataset the view
-// was made from: its manifest's checksum is the one the view recorded, and every selection lies
-// within its shard. InvalidArgument saying what changed and how to make the view again otherwise.
-// view_shown, base_shown: the locations, for messages.
+// The XXH64 of the first `count` shards' checksums (shard_xxh64(i) for i < count), one a line: what
+// a view records of its base's shards.
+std::string BaseShardsDigest(uint64_t count, const std::function<std::string_view(size_t)>& shard_xxh64);
+
+// Whether `base` (its manifest's header, each shard's sample count and checksum) is the dataset the
+// view was made from, or that dataset grown by appends (its first view.base_shards shards as they
+// were, a later generation): then *newer (when given) says how many samples the appends added,
+// which the view does not select. Every selection must lie within its shard. InvalidArgument saying
+// what changed and how to make the view again otherwise. view_shown, base_shown: for messages.
 Status CheckViewBase(const ViewManifest& view, const std::string& view_shown, const ManifestHeader& base,
-                     const std::vector<uint64_t>& base_shard_samples, const std::string& base_shown);
+                     const std::vector<uint64_t>& base_shard_samples,
+                     const std::function<std::string_view(size_t)>& base_shard_xxh64, const std::string& base_shown,
+                     uint64_t* newer = nullptr);
 
 // Writes dir/manifest.json for `view`, atomically, with its checksum of itself.
 Status WriteViewManifest(Env* env, const std::string& dir, const ViewManifest& view);

@@ -66,6 +66,9 @@ class AnchoredEnv final : public Env {
                      uint32_t mode) override {
     return Named(base_->TryLockFile(Via(p), shared, lock, acquired, mode));
   }
+  Status TryLockFolder(const std::string& p, std::unique_ptr<FileLock>* lock, bool* acquired) override {
+    return Named(base_->TryLockFolder(Via(p), lock, acquired));
+  }
 
  private:
   // The folder itself, or a path below it, through the descriptor; any other path as it is.

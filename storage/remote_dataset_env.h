@@ -81,6 +81,9 @@ class RemoteDatasetEnv final : public Env {
                      uint32_t mode) override {
     return base_->TryLockFile(path, shared, lock, acquired, mode);
   }
+  Status TryLockFolder(const std::string& dir, std::unique_ptr<FileLock>* lock, bool* acquired) override {
+    return base_->TryLockFolder(dir, lock, acquired);
+  }
   Status StatPath(const std::string& path, FileStat* stat) override { return base_->StatPath(path, stat); }
   Status CreateDir(const std::string& path, uint32_t mode) override { return base_->CreateDir(path, mode); }
   Status NewExclusiveFile(const std::string& path, uint32_t mode, std::unique_ptr<WritableFile>* file) override {

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "ground/dataset_lock.h"
 #include "ops/pack/pack_partition.h"
 #include "shardpack/convert.h"
 #include "shardpack/dataset_reader.h"
@@ -340,12 +341,12 @@ TEST_F(MergeRefuses, ASecondMergeWhileOneRunsIsToldSo) {
   ASSERT_TRUE(PackPart(1, 2).ok());
   MergeResult m;
   {
-    std::unique_ptr<FileLock> held;  // as a running merge holds it
-    bool acquired = false;
-    ASSERT_TRUE(Env::Default()->TryLockFile(out() + "/part-00000-of-00002.json", false, &held, &acquired).ok());
-    ASSERT_TRUE(acquired);
-    EXPECT_EQ(Merge(out(), {}, &m).message(), "another merge of " + out() + " is running (it holds a lock on " + out() +
-                                                  "/part-00000-of-00002.json); let it finish: nothing was written");
+    std::unique_ptr<DatasetFolderLock> held;  // as a running merge holds it
+    ASSERT_TRUE(LockDatasetFolder(Env::Default(), out(), "a merge", &held).ok());
+    const Status s = Merge(out(), {}, &m);
+    EXPECT_EQ(s.code(), Status::Code::kAborted);
+    const std::string said = out() + " is being written by a merge (process " + std::to_string(::getpid());
+    EXPECT_EQ(s.message().substr(0, said.size()), said);
     EXPECT_FALSE(fs::exists(out() + "/manifest.json"));
   }
   std::vector<pid_t> pids;

@@ -157,6 +157,11 @@ int RunPack(PackFlags& f, const std::string& name) {
   }
   if (append) {
     const uint64_t shards = m.shards.size();
+    if (result.already_appended) {
+      std::printf("%s's generation %llu is already this append of %s (finished): --resume did nothing\n", f.out.c_str(),
+                  static_cast<unsigned long long>(m.generation), f.src.c_str());
+      return 0;
+    }
     if (result.already_complete) {
       std::printf("finished publishing an interrupted append: %s now holds %s in %s (generation %llu)\n", f.out.c_str(),
                   Count(m.samples, "sample").c_str(), Count(shards, "shard").c_str(),
@@ -354,6 +359,12 @@ int RunStat(const std::string& dir, bool json, size_t top, const std::string& bu
   if (!st.view_base.empty()) {
     std::printf("view of      %s: %s from %s (%s)\n", st.view_base.c_str(), Count(st.samples, "sample").c_str(),
                 Count(st.shards, "base shard").c_str(), FormatBytes(st.bytes).c_str());
+    if (st.view_base_newer > 0) {
+      std::printf(
+          "             its base holds %s appended since this view was made, which it does not select: "
+          "make the view again with the same rule to take them (no sample changes sides)\n",
+          Count(st.view_base_newer, "sample").c_str());
+    }
   } else {
     std::printf("samples      %s in %s, %s; %s skipped at pack time\n", std::to_string(st.samples).c_str(),
                 Count(st.shards, "shard").c_str(), FormatBytes(st.bytes).c_str(), Count(st.skipped, "input").c_str());
@@ -416,6 +427,37 @@ void AddAppendOptions(CLI::App* append, PackFlags& af) {
   append->add_option("SRC", af.src, "Source folder of the new images, laid out as for pack")->required();
   AddInputOptions(append, af);
   AddOutputOptions(append, af);
+}
+
+// The options an append was given, by the names its manifest's "options" uses: the rest it takes
+// from the dataset (PackOptions::append_given).
+std::set<std::string> AppendOptionsGiven(const CLI::App& append) {
+  static const std::pair<const char*, const char*> kFlagOption[] = {{"--format", "format"},
+                                                                    {"--shard-size", "shard_size"},
+                                                                    {"--samples-per-shard", "samples_per_shard"},
+                                                                    {"--prefix", "prefix"},
+                                                                    {"--shuffle", "shuffle"},
+                                                                    {"--seed", "seed"},
+                                                                    {"--key", "keys"},
+                                                                    {"--layout", "layout"},
+                                                                    {"--check", "check"},
+                                                                    {"--resize", "resize"},
+                                                                    {"--crop", "crop"},
+                                                                    {"--keep-size", "keep_size"},
+                                                                    {"--compress", "compress"},
+                                                                    {"--chunk-samples", "chunk_samples"},
+                                                                    {"--max-side", "max_side"},
+                                                                    {"--max-side-of", "max_side"},
+                                                                    {"--jpeg-quality", "max_side"},
+                                                                    {"--jpeg-quality", "lossless_as_jpeg"},
+                                                                    {"--lossless-as-jpeg", "lossless_as_jpeg"},
+                                                                    {"--max-sample-bytes", "max_sample_bytes"},
+                                                                    {"--max-pixels", "max_pixels"}};
+  std::set<std::string> given;
+  for (const auto& [flag, option] : kFlagOption) {
+    if (append.count(flag) > 0) given.insert(option);
+  }
+  return given;
 }
 
 // How the source's files are found and ordered (pack, append).
@@ -666,8 +708,9 @@ int RunCommandLine(int argc, char** argv) {
   PackFlags af;
   CLI::App* append = app.add_subcommand(
       "append",
-      "Add the images of SRC to the dataset in OUT as new shards, without rewriting its own (same options as its "
-      "pack; docs/views.md).");
+      "Add the images of SRC to the dataset in OUT as new shards, without rewriting its own. The dataset's own pack "
+      "options are used: the flags below are only needed to state them (each must equal the dataset's); "
+      "docs/views.md.");
   AddAppendOptions(append, af);
 
   PackFlags cf;
@@ -860,7 +903,10 @@ int RunCommandLine(int argc, char** argv) {
   }
   if (dop.temp_parent.empty()) dop.temp_parent = TempParentFromEnvironment();
   if (pack->parsed()) return RunPack(pf, "pack");
-  if (append->parsed()) return RunPack(af, "append");
+  if (append->parsed()) {
+    af.options.append_given = AppendOptionsGiven(*append);
+    return RunPack(af, "append");
+  }
   if (convert->parsed()) return RunPack(cf, "convert");
   if (subset->parsed()) return RunViewCommand(subset_flags, /*split=*/false);
   if (split->parsed()) return RunViewCommand(split_flags, /*split=*/true);

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,16 @@ class Format {
   virtual void AddManifestOptions(const PackOptions& options, nlohmann::json* manifest_options) const {
     (void)options;
     (void)manifest_options;
+  }
+  // The inverse, for an append that takes the dataset's options: sets in *options those of this
+  // format's that `manifest_options` records and `given` does not name. DataLoss naming the field
+  // when one is not what AddManifestOptions writes.
+  virtual Status TakeManifestOptions(const nlohmann::json& manifest_options, const std::set<std::string>& given,
+                                     PackOptions* options) const {
+    (void)manifest_options;
+    (void)given;
+    (void)options;
+    return Status::OK();
   }
   // The pipeline's parallel stage, after the image was probed and found within --max-pixels: the
   // per-sample work this format needs off the ordered stage (a checksum, a decode). Thread-safe.

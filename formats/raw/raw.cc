@@ -53,6 +53,27 @@ class RawFormatImpl final : public Format {
     if (o.compress == RawCompression::kZstd) (*j)["chunk_samples"] = o.chunk_samples;
   }
 
+  Status TakeManifestOptions(const nlohmann::json& j, const std::set<std::string>& given,
+                             PackOptions* o) const override {
+    try {
+      if (!given.count("crop") && j.contains("crop")) {
+        o->crop_height = j.at("crop").at(0).get<uint32_t>();
+        o->crop_width = j.at("crop").at(1).get<uint32_t>();
+      }
+      if (!given.count("resize") && j.contains("resize")) o->resize = j.at("resize").get<uint32_t>();
+      if (!given.count("keep_size") && j.contains("keep_size")) o->keep_size = j.at("keep_size").get<bool>();
+      if (!given.count("compress") && j.contains("compress")) {
+        SHARDPACK_RETURN_IF_ERROR(ParseRawCompression(j.at("compress").get<std::string>(), &o->compress));
+      }
+      if (!given.count("chunk_samples") && j.contains("chunk_samples")) {
+        o->chunk_samples = j.at("chunk_samples").get<uint32_t>();
+      }
+    } catch (const nlohmann::json::exception& e) {
+      return Status::DataLoss(std::string("the manifest's raw options are not as pack writes them: ") + e.what());
+    }
+    return Status::OK();
+  }
+
   // The image decoded and transformed; each mask field decoded and cut by the same plan, by
   // nearest neighbour, so that its class ids stay exact and line up with the stored pixels.
   Status PrepareSample(const PackOptions& options, PackItem* item) const override {

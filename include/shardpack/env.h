@@ -214,6 +214,15 @@ class Env {
     (void)mode;
     return Status::Unsupported("this Env has no file locks (" + path + ")");
   }
+  // Takes an exclusive lock on the folder `dir` itself (flock(2) of the folder: no file is made in
+  // it) if no other holder stands in its way, without waiting; *acquired says whether, *lock holds
+  // it until destroyed, and a process that dies releases it. One writer at a time in a dataset
+  // folder (ground/dataset_lock.h). An Env without locks answers Unsupported.
+  virtual Status TryLockFolder(const std::string& dir, std::unique_ptr<FileLock>* lock, bool* acquired) {
+    (void)lock;
+    *acquired = false;
+    return Status::Unsupported("this Env has no folder locks (" + dir + ")");
+  }
   // Takes a lock on `path` (created with `mode` when missing, never through a link) if no other
   // holder stands in its way, without waiting: exclusive, or shared with other shared holders.
   // *acquired says whether it was taken; *lock holds it until destroyed. Locks of one file

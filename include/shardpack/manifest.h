@@ -71,6 +71,11 @@ struct ManifestHeader {
   bool wids_shard_list = false;  // also a `wids` shard-list description (the format's shards are tar files)
   // 0 for a dataset as packed; each `shardpack append` adds 1 (docs/views.md).
   uint64_t generation = 0;
+  // What the append that made this generation took: its source, and the xxh64 of its fingerprint
+  // (source, options, inputs, classes; ops/pack/pack_resume.h), so that `append --resume` of the
+  // same source after it finished does nothing. Empty for a dataset as packed.
+  std::string last_append_source;
+  std::string last_append_fingerprint;
   // The manifest's checksum of itself (its "manifest_xxh64"), as read; empty for one not read from
   // a file. A view records its base's, to tell when the base has changed (docs/views.md).
   std::string manifest_xxh64;

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,11 @@ struct PackOptions {
   // the options must be the same. Without a journal it starts afresh; with a finished dataset from
   // the same source and options it does nothing. LMDB packs always start over.
   bool resume = false;
+  // Append only: the options this run was given, by the names the manifest's "options" uses
+  // ("samples_per_shard", "crop", "format", ...). Every option not named is taken from the dataset's
+  // manifest, so that an append needs none of the flags it was packed with; a named one must equal
+  // the dataset's. Unset (the library's and the Writer's default): every option as given.
+  std::optional<std::set<std::string>> append_given;
   bool sync = true;  // fsync files before publishing them
   // Distributed packing (docs/distributed.md): this run packs part `partition` of `partitions`
   // (1: the whole input) into OUT, where the other parts may be packing at the same time. The input
@@ -111,6 +118,9 @@ struct PackResult {
   // --resume found OUT holding this dataset finished already: nothing was packed (`manifest` is
   // the one there).
   bool already_complete = false;
+  // append --resume found nothing interrupted, and the dataset's latest generation made by an append
+  // of this very source and options: nothing was done (`manifest` is the one there).
+  bool already_appended = false;
 };
 
 // Packs src into out. On success out/manifest.json exists and lists every shard. On failure no

@@ -66,6 +66,9 @@ struct DatasetStats {
   // A view (docs/views.md): its base as the view names it; the figures are the view's samples'
   // (shards: the base shards it reads; bytes: their sizes; no skips and no field counts).
   std::string view_base;
+  // ... and the samples appends added to its base since the view was made, which it does not select
+  // (0: none). Making the view again with its rule takes them; no sample changes sides.
+  uint64_t view_base_newer = 0;
   // Bytes one sample occupies in its shard (all members with headers and padding).
   struct Percentiles {
     uint64_t min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;

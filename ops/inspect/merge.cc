@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ground/checksum.h"
+#include "ground/dataset_lock.h"
 #include "ground/sample_table.h"
 #include "ops/pack/output_env.h"
 #include "ops/pack/pack_partition.h"
@@ -118,6 +119,14 @@ Status Merge(const std::string& out, const MergeOptions& options, MergeResult* r
   Env* env = nullptr;
   std::unique_ptr<Env> output_env;  // OUT in an object store
   SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out_location, nullptr, options.remote, options.env, &output_env, &env));
+  // The dataset folder's writer lock, as every run that adds to a dataset holds: two merges would
+  // write manifest.json.tmp at once (a reader could see half a manifest), and an append (or a Writer
+  // appending) must not read a manifest this merge is about to replace. An object store has no
+  // locks: each process stages its own files.
+  std::unique_ptr<DatasetFolderLock> folder_lock;
+  if (out_location.local() && env->FileExists(out)) {
+    SHARDPACK_RETURN_IF_ERROR(LockDatasetFolder(env, out, "a merge", &folder_lock));
+  }
   std::vector<DirEntry> entries;
   SHARDPACK_RETURN_IF_ERROR(env->ListDir(out, &entries));
   std::map<uint32_t, Part> parts;
@@ -169,17 +178,6 @@ Status Merge(const std::string& out, const MergeOptions& options, MergeResult* r
                        std::to_string(count)) +
         "; nothing was written");
   }
-  // One merge at a time: two would write manifest.json.tmp at once, and a reader could see half a
-  // manifest. The lock is the first part manifest's own (no file is added to the dataset); an Env
-  // without locks (an object store: each process stages its own files) goes without.
-  std::unique_ptr<FileLock> lock;
-  bool locked = false;
-  const Status lock_status = env->TryLockFile(parts.begin()->second.file, /*shared=*/false, &lock, &locked);
-  if (lock_status.ok() && !locked) {
-    return Status::Aborted("another merge of " + out + " is running (it holds a lock on " + parts.begin()->second.file +
-                           "); let it finish: nothing was written");
-  }
-  if (!lock_status.ok() && lock_status.code() != Status::Code::kUnsupported) return lock_status;
   const Part& first = parts.begin()->second;
   SHARDPACK_RETURN_IF_ERROR(CheckPartFiles(env, out, parts));
   if (writers) SHARDPACK_RETURN_IF_ERROR(CheckKeysAreUnique(env, out, parts));

@@ -222,6 +222,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     // of them have a field would take each sample's files: a view's stat lists no field counts.
     stats->name = dataset.view->manifest.name;
     stats->view_base = dataset.view->manifest.base;
+    stats->view_base_newer = dataset.view_base_newer;
     for (const ViewShard& s : dataset.view->manifest.shards) stats->bytes += manifest.shards[s.base_shard].bytes;
   }
   CountShards(dataset, stats);

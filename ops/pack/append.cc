@@ -26,6 +26,7 @@
 
 #include "formats/registry/registry.h"
 #include "ground/checksum.h"
+#include "ground/dataset_lock.h"
 #include "ground/sample_table.h"
 #include "ops/pack/file_tree_input.h"
 #include "ops/pack/output_env.h"
@@ -98,11 +99,12 @@ Status CombineClasses(const Manifest& dataset, const PackInput& input, const std
   return Status::OK();
 }
 
-// InvalidArgument naming the first option (as the manifest and the flag spell it) that differs
-// from those `out` was packed with. A writer has no key option to give (it names each sample by
+// InvalidArgument naming every option (as the manifest and the flag spell it) that differs from
+// those `out` was packed with, at once. A writer has no key option to give (it names each sample by
 // the key it is given, or by its index), so for a dataset named by paths it is told the way that can.
+// `took_dataset_options`: the run gave only some options (the CLI's append) and took the rest.
 Status CheckSameOptions(const Manifest& dataset, const Format& format, const PackOptions& options,
-                        const std::string& out, bool for_writer) {
+                        const std::string& out, bool for_writer, bool took_dataset_options) {
   const nlohmann::json had = nlohmann::json::parse(dataset.options_json, nullptr, false);
   const nlohmann::json now = PackOptionsJson(format, options);
   if (had.is_discarded() || !had.is_object()) {
@@ -111,6 +113,7 @@ Status CheckSameOptions(const Manifest& dataset, const Format& format, const Pac
   std::set<std::string> keys;
   for (const auto& item : had.items()) keys.insert(item.key());
   for (const auto& item : now.items()) keys.insert(item.key());
+  std::vector<std::string> differ;
   for (const std::string& key : keys) {
     const auto a = had.find(key), b = now.find(key);
     if (a != had.end() && b != now.end() && *a == *b) continue;
@@ -123,12 +126,52 @@ Status CheckSameOptions(const Manifest& dataset, const Format& format, const Pac
     }
     std::string flag = key == "keys" ? "key" : key;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    return Status::InvalidArgument(
-        out + " was packed with " + key + " " + (a == had.end() ? "unset" : a->dump()) + ", this append gives " +
-        (b == now.end() ? "none" : b->dump()) + " (--" + flag +
-        "): append with the options the dataset was packed with (its manifest.json's \"options\")");
+    differ.push_back(key + " " + (a == had.end() ? "unset" : a->dump()) + ", this append gives " +
+                     (b == now.end() ? "none" : b->dump()) + " (--" + flag + ")");
   }
-  return Status::OK();
+  if (differ.empty()) return Status::OK();
+  std::string list;
+  for (const std::string& d : differ) list += (list.empty() ? "" : "; with ") + d;
+  return Status::InvalidArgument(
+      out + " was packed with " + list +
+      (took_dataset_options ? ": leave those flags out (an append takes the dataset's own options), or give them "
+                              "as its manifest.json's \"options\" records them"
+                            : ": append with the options the dataset was packed with (its manifest.json's "
+                              "\"options\")"));
+}
+
+// For each option `had` (a manifest's "options") records and `given` does not name, the dataset's
+// value in *o: an append needs none of the flags the dataset was packed with.
+Status TakeDatasetOptions(const Format& format, const nlohmann::json& had, const std::set<std::string>& given,
+                          PackOptions* o) {
+  const auto take = [&](const char* key) { return !given.count(key) && had.contains(key); };
+  try {
+    if (take("prefix")) o->prefix = had.at("prefix").get<std::string>();
+    if (take("shard_size")) o->shard_size_bytes = had.at("shard_size").get<uint64_t>();
+    if (take("samples_per_shard")) o->samples_per_shard = had.at("samples_per_shard").get<uint64_t>();
+    if (take("shuffle")) o->shuffle = had.at("shuffle").get<bool>();
+    if (take("seed")) o->seed = had.at("seed").get<uint64_t>();
+    if (take("keys")) o->path_keys = had.at("keys").get<std::string>() == "path";
+    if (take("check")) o->decode_check = had.at("check").get<std::string>() == "decode";
+    if (take("max_sample_bytes")) o->max_sample_bytes = had.at("max_sample_bytes").get<uint64_t>();
+    if (take("max_pixels")) o->max_pixels = had.at("max_pixels").get<uint64_t>();
+    // The options written only when not the default: absent means the default.
+    if (!given.count("layout")) {
+      o->layout = had.value("layout", "") == "samples" ? SourceLayout::kSamples : SourceLayout::kImageNet;
+    }
+    if (!given.count("max_side")) {
+      o->max_side = had.contains("max_side") ? had.at("max_side").at("side").get<uint32_t>() : 0;
+      o->max_side_of_short = had.contains("max_side") && had.at("max_side").at("of").get<std::string>() == "short";
+      if (had.contains("max_side")) o->jpeg_quality = had.at("max_side").at("jpeg_quality").get<int>();
+    }
+    if (!given.count("lossless_as_jpeg")) {
+      o->lossless_as_jpeg = had.contains("lossless_as_jpeg");
+      if (o->lossless_as_jpeg) o->jpeg_quality = had.at("lossless_as_jpeg").at("jpeg_quality").get<int>();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::DataLoss(std::string("the manifest's options are not as pack writes them: ") + e.what());
+  }
+  return format.TakeManifestOptions(had, given, o);
 }
 
 // The number after the largest of the dataset's shards named "<prefix>-<number>.<ext>" (0 if none):
@@ -220,7 +263,9 @@ Status UploadStagedFile(Env* env, const std::string& from, Env* out_env, const s
 // manifest (the old one's, with them, and a generation more), then clears the staging folder. Each
 // step can be repeated after a kill: a file already moved is found in OUT (one uploaded goes up
 // again); a manifest that lists the staged shards already is not written again.
-Status Publish(Env* env, const AppendTarget& target, const Manifest& staged, Manifest* published) {
+// `source`: the staged part's fingerprint (PackFingerprint), recorded as the generation's last_append.
+Status Publish(Env* env, const AppendTarget& target, const Manifest& staged, const nlohmann::json& source,
+               Manifest* published) {
   const std::string& out = target.out;
   const std::string& staging = target.staging;
   const Manifest& dataset = target.dataset;
@@ -266,6 +311,8 @@ Status Publish(Env* env, const AppendTarget& target, const Manifest& staged, Man
     m.skipped.insert(m.skipped.end(), staged.skipped.begin(), staged.skipped.end());
     m.shards.insert(m.shards.end(), staged.shards.begin(), staged.shards.end());
     m.generation = dataset.generation + 1;
+    m.last_append_source = target.for_writer ? "" : source.value("source", "");
+    m.last_append_fingerprint = target.for_writer ? "" : ChecksumHex(Xxh64(source.dump()));
     SHARDPACK_RETURN_IF_ERROR(WriteManifest(out_env, out, m));  // the new dataset from here on
     *published = std::move(m);
   }
@@ -280,47 +327,78 @@ bool HoldsAnything(Env* env, const std::string& dir) {
 
 }  // namespace
 
-Status OpenAppendTarget(Env* env, const std::string& out, const PackOptions& options, bool for_writer,
-                        AppendTarget* target) {
+Status OpenAppendTarget(Env* env, const std::string& out, const PackOptions& given_options, bool for_writer,
+                        const std::string& what, AppendTarget* target) {
   *target = AppendTarget();
-  SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
+  PackOptions& options = target->options;
+  options = given_options;
   if (options.partitions > 1) return Status::InvalidArgument("--partition is for pack; append in one run");
   if (options.force) return Status::InvalidArgument("--force would replace the dataset; append keeps it");
   Location out_location;
   SHARDPACK_RETURN_IF_ERROR(ParseLocation(out, &out_location));
-  const Format* format = nullptr;
-  SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
-  if (!format->reads_shards_through_env()) {
-    return Status::InvalidArgument("the " + std::string(format->name()) +
-                                   " format is one environment file, which append cannot add to without rewriting "
-                                   "it; append to a wds or raw dataset (shardpack convert), or pack again");
-  }
   // OUT in an object store: read and written through the Env that uploads into it (refused, with
-  // the way out, for a store that cannot be written); the shards are staged on local disk.
+  // the way out, for a store that cannot be written); the shards are staged on local disk. Made for
+  // the format given; made again below if the dataset's turns out another.
   target->out_env = env;
   target->remote = out_location.remote();
   std::string staging = JoinPath(out, kAppendStagingFolder);
-  if (target->remote) {
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
+  const auto open_out_env = [&]() -> Status {
+    if (!target->remote) return Status::OK();
     std::unique_ptr<Env> holder;
     SHARDPACK_RETURN_IF_ERROR(OutputEnvFor(out_location, format, options.remote, env, &holder, &target->out_env));
     target->out_env_holder = std::move(holder);
+    return Status::OK();
+  };
+  SHARDPACK_RETURN_IF_ERROR(open_out_env());
+  if (target->remote) {
     const std::string& parent = options.remote.s3.staging_parent;
     staging = JoinPath(parent.empty() ? "/tmp" : parent, "shardpack-append-" + ChecksumHex(Xxh64(out_location.shown)));
   }
-  Env* out_env = target->out_env;
-  Status s = ReadManifest(out_env, out, &target->dataset);
+  if (!target->remote && env->FileExists(out)) {
+    // Before the manifest is read: a second run must read what the first one published.
+    std::unique_ptr<DatasetFolderLock> lock;
+    SHARDPACK_RETURN_IF_ERROR(LockDatasetFolder(env, out, what, &lock));
+    target->lock = std::move(lock);
+  }
+  Status s = ReadManifest(target->out_env, out, &target->dataset);
   if (s.code() == Status::Code::kNotFound) {
     return Status::NotFound(out + " holds no dataset (no manifest.json): pack it first");
   }
   SHARDPACK_RETURN_IF_ERROR(s);
-  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(out_env, out));
-  if (target->dataset.format != options.format) {
-    return Status::InvalidArgument(out + " is a " + std::string(DatasetFormatName(target->dataset.format)) +
+  SHARDPACK_RETURN_IF_ERROR(CheckManifestChecksum(target->out_env, out));
+  const DatasetFormat had_format = target->dataset.format;
+  const Format* dataset_format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormat(had_format, &dataset_format));
+  if (!dataset_format->reads_shards_through_env()) {
+    return Status::InvalidArgument(out + " is an " + std::string(dataset_format->name()) +
+                                   " dataset, one environment file, which append cannot add to without rewriting "
+                                   "it: convert it to wds or raw (shardpack convert " +
+                                   out + " NEW --format wds) and append to that, or pack again with the new images");
+  }
+  const bool take = options.append_given.has_value();
+  if (take) {
+    if (!options.append_given->count("format")) options.format = had_format;
+    const nlohmann::json had = nlohmann::json::parse(target->dataset.options_json, nullptr, false);
+    if (had.is_object()) {
+      SHARDPACK_RETURN_IF_ERROR(TakeDatasetOptions(*dataset_format, had, *options.append_given, &options)
+                                    .WithPrefix(JoinPath(out, kManifestFileName) + ": "));
+    }
+  }
+  if (had_format != options.format) {
+    return Status::InvalidArgument(out + " is a " + std::string(DatasetFormatName(had_format)) +
                                    " dataset, and this append gives --format " +
                                    std::string(DatasetFormatName(options.format)));
   }
-  SHARDPACK_RETURN_IF_ERROR(CheckSameOptions(target->dataset, *format, options, out, for_writer));
+  if (format != dataset_format) {
+    format = dataset_format;
+    SHARDPACK_RETURN_IF_ERROR(open_out_env());
+  }
+  SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
+  SHARDPACK_RETURN_IF_ERROR(CheckSameOptions(target->dataset, *format, options, out, for_writer, take));
   target->out = out;
+  target->for_writer = for_writer;
   target->staging = staging;
   target->publish_only = env->FileExists(JoinPath(target->staging, kAppendStagedManifest));
   if (for_writer && HoldsAnything(env, target->staging)) {
@@ -361,7 +439,7 @@ Status FinishInterruptedAppend(Env* env, const AppendTarget& target, PackResult*
   nlohmann::json source;
   SHARDPACK_RETURN_IF_ERROR(
       ReadPartManifest(env, JoinPath(target.staging, kAppendStagedManifest), &staged, &plan, &source));
-  SHARDPACK_RETURN_IF_ERROR(Publish(env, target, staged, &result->manifest));
+  SHARDPACK_RETURN_IF_ERROR(Publish(env, target, staged, source, &result->manifest));
   result->already_complete = true;
   return Status::OK();
 }
@@ -395,7 +473,10 @@ Status PackAppend(Env* env, PackInput* input, const std::string& source, const P
                                    std::to_string(staged.manifest.skipped.size()) + " skipped); " + target.out +
                                    " is unchanged");
   }
-  SHARDPACK_RETURN_IF_ERROR(Publish(env, target, staged.manifest, &result->manifest));
+  const Format* format = nullptr;
+  SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
+  SHARDPACK_RETURN_IF_ERROR(
+      Publish(env, target, staged.manifest, PackFingerprint(source, *format, options, *input), &result->manifest));
   result->bytes_read = staged.bytes_read;
   result->seconds = staged.seconds;
   result->reencoded = staged.reencoded;
@@ -403,20 +484,33 @@ Status PackAppend(Env* env, PackInput* input, const std::string& source, const P
   return Status::OK();
 }
 
-Status Append(const std::string& src, const std::string& out, const PackOptions& options, PackResult* result) {
+Status Append(const std::string& src, const std::string& out, const PackOptions& given, PackResult* result) {
   *result = PackResult();
-  Env* env = options.env ? options.env : Env::Default();
+  Env* env = given.env ? given.env : Env::Default();
   AppendTarget target;
-  SHARDPACK_RETURN_IF_ERROR(OpenAppendTarget(env, out, options, /*for_writer=*/false, &target));
+  SHARDPACK_RETURN_IF_ERROR(OpenAppendTarget(env, out, given, /*for_writer=*/false, "an append of " + src, &target));
   // An append killed while it published: --resume finishes it (its shards are complete).
   if (target.publish_only) return FinishInterruptedAppend(env, target, result);
   if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
+  const PackOptions& options = target.options;  // as given, and the dataset's where none was
   std::unique_ptr<PackInput> scanned;
   SHARDPACK_RETURN_IF_ERROR(FileTreeInput::Open(env, src, options, &scanned));
   std::vector<std::string> classes;
   std::vector<int32_t> labels;
   SHARDPACK_RETURN_IF_ERROR(CombineClasses(target.dataset, *scanned, out, src, &classes, &labels));
   AppendInput input(std::move(scanned), std::move(classes), std::move(labels));
+  if (options.resume && !HoldsAnything(env, target.staging)) {
+    // Nothing interrupted to continue. If the dataset's latest generation is this very append
+    // (a requeued job that always passes --resume), doing it again would add every sample twice.
+    const Format* format = nullptr;
+    SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
+    const std::string fingerprint = ChecksumHex(Xxh64(PackFingerprint(src, *format, options, input).dump()));
+    if (fingerprint == target.dataset.last_append_fingerprint) {
+      result->manifest = target.dataset;
+      result->already_appended = true;
+      return Status::OK();
+    }
+  }
   return PackAppend(env, &input, src, options, target, /*discard_on_failure=*/false, result);
 }
 

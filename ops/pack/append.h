@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "formats/common/pack_input.h"
+#include "ground/dataset_lock.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/pack.h"
@@ -18,6 +19,9 @@ struct AppendTarget {
   std::string out;      // the dataset's folder, or its s3:// URL
   std::string staging;  // where the new shards are packed: out/.append; for a URL a local folder
   Manifest dataset;     // its manifest before the append
+  // What the append runs with: the options given, and the dataset's for those not given
+  // (PackOptions::append_given).
+  PackOptions options;
   // The staging folder holds an append that was killed while it published (its shards complete).
   bool publish_only = false;
   // What reads and writes OUT: the caller's Env for a folder; for a dataset in an object store
@@ -26,14 +30,20 @@ struct AppendTarget {
   Env* out_env = nullptr;
   std::shared_ptr<Env> out_env_holder;
   bool remote = false;
+  bool for_writer = false;  // a SampleWriter's: no source to record as the generation's last_append
+  // The dataset folder's writer lock (ground/dataset_lock.h), held from before its manifest is read
+  // until the target is gone: one run at a time adds to a dataset. Empty for an object store.
+  std::shared_ptr<DatasetFolderLock> lock;
 };
 
 // Everything an append checks before it writes a byte: OUT a local folder (or an s3:// URL) holding a wds or raw
 // dataset, its manifest sound, `options` its own (InvalidArgument naming the first that differs).
+// Takes the folder's writer lock first (refused, naming the holder, while another run holds it);
+// `what` says what this run is, for that message.
 // An interrupted append in OUT is refused unless options.resume continues it; a writer
 // (`for_writer`) cannot continue one and is always refused, with the ways out.
 Status OpenAppendTarget(Env* env, const std::string& out, const PackOptions& options, bool for_writer,
-                        AppendTarget* target);
+                        const std::string& what, AppendTarget* target);
 
 // The dataset's classes, then those of `classes` it lacks, in their order: an appending writer's
 // class list (an int label indexes it).

@@ -124,7 +124,8 @@ Status SampleWriter::Open(const std::string& out, const WriterOptions& options, 
   std::unique_ptr<AppendTarget> append;
   if (options.append) {
     append = std::make_unique<AppendTarget>();
-    SHARDPACK_RETURN_IF_ERROR(OpenAppendTarget(env, out, options.pack, /*for_writer=*/true, append.get()));
+    SHARDPACK_RETURN_IF_ERROR(
+        OpenAppendTarget(env, out, options.pack, /*for_writer=*/true, "an appending Writer", append.get()));
     const Manifest& dataset = append->dataset;
     if (!options.classes.empty() && dataset.classes.empty() && dataset.samples > 0) {
       return Status::InvalidArgument("the writer names classes but " + out +

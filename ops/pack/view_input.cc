@@ -87,7 +87,9 @@ Status OpenViewConvertInput(Env* env, const std::string& view_dir, const ViewMan
   SHARDPACK_RETURN_IF_ERROR(ReadCheckedManifest(env, base_dir, &base).WithPrefix(prefix));
   std::vector<uint64_t> counts;
   for (const ShardEntry& e : base.shards) counts.push_back(e.samples);
-  SHARDPACK_RETURN_IF_ERROR(CheckViewBase(view, view_dir, base, counts, base_location.shown));
+  SHARDPACK_RETURN_IF_ERROR(CheckViewBase(
+      view, view_dir, base, counts, [&](size_t i) { return std::string_view(base.shards[i].xxh64); },
+      base_location.shown));
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormatOf(base_dir, base, &format));
   std::unique_ptr<PackInput> base_input;

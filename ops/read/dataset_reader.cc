@@ -18,8 +18,10 @@ Status OpenView(std::shared_ptr<const OpenedView> view, Env* env, const RemoteOp
   std::unique_ptr<DatasetReader> base;
   SHARDPACK_RETURN_IF_ERROR(
       DatasetReader::Open(base_location, env, &base, remote).WithPrefix("the base of view " + view->shown + ": "));
-  SHARDPACK_RETURN_IF_ERROR(CheckViewBase(view->manifest, view->shown, base->manifest(),
-                                          base->manifest().shards.sample_counts(), base_location));
+  const ShardTable& shards = base->manifest().shards;
+  SHARDPACK_RETURN_IF_ERROR(CheckViewBase(
+      view->manifest, view->shown, base->manifest(), shards.sample_counts(), [&](size_t i) { return shards.xxh64(i); },
+      base_location));
   return ViewDatasetReader::Open(std::move(view), std::move(base), reader);
 }
 

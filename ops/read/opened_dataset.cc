@@ -39,7 +39,10 @@ Status OpenViewBase(std::shared_ptr<const OpenedView> view, const RemoteOptions&
   }
   std::vector<uint64_t> counts;
   for (const ShardEntry& e : dataset->manifest.shards) counts.push_back(e.samples);
-  SHARDPACK_RETURN_IF_ERROR(CheckViewBase(view->manifest, view->shown, dataset->manifest, counts, base.shown));
+  const std::vector<ShardEntry>& shards = dataset->manifest.shards;
+  SHARDPACK_RETURN_IF_ERROR(CheckViewBase(
+      view->manifest, view->shown, dataset->manifest, counts,
+      [&](size_t i) { return std::string_view(shards[i].xxh64); }, base.shown, &dataset->view_base_newer));
   dataset->view = std::move(view);
   return Status::OK();
 }

@@ -28,6 +28,9 @@ struct OpenedView {
 struct OpenedDataset {
   std::string dir;  // the local folder: the location itself, or its cached copy; streamed: the URL
   Manifest manifest;
+  // A view whose base grew by appends since it was made: the samples they added, which the view
+  // does not select (CheckViewBase); 0 otherwise.
+  uint64_t view_base_newer = 0;
   const Format* format = nullptr;
   Env* env = nullptr;  // what reads the dataset's files: the caller's Env, or `streamed`
   // A URL without a cache folder: its files through memory (a shard downloaded when it is opened).

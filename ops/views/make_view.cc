@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/registry/registry.h"
+#include "ground/dataset_lock.h"
 #include "ground/side_file.h"
 #include "ground/status_of_call.h"
 #include "ground/view_manifest.h"
@@ -27,37 +28,41 @@ namespace {
 struct ViewOutput {
   std::string dir;
   bool made_dir = false;
+  std::unique_ptr<DatasetFolderLock> lock;  // the folder's writer lock (ground/dataset_lock.h), while it is made
   ViewManifest manifest;
   std::vector<ViewShard> shards;  // by input shard (samples 0: none taken)
   std::string side;               // a split's: "matches" or "rest"; empty for a subset
 };
 
 // OUT must be a local folder that does not exist or is empty: a view is a few small files beside
-// nothing else, and a folder holding a dataset must not be half-replaced.
-Status PrepareViewFolder(Env* env, ViewOutput* out) {
+// nothing else, and a folder holding a dataset must not be half-replaced. Its writer lock is taken
+// before it is found empty, so that two runs making a view in one folder cannot both find it so.
+Status PrepareViewFolder(Env* env, const std::string& what, ViewOutput* out) {
   Location location;
   SHARDPACK_RETURN_IF_ERROR(ParseLocation(out->dir, &location));
   if (!location.local() || location.shard_list) {
     return Status::InvalidArgument(location.shown + ": a view is written to a local folder (its base may be a URL)");
   }
-  if (env->FileExists(out->dir)) {
-    std::vector<DirEntry> entries;
-    SHARDPACK_RETURN_IF_ERROR(env->ListDir(out->dir, &entries));
-    if (!entries.empty()) {
-      return Status::InvalidArgument(out->dir + " is not empty: a view is written to a new or empty folder");
-    }
-    return Status::OK();
+  if (!env->FileExists(out->dir)) {
+    SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(out->dir));
+    out->made_dir = true;
   }
-  SHARDPACK_RETURN_IF_ERROR(env->CreateDirs(out->dir));
-  out->made_dir = true;
+  SHARDPACK_RETURN_IF_ERROR(LockDatasetFolder(env, out->dir, what, &out->lock));
+  std::vector<DirEntry> entries;
+  SHARDPACK_RETURN_IF_ERROR(env->ListDir(out->dir, &entries));
+  for (const DirEntry& e : entries) {
+    if (e.name == kDatasetLockHolderFile) continue;  // this run's own note
+    return Status::InvalidArgument(out->dir + " is not empty: a view is written to a new or empty folder");
+  }
   return Status::OK();
 }
 
 // After a failure: the selection files written, and the folder when this run made it.
-void RemoveUnfinishedView(Env* env, const ViewOutput& out) {
+void RemoveUnfinishedView(Env* env, ViewOutput& out) {
   for (const ViewShard& s : out.shards) {
     if (s.samples > 0) (void)env->RemoveFile(JoinPath(out.dir, s.selection.file));
   }
+  out.lock.reset();  // (its holder note goes with it)
   if (out.made_dir) (void)env->RemoveEmptyDir(out.dir);
 }
 
@@ -140,7 +145,7 @@ Status MakeViews(const std::string& in, std::vector<ViewOutput>* outputs, const 
   std::unique_ptr<SampleRule> rule;
   SHARDPACK_RETURN_IF_ERROR(SampleRule::Make(options.rule, d.manifest.classes, env, &rule));
   for (ViewOutput& out : *outputs) {
-    const Status s = PrepareViewFolder(env, &out);
+    const Status s = PrepareViewFolder(env, (outputs->size() > 1 ? "a split of " : "a subset of ") + in, &out);
     if (!s.ok()) {
       for (ViewOutput& made : *outputs) RemoveUnfinishedView(env, made);
       return s;
@@ -195,6 +200,9 @@ Status MakeViews(const std::string& in, std::vector<ViewOutput>* outputs, const 
     m.base_manifest_xxh64 = d.manifest.manifest_xxh64;
     m.base_generation = d.manifest.generation;
     m.base_samples = d.manifest.samples;
+    m.base_shards = d.manifest.shards.size();
+    m.base_shards_xxh64 =
+        BaseShardsDigest(m.base_shards, [&](size_t i) { return std::string_view(d.manifest.shards[i].xxh64); });
     nlohmann::json r = rule_json;
     if (!out.side.empty()) r["split"] = out.side;
     m.rule_json = r.dump();

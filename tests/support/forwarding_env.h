@@ -54,6 +54,9 @@ class ForwardingEnv : public Env {
                      uint32_t mode) override {
     return base_->TryLockFile(p, shared, lock, acquired, mode);
   }
+  Status TryLockFolder(const std::string& p, std::unique_ptr<FileLock>* lock, bool* acquired) override {
+    return base_->TryLockFolder(p, lock, acquired);
+  }
 
  protected:
   Env* const base_ = Env::Default();

@@ -40,7 +40,11 @@ inline int RunCommand(const std::vector<std::string>& args, std::string* output 
 inline std::map<std::string, std::string> Files(const std::string& dir) {
   std::map<std::string, std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.is_regular_file()) files[e.path().filename().string()] = ReadFile(e.path().string());
+    const std::string name = e.path().filename().string();
+    // The note of a dataset folder's writer lock (ground/dataset_lock.h), which a killed run
+    // leaves: not the dataset.
+    if (name == ".shardpack-write.holder") continue;
+    if (e.is_regular_file()) files[name] = ReadFile(e.path().string());
   }
   return files;
 }
