@@ -221,6 +221,7 @@ TEST(DoctorVerdict, WithBucketsPreDecodingKeepsEachImageWholeForTheBucketsToCut)
   DoctorOptions o;
   o.buckets = {{1024, 1024}, {1152, 896}};
   o.model_rate = 450;
+  const DoctorReport fresh = r;
   DrawVerdict(o, &r);
   EXPECT_EQ(r.bottleneck, "decode");
   ASSERT_EQ(r.actions.size(), 2u);
@@ -229,6 +230,33 @@ TEST(DoctorVerdict, WithBucketsPreDecodingKeepsEachImageWholeForTheBucketsToCut)
             "pre-decode to raw at each image's own size (shardpack pack SRC OUT --format raw --keep-size): no decode "
             "at load time, and the buckets still cut each image as it loads; costs 750 KB of disk per image at the "
             "median size, 3.8x the encoded size (estimate)");
+  // A packed dataset is converted, not packed again from a source folder it may not have.
+  DoctorReport p = fresh;
+  p.packed_input = true;
+  p.path = "/data/packed";
+  p.packed_images_per_s = 1e6;  // storage far from the bottleneck
+  p.packed_mb_per_s = 500;
+  const auto advice = [&p](const std::string& start) {
+    for (const std::string& a : p.actions) {
+      if (a.rfind(start, 0) == 0) return a;
+    }
+    return std::string("no action starts with: ") + start;
+  };
+  DrawVerdict(o, &p);
+  const std::string keep =
+      "pre-decode to raw at each image's own size (shardpack convert /data/packed OUT --format raw "
+      "--keep-size): no decode at load time";
+  EXPECT_EQ(advice(keep).substr(0, keep.size()), keep);
+  p = fresh;
+  p.packed_input = true;
+  p.path = "/data/packed";
+  p.packed_images_per_s = 1e6;
+  p.packed_mb_per_s = 500;
+  o.buckets.clear();
+  o.crop = 224;
+  DrawVerdict(o, &p);
+  const std::string crop = "pre-decode to raw (shardpack convert /data/packed OUT --format raw --crop 224)";
+  EXPECT_EQ(advice(crop).substr(0, crop.size()), crop);
 }
 
 // A packed dataset at /data/packed measured on 2 threads of 2 cores; the rates are each test's.

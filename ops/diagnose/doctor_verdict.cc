@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ground/printable.h"
+
 namespace shardpack {
 namespace {
 
@@ -178,11 +180,15 @@ void DrawVerdict(const DoctorOptions& o, DoctorReport* r) {
                          " pageable, measured), and send uint8 batches, normalising on the GPU (4x fewer bytes "
                          "than float32)");
   }
+  // A packed dataset (or a view) is converted, not packed again from a source it may not have.
+  const std::string to_raw = r->packed_input ? "shardpack convert " + Printable(r->path) + " OUT --format raw"
+                                             : std::string("shardpack pack SRC OUT --format raw");
   if (input_layer == "decode" && !o.buckets.empty()) {
     // Buckets cut at load time: stored pixels must keep each image whole (raw --keep-size).
     const double raw_bytes = 3e6 * r->median_megapixels;
     r->actions.push_back(
-        "pre-decode to raw at each image's own size (shardpack pack SRC OUT --format raw --keep-size): no decode at "
+        "pre-decode to raw at each image's own size (" + to_raw +
+        " --keep-size): no decode at "
         "load time, and the buckets still cut each image as it loads; costs " +
         Fixed("%.0f KB", raw_bytes / 1e3) + " of disk per image at the median size, " +
         (r->mean_image_bytes > 0 ? Fixed("%.1fx", raw_bytes / r->mean_image_bytes) : std::string("?")) +
@@ -190,8 +196,8 @@ void DrawVerdict(const DoctorOptions& o, DoctorReport* r) {
   } else if (input_layer == "decode") {
     const double raw_bytes = 3.0 * o.crop * o.crop;
     r->actions.push_back(
-        "pre-decode to raw (shardpack pack SRC OUT --format raw --crop " + std::to_string(o.crop) +
-        "): no decode at load time; costs " + Fixed("%.0f KB", raw_bytes / 1e3) + " of disk per image, " +
+        "pre-decode to raw (" + to_raw + " --crop " + std::to_string(o.crop) + "): no decode at load time; costs " +
+        Fixed("%.0f KB", raw_bytes / 1e3) + " of disk per image, " +
         (r->mean_image_bytes > 0 ? Fixed("%.1fx", raw_bytes / r->mean_image_bytes) : std::string("?")) +
         " the encoded size (estimate), and fixes the crop at pack time");
     if (r->share_above_2x_crop > 0.2) {
