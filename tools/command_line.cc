@@ -14,6 +14,7 @@
 #include <iostream>
 #include <set>
 
+#include "ground/printable.h"
 #include "ground/units.h"
 #include "ops/pack/pack_partition.h"
 #include "ops/pack/slurm_script.h"
@@ -355,7 +356,10 @@ int RunStat(const std::string& dir, bool json, size_t top, const std::string& bu
     std::cout << DatasetStatsToJson(st).dump(2) << "\n";
     return 0;
   }
-  std::printf("dataset      %s (%s)\n", st.name.c_str(), std::string(DatasetFormatName(st.format)).c_str());
+  // The location as given (the manifest's name is the folder's when it was packed, and may have moved),
+  // and the generation messages cite.
+  std::printf("dataset      %s (%s, generation %llu)\n", Printable(dir).c_str(),
+              std::string(DatasetFormatName(st.format)).c_str(), static_cast<unsigned long long>(st.generation));
   if (!st.view_base.empty()) {
     std::printf("view of      %s: %s from %s (%s)\n", st.view_base.c_str(), Count(st.samples, "sample").c_str(),
                 Count(st.shards, "base shard").c_str(), FormatBytes(st.bytes).c_str());

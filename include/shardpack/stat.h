@@ -58,6 +58,9 @@ struct OddShard {
 
 struct DatasetStats {
   std::string name;
+  // The manifest's generation (each append adds 1; a view's: its base's), which messages about
+  // appends and loader states cite.
+  uint64_t generation = 0;
   DatasetFormat format = DatasetFormat::kWebDataset;
   uint64_t samples = 0;
   uint64_t shards = 0;

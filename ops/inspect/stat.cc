@@ -208,6 +208,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
   }
   const Manifest& manifest = dataset.manifest;
   stats->format = manifest.format;
+  stats->generation = manifest.generation;
   stats->samples = dataset.samples();
   stats->shards = dataset.shard_count();
   if (dataset.view == nullptr) {
