@@ -7,6 +7,7 @@
 
 #include "formats/common/shard_check.h"
 #include "formats/wds/dali_index.h"
+#include "ground/checksum.h"
 #include "ground/manifest_json.h"
 #include "shardpack/buckets.h"
 #include "shardpack/manifest.h"
@@ -162,6 +163,40 @@ TEST_F(VerifyTest, DecodeFindsImagesThatNoLongerDecode) {
     if (p.key == "000000001" && p.what.rfind("cannot decode 000000001.jpg: JPEG data:", 0) == 0) found = true;
   }
   EXPECT_TRUE(found) << Dump(r);
+}
+
+// A sample table forged to claim another size (its checksum in the manifest forged to match, as
+// a writer who knows the format would): buckets, --where and stat trust the columns, so --decode
+// compares them with the image (a forged 4294967295x1 passed verify --decode before).
+TEST_F(VerifyTest, DecodeComparesTheRecordedSizeWithTheImage) {
+  const std::string table = out() + "/shard-000000.samples.tsv";
+  std::string text = ReadFile(table);
+  const size_t line = text.find('\n') + 1, end = text.find('\n', line);
+  std::vector<std::string> columns;
+  for (size_t at = line, tab; at <= end; at = tab + 1) {
+    tab = std::min(text.find('\t', at), end);
+    columns.push_back(text.substr(at, tab - at));
+  }
+  ASSERT_EQ(columns.size(), 8u) << text.substr(line, end - line);  // key ... format width height
+  const std::string width = columns[6], height = columns[7];       // as pack recorded them
+  columns[6] = "4294967295";
+  columns[7] = "1";
+  std::string forged;
+  for (const std::string& c : columns) forged += (forged.empty() ? "" : "\t") + c;
+  text.replace(line, end - line, forged);
+  WriteFile(table, text);
+  Manifest m;
+  ASSERT_TRUE(ReadManifest(Env::Default(), out(), &m).ok());
+  m.shards[0].sample_table.xxh64 = ChecksumHex(Xxh64(text));
+  ASSERT_TRUE(WriteManifest(Env::Default(), out(), m).ok());
+  EXPECT_TRUE(Run().clean()) << Dump(Run());  // the structure and checksums all match
+  const VerifyReport r = Run(/*decode=*/true);
+  EXPECT_TRUE(Has(r, "shard-000000.tar", columns[0],
+                  columns[0] + ".jpg is " + width + "x" + height + " pixels; the sample table records 4294967295x1") ||
+              Has(r, "shard-000000.tar", columns[0],
+                  columns[0] + ".png is " + width + "x" + height + " pixels; the sample table records 4294967295x1"))
+      << Dump(r);
+  EXPECT_EQ(r.problems.size(), 1u) << Dump(r);
 }
 
 // verify --decode of a dataset whose manifest records a resolution bound (pack --max-side).

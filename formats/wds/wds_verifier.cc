@@ -100,7 +100,13 @@ class ShardChecker {
       }
       CheckAgainstIndex(check_->samples - 1, member_in_sample++, m, key);
       if (options_.decode && ImageFormatFromExtension(ext) != ImageFormat::kUnknown) {
-        DecodeMember(reader.get(), key, m);
+        // The sample's image (its extension one word; "seg.png" is a field) is also held to the
+        // size its sample table records, which buckets, --where and stat trust without decoding.
+        const SampleRecord* recorded =
+            have_table_ && ext.find('.') == std::string::npos && check_->samples - 1 < table_.size()
+                ? &table_[check_->samples - 1]
+                : nullptr;
+        DecodeMember(reader.get(), key, m, recorded);
       }
     }
     if (!current_key.empty() && have_table_ && check_->samples <= table_.size() &&
@@ -127,13 +133,18 @@ class ShardChecker {
     }
   }
 
-  void DecodeMember(TarShardReader* reader, const std::string& key, const TarMember& m) {
+  void DecodeMember(TarShardReader* reader, const std::string& key, const TarMember& m, const SampleRecord* recorded) {
     std::string data;
     Status s = reader->ReadData(options_.max_member_bytes, &data);
     if (s.ok()) {
       DecodedImage image;
       s = DecodeImage(data, options_.max_pixels, &image);
       if (s.ok()) ++check_->images_decoded;
+      if (s.ok() && recorded != nullptr && (recorded->width != image.width || recorded->height != image.height)) {
+        Problem(key, m.name + " is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                         " pixels; the sample table records " + std::to_string(recorded->width) + "x" +
+                         std::to_string(recorded->height));
+      }
       const std::string over = s.ok() ? ResolutionBoundProblem(manifest_, data, image) : "";
       if (!over.empty()) Problem(key, m.name + ": " + over);
     }
