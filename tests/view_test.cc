@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -191,6 +192,85 @@ TEST_F(ViewTest, ASplitIsStableUnderAnAppendAndAnOlderViewKeepsReadingItsSamples
   EXPECT_TRUE(after == want);
 }
 
+// Three ways by --fractions 0.8,0.1,0.1: every sample in exactly one view, the one its key's hash
+// (libxxhash directly, over 2^64) falls in; the first equals a two-way split's --fraction 0.8.
+TEST_F(ViewTest, FractionsSplitEverySampleIntoTheViewItsKeyHashesInto) {
+  MakeLinkedTree(src(), 400);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  ViewOptions o;
+  o.rule.seed = 9;
+  o.threads = 2;
+  std::vector<ViewResult> results;
+  const std::vector<std::string> outs = {out("train"), out("val"), out("test")};
+  Status s = SplitByFractions(out("ds"), outs, {0.8, 0.1, 0.1}, o, &results);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::vector<Sample> all = ReadAll(out("ds"));
+  std::vector<std::vector<std::string>> want(3);
+  for (const Sample& x : all) {
+    const double h = std::ldexp(double(XXH64(x.key.data(), x.key.size(), 9)), -64);
+    want[h < 0.8 ? 0 : h < 0.9 ? 1 : 2].push_back(x.key);
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(Keys(ReadAll(outs[i])), want[i]) << outs[i];
+    EXPECT_EQ(results[i].samples, want[i].size());
+    EXPECT_GT(want[i].size(), 10u);
+  }
+  ViewResult a, b;
+  ASSERT_TRUE(Split(out("ds"), out("a"), out("b"), Fraction(0.8, 9), &a, &b).ok());
+  EXPECT_EQ(Keys(ReadAll(out("a"))), want[0]);
+  // Refused with the way out, nothing written.
+  EXPECT_EQ(SplitByFractions(out("ds"), {out("x"), out("y")}, {0.8, 0.1}, o, &results).message(),
+            "--fractions add up to 0.900000: give fractions that add up to 1 (e.g. 0.8,0.1,0.1)");
+  ViewOptions classes = o;
+  classes.rule.classes = {"c0"};
+  EXPECT_EQ(SplitByFractions(out("ds"), {out("x"), out("y")}, {0.5, 0.5}, classes, &results).message(),
+            "--fractions splits every sample by its key's hash and takes no other rule: make a subset with the "
+            "rules first, then split it");
+  EXPECT_FALSE(fs::exists(out("x")));
+}
+
+// --count N: exactly the N samples (of those meeting the other rules) whose keys hash lowest,
+// computed here with libxxhash; more than there are is refused naming how many there are.
+TEST_F(ViewTest, CountTakesExactlyTheSamplesWhoseKeysHashLowest) {
+  MakeLinkedTree(src(), 300);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  const std::vector<Sample> all = ReadAll(out("ds"));
+  const auto lowest = [&](size_t n, int32_t label) {
+    std::vector<std::pair<uint64_t, std::string>> hashed;
+    for (const Sample& x : all) {
+      if (label < 0 || x.label == label) hashed.push_back({XXH64(x.key.data(), x.key.size(), 3), x.key});
+    }
+    std::sort(hashed.begin(), hashed.end());
+    std::set<std::string> keys;
+    for (size_t i = 0; i < n; ++i) keys.insert(hashed[i].second);
+    std::vector<std::string> in_order;
+    for (const Sample& x : all) {
+      if (keys.count(x.key)) in_order.push_back(x.key);
+    }
+    return in_order;
+  };
+  ViewOptions o;
+  o.rule.count = 37;
+  o.rule.seed = 3;
+  ViewResult a, b;
+  ASSERT_TRUE(Split(out("ds"), out("val"), out("train"), o, &a, &b).ok());
+  EXPECT_EQ(Keys(ReadAll(out("val"))), lowest(37, -1));
+  EXPECT_EQ(a.samples, 37u);
+  EXPECT_EQ(b.samples, 300u - 37);
+  ViewOptions of_class = o;
+  of_class.rule.classes = {"c1"};
+  of_class.rule.count = 7;
+  ViewResult c;
+  ASSERT_TRUE(Subset(out("ds"), out("c1"), of_class, &c).ok());
+  EXPECT_EQ(Keys(ReadAll(out("c1"))), lowest(7, 1));
+  of_class.rule.count = 31;  // 30 samples of class c1
+  EXPECT_EQ(Subset(out("ds"), out("c1-all"), of_class, &c).message(),
+            "--count 31: only 30 samples of " + out("ds") + " meet the other rules; give at most 30");
+  EXPECT_FALSE(fs::exists(out("c1-all")));
+}
+
 class ViewFormatTest : public ViewTest, public ::testing::WithParamInterface<std::string> {};
 
 // A subset by classes and a predicate, read by the dataset reader, the loader, stat, verify,
@@ -362,7 +442,7 @@ TEST_F(ViewTest, BadRulesAreRefusedNamingTheFlagAndLeaveNothing) {
   ViewResult r;
   ViewOptions o;
   EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message(),
-            "no rule to choose samples by: give --classes, --keys, --where or --fraction");
+            "no rule to choose samples by: give --classes, --keys, --where, --fraction or --count");
   o.rule.classes = {"c9"};
   EXPECT_EQ(Subset(out("ds"), out("v"), o, &r).message(),
             "--classes: the dataset has no class 'c9' (its classes: c0, c1)");

@@ -1,6 +1,7 @@
 #include "tools/view_commands.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -23,7 +24,11 @@ void AddRuleFlags(CLI::App* app, ViewFlags& f) {
                   "Samples whose key hashes below this fraction (XXH64 of the key and --seed): the same samples "
                   "every time, and an append never moves one")
       ->check(CLI::Range(0.0, 1.0));
-  app->add_option("--seed", f.options.rule.seed, "The seed of --fraction's hash")->capture_default_str();
+  app->add_option("--count", f.count,
+                  "Exactly N samples (of those that meet the other rules): the N whose keys hash lowest (as "
+                  "train_test_split(test_size=N)); an append may change some, where --fraction never does")
+      ->check(CLI::Range(int64_t(1), INT64_MAX));
+  app->add_option("--seed", f.options.rule.seed, "The seed of --fraction's and --count's hash")->capture_default_str();
   app->add_option("--threads", f.options.threads, "Sample tables read in parallel (0 = all cores)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
@@ -61,6 +66,10 @@ CLI::App* AddSplitCommand(CLI::App& app, ViewFlags& f) {
   c->add_option("IN", f.in, "Dataset folder or URL, or a view")->required();
   c->add_option("OUT_A", f.out, "The view of the samples that meet the rules (new or empty folder)")->required();
   c->add_option("OUT_B", f.out_b, "The view of the rest (new or empty folder)")->required();
+  c->add_option("OUT_C", f.more_outs, "With --fractions: the third view's folder, and on");
+  c->add_option("--fractions", f.fractions,
+                "Split into as many views as fractions, by each key's hash: e.g. --fractions 0.8,0.1,0.1 train val "
+                "test (they add up to 1; an append never moves a sample)");
   AddRuleFlags(c, f);
   return c;
 }
@@ -77,6 +86,43 @@ int RunViewCommand(ViewFlags& f, bool split) {
     start = end + 1;
   }
   if (f.fraction >= 0) f.options.rule.fraction = f.fraction;
+  if (f.count > 0) f.options.rule.count = uint64_t(f.count);
+  if (!f.fractions.empty() || !f.more_outs.empty()) {
+    std::vector<double> fractions;
+    for (size_t at = 0; at <= f.fractions.size();) {
+      size_t end = f.fractions.find(',', at);
+      if (end == std::string::npos) end = f.fractions.size();
+      const std::string item = f.fractions.substr(at, end - at);
+      char* stop = nullptr;
+      const double v = std::strtod(item.c_str(), &stop);
+      if (item.empty() || stop == nullptr || *stop != '\0') {
+        return Fail(command, Status::InvalidArgument("--fractions: '" + item +
+                                                     "' is not a number (give e.g. --fractions 0.8,0.1,0.1)"));
+      }
+      fractions.push_back(v);
+      at = end + 1;
+    }
+    if (f.fractions.empty()) {
+      return Fail(command, Status::InvalidArgument("split writes two views (OUT_A OUT_B); more folders take "
+                                                   "--fractions, one each (e.g. --fractions 0.8,0.1,0.1)"));
+    }
+    std::vector<std::string> outs = {f.out, f.out_b};
+    outs.insert(outs.end(), f.more_outs.begin(), f.more_outs.end());
+    ProgressPrinter progress(!f.json);
+    f.options.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards(command, done, total); };
+    std::vector<ViewResult> results;
+    const Status s = SplitByFractions(f.in, outs, fractions, f.options, &results);
+    progress.Finish();
+    if (!s.ok()) return Fail(command, s);
+    if (f.json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const ViewResult& r : results) j.push_back(ResultJson(r));
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+    for (const ViewResult& r : results) PrintResult(r);
+    return 0;
+  }
   ProgressPrinter progress(!f.json);
   f.options.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards(command, done, total); };
   ViewResult a, b;

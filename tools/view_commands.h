@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "shardpack/view.h"
 
@@ -11,8 +12,11 @@ namespace shardpack {
 
 struct ViewFlags {
   std::string in, out, out_b;
-  std::string classes;  // comma-separated
+  std::vector<std::string> more_outs;  // split --fractions: the third folder on
+  std::string classes;                 // comma-separated
+  std::string fractions;               // split: comma-separated
   double fraction = -1;
+  int64_t count = -1;
   bool json = false;
   ViewOptions options;
 };

@@ -28,6 +28,11 @@ struct ViewRule {
   // The samples whose key hashes below `fraction` (XXH64 of the key, seeded by `seed`, divided by
   // 2^64): a sample's side depends on its key alone, so an append never moves one.
   std::optional<double> fraction;
+  // Exactly this many samples, of those that meet the other rules: the `count` whose keys hash
+  // lowest (XXH64 seeded by `seed`), as HF's train_test_split(test_size=N) takes a number. The same
+  // samples every time; after an append some may differ (a new key can hash lower), where a
+  // fraction never moves one. Refused when fewer samples meet the other rules.
+  std::optional<uint64_t> count;
   uint64_t seed = 0;
 };
 
@@ -53,5 +58,13 @@ Status Subset(const std::string& in, const std::string& out, const ViewOptions& 
 // Disjoint, and together every sample of `in`, in its order.
 Status Split(const std::string& in, const std::string& out_a, const std::string& out_b, const ViewOptions& options,
              ViewResult* a, ViewResult* b);
+// Writes outs.size() views of `in` (2 or more; e.g. train, val, test), sample by sample by the hash
+// of its key (XXH64 seeded by options.rule.seed, over 2^64): view i takes those in
+// [f_0 + ... + f_(i-1), f_0 + ... + f_i). `fractions` (each above 0) must add up to 1. Disjoint,
+// together every sample of `in`; as for a fraction, an append never moves a sample, and the first
+// view equals a two-way split's --fraction f_0. No other rule is taken.
+Status SplitByFractions(const std::string& in, const std::vector<std::string>& outs,
+                        const std::vector<double>& fractions, const ViewOptions& options,
+                        std::vector<ViewResult>* results);
 
 }  // namespace shardpack

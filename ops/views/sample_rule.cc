@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "ground/printable.h"
+
 namespace shardpack {
 namespace {
 
@@ -132,8 +134,9 @@ Status SampleRule::Make(const ViewRule& rule, const std::vector<std::string>& cl
                         std::unique_ptr<SampleRule>* out) {
   std::unique_ptr<SampleRule> r(new SampleRule());
   r->rule_ = rule;
-  if (rule.classes.empty() && rule.keys_file.empty() && rule.where.empty() && !rule.fraction) {
-    return Status::InvalidArgument("no rule to choose samples by: give --classes, --keys, --where or --fraction");
+  if (rule.classes.empty() && rule.keys_file.empty() && rule.where.empty() && !rule.fraction && !rule.count) {
+    return Status::InvalidArgument(
+        "no rule to choose samples by: give --classes, --keys, --where, --fraction or --count");
   }
   if (!rule.classes.empty()) {
     r->labels_.assign(classes.size(), false);
@@ -170,11 +173,22 @@ Status SampleRule::Make(const ViewRule& rule, const std::vector<std::string>& cl
   if (rule.fraction && !(*rule.fraction >= 0 && *rule.fraction <= 1)) {
     return Status::InvalidArgument("--fraction is " + std::to_string(*rule.fraction) + ": give a number from 0 to 1");
   }
+  if (rule.count && rule.fraction) {
+    return Status::InvalidArgument("--count and --fraction are two ways to say how many: give one");
+  }
+  if (rule.count && *rule.count == 0) return Status::InvalidArgument("--count is 0: give at least 1 sample");
   *out = std::move(r);
   return Status::OK();
 }
 
+uint64_t SampleRule::KeyHash(const std::string& key, uint64_t seed) { return XXH64(key.data(), key.size(), seed); }
+
 bool SampleRule::Matches(const SampleRecord& record) const {
+  if (!MatchesAllButCount(record)) return false;
+  return !rule_.count || KeyHash(record.key, rule_.seed) < count_below_;
+}
+
+bool SampleRule::MatchesAllButCount(const SampleRecord& record) const {
   if (!labels_.empty() && !(record.label >= 0 && size_t(record.label) < labels_.size() && labels_[record.label])) {
     return false;
   }
@@ -201,7 +215,7 @@ Status SampleRule::CheckEveryKeyFound(const std::string& in_shown) const {
   if (missing == 0) return Status::OK();
   return Status::InvalidArgument("--keys: " + std::to_string(missing) + " of the " + std::to_string(key_list_.size()) +
                                  " keys in " + rule_.keys_file + " are not samples of " + in_shown +
-                                 " that meet the other rules, the first '" + key_list_[first] +
+                                 " that meet the other rules, the first '" + Printable(key_list_[first]) +
                                  "': check that the list is of this dataset");
 }
 
@@ -210,10 +224,9 @@ std::string SampleRule::ToJson() const {
   if (!rule_.classes.empty()) j["classes"] = rule_.classes;
   if (!rule_.keys_file.empty()) j["keys"] = key_list_.size();
   if (!rule_.where.empty()) j["where"] = rule_.where;
-  if (rule_.fraction) {
-    j["fraction"] = *rule_.fraction;
-    j["seed"] = rule_.seed;
-  }
+  if (rule_.fraction) j["fraction"] = *rule_.fraction;
+  if (rule_.count) j["count"] = *rule_.count;
+  if (rule_.fraction || rule_.count) j["seed"] = rule_.seed;
   return j.dump();
 }
 

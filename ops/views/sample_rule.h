@@ -25,8 +25,14 @@ class SampleRule {
   static Status Make(const ViewRule& rule, const std::vector<std::string>& classes, Env* env,
                      std::unique_ptr<SampleRule>* out);
 
-  // Whether `record` meets every rule. Thread-safe; a key of the keys file is marked as found.
+  // Whether `record` meets every rule. Thread-safe; a key of the keys file is marked as found. With a
+  // count, SetCountThreshold must have been called.
   bool Matches(const SampleRecord& record) const;
+  // Whether it meets every rule but the count: the samples the count chooses among.
+  bool MatchesAllButCount(const SampleRecord& record) const;
+  // The count's choice: the samples whose key hash (KeyHash) is below `threshold`.
+  void SetCountThreshold(uint64_t threshold) { count_below_ = threshold; }
+  static uint64_t KeyHash(const std::string& key, uint64_t seed);
   // After every sample was tested: InvalidArgument naming the first key of the keys file that no
   // sample has, and how many such there are (a key list of another dataset is not taken silently).
   Status CheckEveryKeyFound(const std::string& in_shown) const;
@@ -53,6 +59,7 @@ class SampleRule {
   std::vector<std::string> key_list_;             // ... in the file's order
   std::unique_ptr<std::atomic<bool>[]> key_found_;
   std::vector<Term> where_;
+  uint64_t count_below_ = 0;
 };
 
 }  // namespace shardpack
