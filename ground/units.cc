@@ -67,4 +67,10 @@ std::string FormatBytes(uint64_t bytes) {
   return buf;
 }
 
+std::string FormatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
 }  // namespace shardpack

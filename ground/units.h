@@ -13,6 +13,10 @@ namespace shardpack {
 // Fails with InvalidArgument on anything else, on zero and on values over 2^63.
 Status ParseByteSize(const std::string& text, uint64_t* bytes);
 
+// A number as people write it in a message: 6 significant digits, no trailing zeros ("0.05",
+// "-1", "1e-09"), where std::to_string gives "0.050000" and "0.000000".
+std::string FormatNumber(double value);
+
 // "1.5 GB", "512.0 MB", "900 B": decimal units, for humans.
 std::string FormatBytes(uint64_t bytes);
 

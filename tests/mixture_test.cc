@@ -64,7 +64,9 @@ TEST(MixturePlan, EveryPrefixHoldsFloorOrCeilOfEachShare) {
 TEST(MixturePlan, BadWeightsNameTheSource) {
   Mixture m;
   m.sources = {{"a", 1, 0, 0}, {"b", 0, 0, 0}};
-  EXPECT_EQ(CheckMixture(m).message(), "source 2 (b): the weight must be a positive number, got 0.000000");
+  EXPECT_EQ(CheckMixture(m).message(), "source 2 (b): the weight must be a positive number, got 0");
+  m.sources[1].weight = -1e-9;  // std::to_string printed "-0.000000"
+  EXPECT_EQ(CheckMixture(m).message(), "source 2 (b): the weight must be a positive number, got -1e-09");
   m.sources[1].weight = std::nan("");
   EXPECT_EQ(CheckMixture(m).message(), "source 2 (b): the weight is not a number");
   m.sources[1].weight = 1;

@@ -221,7 +221,7 @@ TEST_F(ViewTest, FractionsSplitEverySampleIntoTheViewItsKeyHashesInto) {
   EXPECT_EQ(Keys(ReadAll(out("a"))), want[0]);
   // Refused with the way out, nothing written.
   EXPECT_EQ(SplitByFractions(out("ds"), {out("x"), out("y")}, {0.8, 0.1}, o, &results).message(),
-            "--fractions add up to 0.900000: give fractions that add up to 1 (e.g. 0.8,0.1,0.1)");
+            "--fractions add up to 0.9: give fractions that add up to 1 (e.g. 0.8,0.1,0.1)");
   ViewOptions classes = o;
   classes.rule.classes = {"c0"};
   EXPECT_EQ(SplitByFractions(out("ds"), {out("x"), out("y")}, {0.5, 0.5}, classes, &results).message(),

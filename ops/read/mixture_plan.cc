@@ -7,6 +7,7 @@
 #include <memory>
 #include <numeric>
 
+#include "ground/units.h"
 #include "ops/read/keyed_permutation.h"
 #include "shardpack/mixture.h"
 
@@ -17,12 +18,6 @@ namespace {
 bool Weighted(const MixtureSource& s) { return s.samples == 0 && s.passes == 0; }
 
 // A weight or a count of passes as a person writes it: 1e-12, 1e+30, 0.25.
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", value);
-  return text;
-}
-
 // Largest-remainder shares of `total` by `weights` (all positive).
 std::vector<uint64_t> LargestRemainder(uint64_t total, const std::vector<double>& weights) {
   const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
@@ -125,7 +120,7 @@ Status CheckMixture(const Mixture& mixture) {
     if (!Weighted(s)) continue;
     if (std::isnan(s.weight)) return Status::InvalidArgument(name + ": the weight is not a number");
     if (!(s.weight > 0) || !std::isfinite(s.weight)) {
-      return Status::InvalidArgument(name + ": the weight must be a positive number, got " + std::to_string(s.weight));
+      return Status::InvalidArgument(name + ": the weight must be a positive number, got " + FormatNumber(s.weight));
     }
   }
   const auto too_many = [](const std::string& what, const std::string& value) {
@@ -176,8 +171,8 @@ Status MixturePlan::Create(const Mixture& mixture, const std::vector<uint64_t>& 
     // Bounded before the cast: a double beyond 2^64 has no uint64_t value (undefined behaviour).
     const double quota = s.samples > 0 ? double(s.samples) : std::round(s.passes * double(sizes[i]));
     if (quota > double(kMaxEpochSamples)) {
-      return Status::InvalidArgument(MixtureSourceName(mixture, i) + ": " + Number(s.passes) + " passes over its " +
-                                     std::to_string(sizes[i]) + " samples make more than the " +
+      return Status::InvalidArgument(MixtureSourceName(mixture, i) + ": " + FormatNumber(s.passes) +
+                                     " passes over its " + std::to_string(sizes[i]) + " samples make more than the " +
                                      std::to_string(kMaxEpochSamples) + " samples an epoch may hold");
     }
     plan->quotas_[i] = s.samples > 0 ? s.samples : uint64_t(quota);
@@ -209,9 +204,9 @@ Status MixturePlan::Create(const Mixture& mixture, const std::vector<uint64_t>& 
     plan->quotas_[weighted[k]] = shares[k];
     if (shares[k] == 0 && rest > 0) {
       // Its weight is so small against the others that no sample of the epoch falls to it.
-      plan->warnings_.push_back(MixtureSourceName(mixture, weighted[k]) + ": its weight " + Number(weights[k]) +
-                                " gives it " + Number(weights[k] / weight_sum * double(rest)) + " of the epoch's " +
-                                std::to_string(rest) +
+      plan->warnings_.push_back(MixtureSourceName(mixture, weighted[k]) + ": its weight " + FormatNumber(weights[k]) +
+                                " gives it " + FormatNumber(weights[k] / weight_sum * double(rest)) +
+                                " of the epoch's " + std::to_string(rest) +
                                 " weighted samples, so it gives none: raise its weight, or give it samples or passes");
     }
   }

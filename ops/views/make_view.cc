@@ -17,6 +17,7 @@
 #include "ground/dataset_lock.h"
 #include "ground/side_file.h"
 #include "ground/status_of_call.h"
+#include "ground/units.h"
 #include "ground/view_manifest.h"
 #include "ground/worker_threads.h"
 #include "ops/read/opened_dataset.h"
@@ -345,13 +346,13 @@ Status SplitByFractions(const std::string& in, const std::vector<std::string>& o
   long double sum = 0;
   for (size_t i = 0; i < fractions.size(); ++i) {
     if (!(fractions[i] > 0 && fractions[i] < 1)) {
-      return Status::InvalidArgument("--fractions: " + std::to_string(fractions[i]) + " is not above 0 and below 1");
+      return Status::InvalidArgument("--fractions: " + FormatNumber(fractions[i]) + " is not above 0 and below 1");
     }
     sum += fractions[i];
     below[i] = sum >= 1 ? UINT64_MAX : static_cast<uint64_t>(std::floor(std::ldexp(sum, 64)));
   }
   if (std::fabs(double(sum) - 1) > 1e-9) {
-    return Status::InvalidArgument("--fractions add up to " + std::to_string(double(sum)) +
+    return Status::InvalidArgument("--fractions add up to " + FormatNumber(double(sum)) +
                                    ": give fractions that "
                                    "add up to 1 (e.g. 0.8,0.1,0.1)");
   }

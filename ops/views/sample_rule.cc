@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "ground/printable.h"
+#include "ground/units.h"
 
 namespace shardpack {
 namespace {
@@ -171,7 +172,7 @@ Status SampleRule::Make(const ViewRule& rule, const std::vector<std::string>& cl
   }
   if (!rule.where.empty()) SHARDPACK_RETURN_IF_ERROR(ParseWhere(rule.where, &r->where_));
   if (rule.fraction && !(*rule.fraction >= 0 && *rule.fraction <= 1)) {
-    return Status::InvalidArgument("--fraction is " + std::to_string(*rule.fraction) + ": give a number from 0 to 1");
+    return Status::InvalidArgument("--fraction is " + FormatNumber(*rule.fraction) + ": give a number from 0 to 1");
   }
   if (rule.count && rule.fraction) {
     return Status::InvalidArgument("--count and --fraction are two ways to say how many: give one");

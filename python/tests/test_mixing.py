@@ -283,8 +283,8 @@ def test_state_from_other_sources_or_changed_weights_is_refused(lmdb_dataset, sm
 
 
 @pytest.mark.parametrize("weight,message", [
-    (0, "source 2 ({small}): the weight must be a positive number, got 0.000000"),
-    (-1, "source 2 ({small}): the weight must be a positive number, got -1.000000"),
+    (0, "source 2 ({small}): the weight must be a positive number, got 0"),
+    (-1, "source 2 ({small}): the weight must be a positive number, got -1"),
     ("heavy", "source 2 ({small}): the weight must be a number, got 'heavy'"),
     (float("nan"), "source 2 ({small}): the weight is not a number"),
 ])
