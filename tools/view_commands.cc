@@ -17,9 +17,9 @@ void AddRuleFlags(CLI::App* app, ViewFlags& f) {
   app->add_option("--keys", f.options.rule.keys_file,
                   "Samples with these keys: a file, one key a line (each must be in the dataset)");
   app->add_option("--where", f.options.rule.where,
-                  "A predicate over the sample table: 'COLUMN OP VALUE' terms joined by 'and'; columns size, width, "
-                  "height, original_width, original_height, label, orientation, format (e.g. 'width >= 256 and "
-                  "format == jpeg')");
+                  "A predicate over the sample table: 'COLUMN OP VALUE' terms joined by 'and' and 'or', grouped by "
+                  "( ); columns size, width, height, original_width, original_height, label, orientation, format, "
+                  "aspect (e.g. '(width >= 512 or height >= 512) and format == jpeg')");
   app->add_option("--fraction", f.fraction,
                   "Samples whose key hashes below this fraction (XXH64 of the key and --seed): the same samples "
                   "every time, and an append never moves one")

@@ -20,10 +20,11 @@ namespace shardpack {
 struct ViewRule {
   std::vector<std::string> classes;  // class names of the dataset
   std::string keys_file;             // a file of keys, one a line (every one must be in the dataset)
-  // A predicate over the sample table's columns: terms "COLUMN OP VALUE" joined by "and", COLUMN
-  // one of size, width, height, original_width, original_height, label, orientation (OP <, <=, >,
-  // >=, ==, !=; VALUE an integer), or format (== or !=; jpeg, png, ...). E.g. "width >= 256 and
-  // format == jpeg".
+  // A predicate over the sample table's columns: terms "COLUMN OP VALUE" joined by "and" and "or"
+  // ("and" binds tighter) and grouped by parentheses, COLUMN one of size, width, height,
+  // original_width, original_height, label, orientation (OP <, <=, >, >=, ==, !=; VALUE an
+  // integer), aspect (width over height as shown; a decimal), or format (== or !=; jpeg, png, ...).
+  // E.g. "(width >= 512 or height >= 512) and format == jpeg" (ops/views/where_expression.h).
   std::string where;
   // The samples whose key hashes below `fraction` (XXH64 of the key, seeded by `seed`, divided by
   // 2^64): a sample's side depends on its key alone, so an append never moves one.

@@ -1,6 +1,6 @@
 // SampleRule: a ViewRule (shardpack/view.h) made ready to test samples: class names turned into
-// labels, the keys file read, the `where` predicate parsed. One rule tests every shard's samples
-// from many threads.
+// labels, the keys file read, the `where` predicate parsed (ops/views/where_expression.h). One rule tests every shard's
+// samples from many threads.
 #pragma once
 
 #include <atomic>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ground/sample_table.h"
+#include "ops/views/where_expression.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 #include "shardpack/view.h"
@@ -43,22 +44,12 @@ class SampleRule {
   static bool InFraction(const std::string& key, double fraction, uint64_t seed);
 
  private:
-  struct Term {
-    enum class Column { kSize, kWidth, kHeight, kOriginalWidth, kOriginalHeight, kLabel, kOrientation, kFormat };
-    enum class Op { kLess, kLessEqual, kGreater, kGreaterEqual, kEqual, kNotEqual };
-    Column column = Column::kSize;
-    Op op = Op::kEqual;
-    int64_t value = 0;  // kFormat: the ImageFormat
-  };
-  static Status ParseWhere(const std::string& where, std::vector<Term>* terms);
-  static bool Holds(const Term& term, const SampleRecord& r);
-
   ViewRule rule_;
   std::vector<bool> labels_;                      // empty: no class rule; else whether label i is taken
   std::unordered_map<std::string, size_t> keys_;  // the keys file's keys, to their line
   std::vector<std::string> key_list_;             // ... in the file's order
   std::unique_ptr<std::atomic<bool>[]> key_found_;
-  std::vector<Term> where_;
+  std::unique_ptr<WhereExpression> where_;  // null: no --where
   uint64_t count_below_ = 0;
 };
 
