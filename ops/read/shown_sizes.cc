@@ -45,8 +45,16 @@ Status OpenSizedDataset(const std::string& location, const RemoteOptions& remote
   dataset->shown = parsed.shown;
   dataset->convert = "; `shardpack convert " + parsed.shown + " NEW --format wds` writes a dataset that has them";
   if (parsed.shard_list) {
-    return Status::InvalidArgument("buckets and token budgets need each image's size, and the shards " + parsed.shown +
-                                   " come without shardpack's sample tables" + dataset->convert);
+    // Sizes are read from sample tables the manifest lists (and checks); shards named by a list have
+    // no manifest, whatever lies beside them. convert takes one shard or a folder of them, not a list.
+    const bool one =
+        parsed.shown.find_first_of("{*?") == std::string::npos && parsed.shown.find("::") == std::string::npos;
+    return Status::InvalidArgument(
+        "buckets and token budgets need each image's size from the sample tables a dataset's manifest lists, and " +
+        parsed.shown + (one ? " is a shard" : " are shards") + " without a manifest" +
+        (one ? dataset->convert
+             : "; `shardpack convert FOLDER NEW --format wds`, FOLDER holding these shards, writes a dataset that "
+               "has them"));
   }
   // The manifest checked, as a reader checks it: the reader may be made over this opening.
   SHARDPACK_RETURN_IF_ERROR(

@@ -552,6 +552,12 @@ def test_shards_of_another_tool_work_once_converted_as_the_message_says(data, tm
     shard = str(tmp_path / "web-000000.tar")
     with pytest.raises(ValueError) as e:
         shardpack.Loader([shard], buckets=SPEC)
+    # Of a "::" list, convert (which takes one shard or a folder) is not offered: it failed.
+    with pytest.raises(ValueError) as listed:
+        shardpack.Loader(f"{shard}::{shard}", buckets=SPEC)
+    assert str(listed.value).endswith(f"and {shard}::{shard} are shards without a manifest; `shardpack convert "
+                                      "FOLDER NEW --format wds`, FOLDER holding these shards, writes a dataset that "
+                                      "has them")
     command = str(e.value).split("`")[1].replace("NEW", str(tmp_path / "converted")).split()
     assert command[:2] == ["shardpack", "convert"]
     subprocess.run([tool("SHARDPACK_CLI")] + command[1:], check=True, capture_output=True)
