@@ -292,51 +292,64 @@ class CurlHttpClient final : public HttpClient {
     }
   }
 
-  // One request of Send.
+  // One request of Send. A GET or HEAD that no signature covers (a dataset's range reads over
+  // plain HTTP) follows redirects by Get's rules (CheckRedirect: at most max_redirects, never to
+  // another scheme; credentials to the URL's own host only): a range read of a moved file failed
+  // with a message about AWS settings. A signed or other request is not followed: a PUT or POST
+  // would be sent again elsewhere, and an S3 call that redirects is misaddressed, not moved.
   Status AttemptSend(const HttpRequest& request, uint64_t max_body, HttpResponse* response, bool* retry,
                      double* retry_after) {
-    *response = HttpResponse();
-    curl_slist* headers = nullptr;
-    for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
-    for (const curl_slist* h = aws_headers_; h != nullptr; h = h->next) headers = curl_slist_append(headers, h->data);
-    SetUp(request.url, headers, /*credentials=*/true);
-    Reply reply{response, max_body, Status::OK(), curl_, request.method + " " + RedactUrl(request.url)};
-    curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteReply);
-    curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &reply);
-    curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, WriteHeader);
-    curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &reply);
-    BodySource source{request.body, 0};
-    if (request.method == "HEAD") {
-      curl_easy_setopt(curl_, CURLOPT_NOBODY, 1L);
-    } else if (request.method == "PUT") {
-      curl_easy_setopt(curl_, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(curl_, CURLOPT_READFUNCTION, ReadBody);
-      curl_easy_setopt(curl_, CURLOPT_READDATA, &source);
-      curl_easy_setopt(curl_, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.size()));
-    } else if (request.method == "POST") {
-      curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.size()));
-      curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, request.body.data());
-    } else if (request.method != "GET") {
-      curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    const bool follow = aws_headers_ == nullptr && (request.method == "GET" || request.method == "HEAD");
+    const std::string origin = UrlOrigin(request.url);
+    std::string at = request.url;
+    for (int hops = 0;; ++hops) {
+      *response = HttpResponse();
+      curl_slist* headers = nullptr;
+      for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
+      for (const curl_slist* h = aws_headers_; h != nullptr; h = h->next) headers = curl_slist_append(headers, h->data);
+      SetUp(at, headers, /*credentials=*/UrlOrigin(at) == origin);
+      Reply reply{response, max_body, Status::OK(), curl_, request.method + " " + RedactUrl(at)};
+      curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, WriteReply);
+      curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &reply);
+      curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, WriteHeader);
+      curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &reply);
+      BodySource source{request.body, 0};
+      if (request.method == "HEAD") {
+        curl_easy_setopt(curl_, CURLOPT_NOBODY, 1L);
+      } else if (request.method == "PUT") {
+        curl_easy_setopt(curl_, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(curl_, CURLOPT_READFUNCTION, ReadBody);
+        curl_easy_setopt(curl_, CURLOPT_READDATA, &source);
+        curl_easy_setopt(curl_, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.size()));
+      } else if (request.method == "POST") {
+        curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.size()));
+        curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, request.body.data());
+      } else if (request.method != "GET") {
+        curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+      }
+      const CURLcode rc = curl_easy_perform(curl_);
+      curl_slist_free_all(headers);
+      curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &response->status);
+      *retry = false;
+      if (!reply.status.ok()) return reply.status;
+      if (rc == CURLE_OK && follow && IsRedirect(response->status)) {
+        const std::string target = RedirectTarget(curl_);
+        SHARDPACK_RETURN_IF_ERROR(CheckRedirect(at, response->status, target, hops, options_.max_redirects));
+        at = target;
+        continue;
+      }
+      if (rc == CURLE_OK && response->status >= 300 && response->status < 400) {
+        const std::string target = RedirectTarget(curl_);
+        const std::string detail = S3ErrorOf(response->body);
+        return Status::InvalidArgument(
+            request.method + " " + RedactUrl(at) + " answered HTTP " + std::to_string(response->status) +
+            (target.empty() ? "" : " to " + RedactUrl(target)) + (detail.empty() ? "" : " (" + detail + ")") +
+            ": a redirect is not followed for this request; check the URL or endpoint "
+            "(AWS_ENDPOINT_URL, AWS_REGION)");
+      }
+      *retry_after = RetryAfterOf(*response);
+      return Outcome(request.method, at, rc, response->status, S3ErrorOf(response->body), retry);
     }
-    const CURLcode rc = curl_easy_perform(curl_);
-    curl_slist_free_all(headers);
-    curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &response->status);
-    *retry = false;
-    if (!reply.status.ok()) return reply.status;
-    if (rc == CURLE_OK && response->status >= 300 && response->status < 400) {
-      // Not followed: a PUT or POST would be sent again elsewhere, and an S3 call that redirects
-      // (another region's endpoint) is misaddressed, not moved.
-      const std::string target = RedirectTarget(curl_);
-      const std::string detail = S3ErrorOf(response->body);
-      return Status::InvalidArgument(
-          request.method + " " + RedactUrl(request.url) + " answered HTTP " + std::to_string(response->status) +
-          (target.empty() ? "" : " to " + RedactUrl(target)) + (detail.empty() ? "" : " (" + detail + ")") +
-          ": a redirect is not followed for this request; check the URL or endpoint "
-          "(AWS_ENDPOINT_URL, AWS_REGION)");
-    }
-    *retry_after = RetryAfterOf(*response);
-    return Outcome(request.method, request.url, rc, response->status, S3ErrorOf(response->body), retry);
   }
 
   static double RetryAfterOf(const HttpResponse& answer) {
