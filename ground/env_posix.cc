@@ -380,6 +380,25 @@ class PosixMappedFile final : public MappedFile {
   FileStat stat_;
 };
 
+// flock(2) of `fd` (LOCK_SH or LOCK_EX) without waiting: *lock holds it and *acquired is true when
+// taken; when another holder stands in the way, OK with *acquired false. `fd` is the lock's, or
+// closed here when none is taken. `what` names the file or folder in an error.
+Status TryFlock(int fd, int operation, const std::string& what, std::unique_ptr<FileLock>* lock, bool* acquired) {
+  *acquired = false;
+  int r;
+  while ((r = ::flock(fd, operation | LOCK_NB)) != 0 && errno == EINTR) {
+  }
+  if (r != 0) {
+    const int e = errno;
+    ::close(fd);
+    if (e == EWOULDBLOCK) return Status::OK();
+    return Status::FromErrno("cannot lock " + what, e);
+  }
+  *acquired = true;
+  *lock = std::make_unique<PosixFileLock>(fd);
+  return Status::OK();
+}
+
 class PosixEnv final : public Env {
  public:
   // Never through a link: a link planted under the name (often a temporary one) would have the
@@ -619,18 +638,7 @@ class PosixEnv final : public Env {
     *acquired = false;
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return Status::FromErrno("cannot open folder " + dir, errno);
-    int r;
-    while ((r = ::flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {
-    }
-    if (r != 0) {
-      const int e = errno;
-      ::close(fd);
-      if (e == EWOULDBLOCK) return Status::OK();
-      return Status::FromErrno("cannot lock folder " + dir, e);
-    }
-    *acquired = true;
-    *lock = std::make_unique<PosixFileLock>(fd);
-    return Status::OK();
+    return TryFlock(fd, LOCK_EX, "folder " + dir, lock, acquired);
   }
 
   Status TryLockFile(const std::string& path, bool shared, std::unique_ptr<FileLock>* lock, bool* acquired,
@@ -639,18 +647,7 @@ class PosixEnv final : public Env {
     int fd;
     struct stat st;
     SHARDPACK_RETURN_IF_ERROR(OpenRegularFile(path, O_RDONLY | O_CREAT | O_NOFOLLOW, &fd, &st, mode_t(mode)));
-    int r;
-    while ((r = ::flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB)) != 0 && errno == EINTR) {
-    }
-    if (r != 0) {
-      const int e = errno;
-      ::close(fd);
-      if (e == EWOULDBLOCK) return Status::OK();
-      return Status::FromErrno("cannot lock " + path, e);
-    }
-    *acquired = true;
-    *lock = std::make_unique<PosixFileLock>(fd);
-    return Status::OK();
+    return TryFlock(fd, shared ? LOCK_SH : LOCK_EX, path, lock, acquired);
   }
 
   Status StatPath(const std::string& path, FileStat* out) override {
