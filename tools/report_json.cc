@@ -60,7 +60,7 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
     classes.push_back({{"name", c.name}, {"label", c.label}, {"samples", c.samples}});
   }
   nlohmann::json result = {{"name", s.name},
-                            {"generation", s.generation},
+                           {"generation", s.generation},
                            {"format", std::string(DatasetFormatName(s.format))},
                            {"samples", s.samples},
                            {"shards", s.shards},
