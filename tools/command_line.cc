@@ -356,9 +356,9 @@ int RunStat(const std::string& dir, bool json, size_t top, const std::string& bu
     std::cout << DatasetStatsToJson(st).dump(2) << "\n";
     return 0;
   }
-  // The location as given (the manifest's name is the folder's when it was packed, and may have moved),
-  // and the generation messages cite.
-  std::printf("dataset      %s (%s, generation %llu)\n", Printable(dir).c_str(),
+  // The folder's name (as the manifest records it: the same for a URL of it) and the generation
+  // that append messages and loader states cite.
+  std::printf("dataset      %s (%s, generation %llu)\n", Printable(st.name).c_str(),
               std::string(DatasetFormatName(st.format)).c_str(), static_cast<unsigned long long>(st.generation));
   if (!st.view_base.empty()) {
     std::printf("view of      %s: %s from %s (%s)\n", st.view_base.c_str(), Count(st.samples, "sample").c_str(),

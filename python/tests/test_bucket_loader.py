@@ -358,9 +358,10 @@ def test_bad_bucket_options_are_refused_in_pythons_words(data, tmp_path, monkeyp
     shards = sorted(str(p) for p in (data / "wds").glob("*.tar"))
     with pytest.raises(ValueError) as e:
         shardpack.Loader(shards[:2], buckets=SPEC)
-    assert str(e.value) == (f"buckets and token budgets need each image's size, and the shards {shards[0]}::{shards[1]} come without "
-                            f"shardpack's sample tables; `shardpack convert {shards[0]}::{shards[1]} NEW --format wds` "
-                            "writes a dataset that has them")
+    assert str(e.value) == (f"buckets and token budgets need each image's size from the sample tables a dataset's "
+                            f"manifest lists, and {shards[0]}::{shards[1]} are shards without a manifest; `shardpack "
+                            "convert FOLDER NEW --format wds`, FOLDER holding these shards, writes a dataset that has "
+                            "them")
     # A URL is read as without buckets (tests/interop: the same batches over HTTP and S3); one that
     # nothing answers fails as it does without them, naming what it asked for.
     monkeypatch.setenv("SHARDPACK_HTTP_ATTEMPTS", "1")
