@@ -1,13 +1,17 @@
 #include "ground/view_manifest.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <set>
 #include <stdexcept>
 
 #include "ground/checksum.h"
 #include "ground/json_integer.h"
 #include "ground/manifest_json.h"
+#include "ground/shell_quote.h"
 #include "ground/side_file.h"
+#include "ground/units.h"
 
 namespace shardpack {
 namespace {
@@ -111,8 +115,8 @@ Status CheckViewBase(const ViewManifest& view, const std::string& view_shown, co
         std::to_string(view.base_generation) + ", " + std::to_string(view.base_samples) + " samples, manifest_xxh64 " +
         view.base_manifest_xxh64 + "); " + base_shown + " has changed since" + grew + " (generation " +
         std::to_string(base.generation) + ", " + std::to_string(base.samples) + " samples, manifest_xxh64 " +
-        base.manifest_xxh64 + "): make the view again with its rule " + view.rule_json +
-        " (shardpack subset or split; a split by fraction puts every sample on the side it was on)");
+        base.manifest_xxh64 + "): make the view again into a new folder: " + RemakeViewCommand(view, base_shown) +
+        " (a split by fraction puts every sample on the side it was on)");
   }
   for (const ViewShard& s : view.shards) {
     if (s.base_shard >= base_shard_samples.size() || s.samples > base_shard_samples[s.base_shard]) {
@@ -122,6 +126,70 @@ Status CheckViewBase(const ViewManifest& view, const std::string& view_shown, co
     }
   }
   return Status::OK();
+}
+
+namespace {
+
+// A view's rule (what SampleRule::ToJson and the split record) as the flags that give it.
+std::string RuleFlags(const json& rule) {
+  std::string flags;
+  const auto add = [&](const std::string& flag, const std::string& value) {
+    flags += " " + flag + (value.empty() ? "" : " " + ShellWord(value));
+  };
+  const auto number = [](const json& v) { return v.is_number_float() ? FormatNumber(v.get<double>()) : v.dump(); };
+  if (rule.contains("classes")) {
+    std::string names;
+    for (const json& c : rule["classes"]) names += (names.empty() ? "" : ",") + c.get<std::string>();
+    add("--classes", names);
+  }
+  if (rule.contains("keys")) add("--keys", "KEYS_FILE");
+  if (rule.contains("where")) add("--where", rule["where"].get<std::string>());
+  if (rule.contains("fraction")) add("--fraction", number(rule["fraction"]));
+  if (rule.contains("count")) add("--count", number(rule["count"]));
+  if (rule.contains("fractions")) {
+    std::string list;
+    for (const json& f : rule["fractions"]) list += (list.empty() ? "" : ",") + number(f);
+    add("--fractions", list);
+  }
+  if (rule.contains("seed")) add("--seed", number(rule["seed"]));
+  if (rule.value("stratify", false)) add("--stratify", "");
+  if (rule.value("relabel", false)) add("--relabel", "");
+  return flags;
+}
+
+}  // namespace
+
+std::string RemakeViewCommand(const ViewManifest& view, const std::string& base_shown) {
+  json rule = json::parse(view.rule_json, nullptr, /*allow_exceptions=*/false);
+  if (!rule.is_object()) return "shardpack subset or split with its rule";
+  // A view of a view: from the view it was made of (that one's own rule recorded beside).
+  const std::string base = rule.contains("of_view") ? "VIEW_IT_WAS_MADE_OF" : ShellWord(base_shown);
+  const std::string flags = RuleFlags(rule);
+  std::string command;
+  if (rule.contains("part") && rule.contains("fractions")) {
+    const size_t part = rule["part"].get<size_t>(), parts = rule["fractions"].size();
+    command = "shardpack split " + base;
+    for (size_t i = 0; i < parts; ++i) command += " OUT_" + std::to_string(i + 1);
+    command += flags + " (this view is OUT_" + std::to_string(part + 1) + ")";
+  } else if (rule.contains("split")) {
+    const bool matches = rule["split"] == "matches";
+    command =
+        "shardpack split " + base + " OUT_A OUT_B" + flags + " (this view is " + (matches ? "OUT_A" : "OUT_B") + ")";
+  } else {
+    command = "shardpack subset " + base + " OUT" + flags;
+  }
+  if (rule.contains("of_view")) {
+    command += ", VIEW_IT_WAS_MADE_OF being a view of " + ShellWord(base_shown) + " by" + RuleFlags(rule["of_view"]);
+  }
+  return command;
+}
+
+int32_t ViewLabel(const ViewManifest& view, int32_t base_label) {
+  if (view.base_labels.empty()) return base_label;
+  // A linear search: a relabelled view has the few classes it was made with, and stat and the
+  // reader call this once a sample.
+  const auto at = std::find(view.base_labels.begin(), view.base_labels.end(), base_label);
+  return at == view.base_labels.end() || base_label < 0 ? -1 : int32_t(at - view.base_labels.begin());
 }
 
 Status WriteViewManifest(Env* env, const std::string& dir, const ViewManifest& view) {
@@ -144,6 +212,10 @@ Status WriteViewManifest(Env* env, const std::string& dir, const ViewManifest& v
             {"shardpack_version", view.tool_version},
             {"samples", view.samples},
             {"shards", std::move(shards)}};
+  if (!view.base_labels.empty()) {
+    j["view"]["classes"] = view.classes;
+    j["view"]["base_labels"] = view.base_labels;
+  }
   j[kManifestChecksumKey] = SelfChecksum(j);
   SHARDPACK_RETURN_IF_ERROR(WriteFileAtomically(env, JoinPath(dir, kManifestFileName), j.dump(2) + "\n"));
   return env->SyncDir(dir);
@@ -170,6 +242,15 @@ Status ParseViewManifest(json j, const std::string& path, ViewManifest* view) {
       view->base_shards_xxh64 = v.at("base_shards_xxh64").get<std::string>();
     }
     view->rule_json = v.value("rule", json::object()).dump();
+    if (v.contains("base_labels")) {
+      view->classes = v.at("classes").get<std::vector<std::string>>();
+      view->base_labels = v.at("base_labels").get<std::vector<int32_t>>();
+      std::set<int32_t> distinct(view->base_labels.begin(), view->base_labels.end());
+      if (view->classes.size() != view->base_labels.size() || distinct.size() != view->base_labels.size() ||
+          (!distinct.empty() && *distinct.begin() < 0)) {
+        throw std::invalid_argument("\"classes\" and \"base_labels\" are not one distinct base label a class");
+      }
+    }
     view->name = j.value("name", "");
     view->tool_version = j.value("shardpack_version", "");
     view->samples = UnsignedIn(j, "samples");

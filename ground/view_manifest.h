@@ -42,10 +42,18 @@ struct ViewManifest {
   // grown by appends, which the view keeps reading as it was. Empty in views made before.
   uint64_t base_shards = 0;
   std::string base_shards_xxh64;
-  std::string rule_json = "{}";   // how the samples were chosen (compact JSON), for people
+  std::string rule_json = "{}";  // how the samples were chosen (compact JSON), for people
+  // A relabelled view (`subset --classes ... --relabel`): its own classes, class i being the base's
+  // class base_labels[i]; its samples read with label i. Both empty: the base's labels and classes.
+  std::vector<std::string> classes;
+  std::vector<int32_t> base_labels;
   uint64_t samples = 0;           // the sum of the shards' samples
   std::vector<ViewShard> shards;  // ascending base_shard
 };
+
+// The label a sample of base label `base_label` has in `view`: itself when the view is not
+// relabelled, else its place in view.base_labels (-1 when none: not a class of the view).
+int32_t ViewLabel(const ViewManifest& view, int32_t base_label);
 
 // Whether a parsed manifest.json is a view's (it has a "view" object).
 bool IsViewJson(const nlohmann::json& j);
@@ -73,6 +81,10 @@ Status CheckViewBase(const ViewManifest& view, const std::string& view_shown, co
                      const std::vector<uint64_t>& base_shard_samples,
                      const std::function<std::string_view(size_t)>& base_shard_xxh64, const std::string& base_shown,
                      uint64_t* newer = nullptr);
+
+// The command that makes `view` again from `base_shown` (its rule as flags), for messages: e.g.
+// "shardpack split /data/ds VAL TRAIN --fraction 0.05 --seed 7 (this view is VAL)".
+std::string RemakeViewCommand(const ViewManifest& view, const std::string& base_shown);
 
 // Writes dir/manifest.json for `view`, atomically, with its checksum of itself.
 Status WriteViewManifest(Env* env, const std::string& dir, const ViewManifest& view);

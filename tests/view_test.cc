@@ -192,6 +192,96 @@ TEST_F(ViewTest, ASplitIsStableUnderAnAppendAndAnOlderViewKeepsReadingItsSamples
   EXPECT_TRUE(after == want);
 }
 
+// refresh (and split --update) after an append: each view takes the appended samples its rule puts
+// on its side (libxxhash for the fraction, the class by hand), and keeps every sample it had; a view
+// of a view takes only those of its input's side; a --count view is refused with the command that
+// makes it again; a second refresh has nothing to do.
+TEST_F(ViewTest, RefreshTakesTheAppendedSamplesOfEachSideAndMovesNone) {
+  MakeLinkedTree(src(), 300);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  ViewResult ra, rb, r3;
+  ASSERT_TRUE(Split(out("ds"), out("a"), out("b"), Fraction(0.2, 5), &ra, &rb).ok());
+  ViewOptions c3;
+  c3.rule.classes = {"c3"};
+  ASSERT_TRUE(Subset(out("b"), out("b3"), c3, &r3).ok());
+  std::vector<ViewResult> parts;
+  ViewOptions seeded;
+  seeded.rule.seed = 9;
+  ASSERT_TRUE(SplitByFractions(out("ds"), {out("f1"), out("f2"), out("f3")}, {0.5, 0.3, 0.2}, seeded, &parts).ok());
+  ViewOptions counted;
+  counted.rule.count = 37;
+  counted.rule.seed = 3;
+  ASSERT_TRUE(Split(out("ds"), out("ca"), out("cb"), counted, &ra, &rb).ok());
+  const std::vector<Sample> a_before = ReadAll(out("a")), b_before = ReadAll(out("b"));
+  MakeLinkedTree(dir_.Sub("more"), 120, 300);
+  PackResult appended;
+  ASSERT_TRUE(Append(dir_.Sub("more"), out("ds"), Options(), &appended).ok());
+  const std::vector<Sample> all = ReadAll(out("ds"));
+  ASSERT_EQ(all.size(), 420u);
+
+  std::vector<Sample> want_a, want_b, want_b3, want_f2;
+  size_t new_in_a = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Sample& x = all[i];
+    const bool in_a = InFraction(x.key, 0.2, 5);
+    (in_a ? want_a : want_b).push_back(x);
+    if (in_a && i >= 300) ++new_in_a;
+    if (!in_a && x.label == 3) want_b3.push_back(x);
+    const double h = double(XXH64(x.key.data(), x.key.size(), 9));
+    if (h >= std::ldexp(0.5, 64) && h < std::ldexp(0.8, 64)) want_f2.push_back(x);
+  }
+  RefreshResult refreshed;
+  ASSERT_TRUE(RefreshView(out("a"), ViewOptions(), &refreshed).ok());
+  EXPECT_EQ(refreshed.appended, 120u);
+  EXPECT_EQ(refreshed.added, new_in_a);
+  EXPECT_EQ(refreshed.samples, want_a.size());
+  EXPECT_TRUE(ReadAll(out("a")) == want_a);
+  EXPECT_TRUE(std::equal(a_before.begin(), a_before.end(), want_a.begin()));
+  for (const char* view : {"b3", "f2"}) {
+    const Status s = RefreshView(out(view), ViewOptions(), &refreshed);
+    EXPECT_TRUE(s.ok()) << view << ": " << s.ToString();
+  }
+  EXPECT_TRUE(ReadAll(out("b3")) == want_b3);
+  EXPECT_TRUE(ReadAll(out("f2")) == want_f2);
+  for (const char* view : {"a", "b3"}) {
+    VerifyReport report;
+    EXPECT_TRUE(Verify(out(view), VerifyOptions(), &report).ok() && report.clean()) << view;
+    DatasetStats stats;
+    ASSERT_TRUE(Stat(out(view), StatOptions(), &stats).ok()) << view;
+    EXPECT_EQ(stats.view_base_newer, 0u) << view;
+  }
+  // A second refresh: nothing appended since.
+  ASSERT_TRUE(RefreshView(out("a"), ViewOptions(), &refreshed).ok());
+  EXPECT_EQ(refreshed.appended, 0u);
+  EXPECT_EQ(refreshed.samples, want_a.size());
+  // The split's own command with --update: b (not refreshed yet) takes its side, a has nothing to do.
+  ViewOptions update = Fraction(0.2, 5);
+  update.update = true;
+  ASSERT_TRUE(Split(out("ds"), out("a"), out("b"), update, &ra, &rb).ok());
+  EXPECT_TRUE(rb.updated);
+  EXPECT_EQ(rb.added, 120u - new_in_a);
+  EXPECT_TRUE(ReadAll(out("b")) == want_b);
+  EXPECT_TRUE(std::equal(b_before.begin(), b_before.end(), want_b.begin()));
+  // ... and with another rule: refused, naming the command that made them.
+  update.rule.fraction = 0.3;
+  EXPECT_EQ(Split(out("ds"), out("a"), out("b"), update, &ra, &rb).message(),
+            "--update: " + out("a") + " is a view made by another command: shardpack split " + out("ds") +
+                " OUT_A OUT_B --fraction 0.2 --seed 5 (this view is OUT_A); --update takes the command that "
+                "made it (or give a new folder)");
+  // A count can change with an append: refused, with the command to make it again.
+  EXPECT_EQ(RefreshView(out("ca"), ViewOptions(), &refreshed).message(),
+            "view " + out("ca") + " cannot take the samples appended to " + out("ds") +
+                ": it took --count samples, which an append can change; make it again into a new folder: "
+                "shardpack split " +
+                out("ds") + " OUT_A OUT_B --count 37 --seed 3 (this view is OUT_A)");
+  EXPECT_EQ(Keys(ReadAll(out("ca"))).size(), 37u);  // untouched: it reads the base as it was
+  EXPECT_EQ(RefreshView(out("ds"), ViewOptions(), &refreshed).message(),
+            out("ds") +
+                " is a dataset, not a view: refresh brings a view (shardpack subset or split) to its base's "
+                "latest generation");
+}
+
 // Three ways by --fractions 0.8,0.1,0.1: every sample in exactly one view, the one its key's hash
 // (libxxhash directly, over 2^64) falls in; the first equals a two-way split's --fraction 0.8.
 TEST_F(ViewTest, FractionsSplitEverySampleIntoTheViewItsKeyHashesInto) {
@@ -269,6 +359,110 @@ TEST_F(ViewTest, CountTakesExactlyTheSamplesWhoseKeysHashLowest) {
   EXPECT_EQ(Subset(out("ds"), out("c1-all"), of_class, &c).message(),
             "--count 31: only 30 samples of " + out("ds") + " meet the other rules; give at most 30");
   EXPECT_FALSE(fs::exists(out("c1-all")));
+}
+
+// --stratify: each class's share of the count, split by largest remainder, taken by the lowest key
+// hashes within the class. 350 samples: c0 80, c1..c9 30 each; --count 40 is 40 * 80 / 350 = 9.14
+// of c0 and 3.43 of each other class: floors 9 + 9 * 3 = 36, and the 4 left go to the largest
+// remainders (0.43, the lower classes first on the tie): c1..c4 take 4, c5..c9 3 (worked by hand).
+TEST_F(ViewTest, StratifyTakesEachClassItsShareOfTheCountByLowestHashes) {
+  MakeLinkedTree(src(), 300);
+  MakeLinkedTree(dir_.Sub("more"), 500, 300);  // then 50 more of c0 only
+  for (const auto& e : fs::directory_iterator(dir_.Sub("more") + "/c0")) {
+    if (fs::directory_entry(src() + "/c0/" + e.path().filename().string()).exists()) continue;
+    fs::rename(e.path(), src() + "/c0/" + e.path().filename().string());
+  }
+  ASSERT_EQ(std::distance(fs::directory_iterator(src() + "/c0"), fs::directory_iterator()), 80);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  const std::vector<Sample> all = ReadAll(out("ds"));
+  ASSERT_EQ(all.size(), 350u);
+  const std::vector<size_t> share = {9, 4, 4, 4, 4, 3, 3, 3, 3, 3};
+  std::set<std::string> expected;
+  for (int32_t label = 0; label < 10; ++label) {
+    std::vector<std::pair<uint64_t, std::string>> hashed;
+    for (const Sample& x : all) {
+      if (x.label == label) hashed.push_back({XXH64(x.key.data(), x.key.size(), 5), x.key});
+    }
+    std::sort(hashed.begin(), hashed.end());
+    for (size_t i = 0; i < share[size_t(label)]; ++i) expected.insert(hashed[i].second);
+  }
+  ViewOptions o;
+  o.rule.count = 40;
+  o.rule.seed = 5;
+  o.rule.stratify = true;
+  ViewResult a, b;
+  ASSERT_TRUE(Split(out("ds"), out("val"), out("train"), o, &a, &b).ok());
+  const std::vector<std::string> val = Keys(ReadAll(out("val")));
+  EXPECT_EQ(std::set<std::string>(val.begin(), val.end()), expected);
+  EXPECT_EQ(val.size(), 40u);
+  EXPECT_EQ(b.samples, 310u);
+  // A stratified fraction: 0.1 of 350 is 35, 8 of c0 and 3 of each other (exact).
+  ViewOptions f;
+  f.rule.fraction = 0.1;
+  f.rule.seed = 5;
+  f.rule.stratify = true;
+  ViewResult c;
+  ASSERT_TRUE(Subset(out("ds"), out("tenth"), f, &c).ok());
+  std::map<int32_t, int> per_class;
+  for (const Sample& x : ReadAll(out("tenth"))) ++per_class[x.label];
+  EXPECT_EQ(per_class,
+            (std::map<int32_t, int>{{0, 8}, {1, 3}, {2, 3}, {3, 3}, {4, 3}, {5, 3}, {6, 3}, {7, 3}, {8, 3}, {9, 3}}));
+  ViewOptions alone;
+  alone.rule.stratify = true;
+  alone.rule.classes = {"c1"};
+  EXPECT_EQ(Subset(out("ds"), out("x"), alone, &c).message(),
+            "--stratify takes each class's share of what --fraction or --count gives: give one of them");
+  EXPECT_FALSE(fs::exists(out("x")));
+}
+
+// --relabel: a subset of classes c7 and c2 is a 2-class dataset, c2 label 0 and c7 label 1 (the
+// base's order), to every reader and to stat; a subset of it keeps that; a split refuses it.
+TEST_F(ViewTest, RelabelGivesASubsetOfClassesDenseLabels) {
+  MakeLinkedTree(src(), 100);
+  PackResult packed;
+  ASSERT_TRUE(PackTo(out("ds"), Options(), &packed).ok());
+  const std::vector<Sample> all = ReadAll(out("ds"));
+  std::vector<Sample> expected;
+  for (Sample x : all) {
+    if (x.label != 2 && x.label != 7) continue;
+    x.label = x.label == 2 ? 0 : 1;
+    expected.push_back(x);
+  }
+  ASSERT_EQ(expected.size(), 20u);
+  ViewOptions o;
+  o.rule.classes = {"c7", "c2"};
+  o.rule.relabel = true;
+  ViewResult r;
+  ASSERT_TRUE(Subset(out("ds"), out("two"), o, &r).ok());
+  EXPECT_EQ(r.classes, (std::vector<std::string>{"c2", "c7"}));
+  EXPECT_EQ(ReadAll(out("two")), expected);
+  std::unique_ptr<DatasetReader> reader;
+  ASSERT_TRUE(DatasetReader::Open(out("two"), nullptr, &reader).ok());
+  EXPECT_EQ(reader->manifest().classes, (std::vector<std::string>{"c2", "c7"}));
+  DatasetStats stats;
+  ASSERT_TRUE(Stat(out("two"), StatOptions(), &stats).ok());
+  ASSERT_EQ(stats.classes.size(), 2u);
+  EXPECT_EQ(stats.classes[0].name, "c2");
+  EXPECT_EQ(stats.classes[0].samples, 10u);
+  EXPECT_EQ(stats.classes[1].name, "c7");
+  EXPECT_EQ(stats.classes[1].samples, 10u);
+  // A subset of it: its classes and labels, a --where on its labels.
+  ViewOptions of_view;
+  of_view.rule.where = "label == 1";
+  ASSERT_TRUE(Subset(out("two"), out("c7"), of_view, &r).ok());
+  std::vector<Sample> c7;
+  for (const Sample& x : expected) {
+    if (x.label == 1) c7.push_back(x);
+  }
+  EXPECT_EQ(ReadAll(out("c7")), c7);
+  ASSERT_TRUE(DatasetReader::Open(out("c7"), nullptr, &reader).ok());
+  EXPECT_EQ(reader->manifest().classes, (std::vector<std::string>{"c2", "c7"}));
+  ViewResult a, b;
+  EXPECT_EQ(Split(out("ds"), out("a"), out("b"), o, &a, &b).message(),
+            "--relabel labels a subset's classes 0..N-1: give it to subset, with --classes (a split's other side "
+            "would hold classes it does not list)");
+  EXPECT_FALSE(fs::exists(out("a")));
 }
 
 class ViewFormatTest : public ViewTest, public ::testing::WithParamInterface<std::string> {};

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "ground/printable.h"
+#include "ground/shell_quote.h"
 #include "ground/units.h"
 #include "ops/pack/pack_partition.h"
 #include "ops/pack/slurm_script.h"
@@ -365,9 +366,9 @@ int RunStat(const std::string& dir, bool json, size_t top, const std::string& bu
                 Count(st.shards, "base shard").c_str(), FormatBytes(st.bytes).c_str());
     if (st.view_base_newer > 0) {
       std::printf(
-          "             its base holds %s appended since this view was made, which it does not select: "
-          "make the view again with the same rule to take them (no sample changes sides)\n",
-          Count(st.view_base_newer, "sample").c_str());
+          "             its base holds %s appended since this view was made, which it does not read: "
+          "`shardpack refresh %s` takes those its rule takes (no sample changes sides)\n",
+          Count(st.view_base_newer, "sample").c_str(), ShellWord(dir).c_str());
     }
   } else {
     std::printf("samples      %s in %s, %s; %s skipped at pack time\n", std::to_string(st.samples).c_str(),
@@ -729,9 +730,10 @@ int RunCommandLine(int argc, char** argv) {
       ->required();
   AddOutputOptions(convert, cf);
 
-  ViewFlags subset_flags, split_flags;
+  ViewFlags subset_flags, split_flags, refresh_flags;
   CLI::App* subset = AddSubsetCommand(app, subset_flags);
   CLI::App* split = AddSplitCommand(app, split_flags);
+  CLI::App* refresh = AddRefreshCommand(app, refresh_flags);
 
   std::string verify_dir;
   VerifyOptions vo;
@@ -914,6 +916,7 @@ int RunCommandLine(int argc, char** argv) {
   if (convert->parsed()) return RunPack(cf, "convert");
   if (subset->parsed()) return RunViewCommand(subset_flags, /*split=*/false);
   if (split->parsed()) return RunViewCommand(split_flags, /*split=*/true);
+  if (refresh->parsed()) return RunRefreshCommand(refresh_flags);
   if (verify->parsed()) return RunVerify(verify_dir, vo, verify_json);
   if (merge->parsed()) return RunMerge(merge_dir, merge_json);
   if (slurm->parsed()) {

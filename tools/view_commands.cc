@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "ground/printable.h"
 #include "tools/environment.h"
 #include "tools/progress_printer.h"
 #include "tools/usage_error.h"
@@ -28,21 +29,37 @@ void AddRuleFlags(CLI::App* app, ViewFlags& f) {
                   "Exactly N samples (of those that meet the other rules): the N whose keys hash lowest (as "
                   "train_test_split(test_size=N)); an append may change some, where --fraction never does")
       ->check(CLI::Range(int64_t(1), INT64_MAX));
+  app->add_flag("--stratify", f.options.rule.stratify,
+                "With --fraction or --count: the same share of every class (as train_test_split's stratify), "
+                "the count split over the classes by largest remainder; an append may change some");
   app->add_option("--seed", f.options.rule.seed, "The seed of --fraction's and --count's hash")->capture_default_str();
   app->add_option("--threads", f.options.threads, "Sample tables read in parallel (0 = all cores)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
+  app->add_flag("--update", f.options.update,
+                "The folders hold the views this command made already: bring them to IN's latest generation "
+                "(the samples appended since that the rule takes join them; none moves), or make them when empty");
   app->add_flag("--json", f.json, "Print the result as JSON on stdout");
 }
 
 nlohmann::json ResultJson(const ViewResult& r) {
-  return {{"out", r.out}, {"samples", r.samples}, {"shards", r.shards}, {"base_samples", r.base_samples}};
+  nlohmann::json j = {{"out", r.out}, {"samples", r.samples}, {"shards", r.shards}, {"base_samples", r.base_samples}};
+  if (!r.classes.empty()) j["classes"] = r.classes;
+  if (r.updated) j["added"] = r.added;
+  return j;
 }
 
 void PrintResult(const ViewResult& r) {
+  if (r.updated) {
+    std::printf("view %s: %llu of %llu samples, %llu of them added by the update\n", r.out.c_str(),
+                static_cast<unsigned long long>(r.samples), static_cast<unsigned long long>(r.base_samples),
+                static_cast<unsigned long long>(r.added));
+    return;
+  }
   std::printf("view %s: %llu of %llu samples, from %llu base shard%s\n", r.out.c_str(),
               static_cast<unsigned long long>(r.samples), static_cast<unsigned long long>(r.base_samples),
               static_cast<unsigned long long>(r.shards), r.shards == 1 ? "" : "s");
+  for (size_t i = 0; i < r.classes.size(); ++i) std::printf("  label %zu: %s\n", i, Printable(r.classes[i]).c_str());
 }
 
 }  // namespace
@@ -55,6 +72,9 @@ CLI::App* AddSubsetCommand(CLI::App& app, ViewFlags& f) {
   c->add_option("IN", f.in, "Dataset folder or URL, or a view")->required();
   c->add_option("OUT", f.out, "The view's folder (new or empty)")->required();
   AddRuleFlags(c, f);
+  c->add_flag("--relabel", f.options.rule.relabel,
+              "With --classes: label the view's classes 0..N-1 in the dataset's order (the mapping is recorded "
+              "in its manifest and printed), instead of keeping the dataset's labels and class list");
   return c;
 }
 
@@ -72,6 +92,49 @@ CLI::App* AddSplitCommand(CLI::App& app, ViewFlags& f) {
                 "test (they add up to 1; an append never moves a sample)");
   AddRuleFlags(c, f);
   return c;
+}
+
+CLI::App* AddRefreshCommand(CLI::App& app, ViewFlags& f) {
+  CLI::App* c = app.add_subcommand(
+      "refresh",
+      "Bring views to their base's latest generation: the samples appended since that each view's rule takes "
+      "join it, and none of its samples changes (docs/views.md).");
+  c->add_option("VIEW", f.views, "View folders (made by subset or split)")->required();
+  c->add_option("--threads", f.options.threads, "Sample tables read in parallel (0 = all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  c->add_flag("--json", f.json, "Print the result as JSON on stdout");
+  return c;
+}
+
+int RunRefreshCommand(ViewFlags& f) {
+  const Status env = ApplyEnvironment(&f.options.remote);
+  if (!env.ok()) return Fail("refresh", env);
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& view : f.views) {
+    ProgressPrinter progress(!f.json);
+    f.options.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards("refresh", done, total); };
+    RefreshResult r;
+    const Status s = RefreshView(view, f.options, &r);
+    progress.Finish();
+    if (!s.ok()) return Fail("refresh", s);
+    if (f.json) {
+      all.push_back({{"view", r.view},
+                     {"samples", r.samples},
+                     {"appended", r.appended},
+                     {"added", r.added},
+                     {"generation", r.generation}});
+    } else if (r.appended == 0) {
+      std::printf("view %s: up to date (base generation %llu, %llu samples)\n", r.view.c_str(),
+                  static_cast<unsigned long long>(r.generation), static_cast<unsigned long long>(r.samples));
+    } else {
+      std::printf("view %s: took %llu of the %llu samples appended to its base; %llu samples, base generation %llu\n",
+                  r.view.c_str(), static_cast<unsigned long long>(r.added), static_cast<unsigned long long>(r.appended),
+                  static_cast<unsigned long long>(r.samples), static_cast<unsigned long long>(r.generation));
+    }
+  }
+  if (f.json) std::cout << all.dump(2) << "\n";
+  return 0;
 }
 
 int RunViewCommand(ViewFlags& f, bool split) {

@@ -1,4 +1,4 @@
-// `shardpack subset` and `shardpack split`: the flags of a view's rule, and the run that prints
+// `shardpack subset`, `shardpack split` and `shardpack refresh`: the flags of a view's rule, and the run that prints
 // what was written (docs/views.md).
 #pragma once
 
@@ -19,12 +19,15 @@ struct ViewFlags {
   int64_t count = -1;
   bool json = false;
   ViewOptions options;
+  std::vector<std::string> views;  // refresh
 };
 
 // Adds the subcommands; each fills its own flags.
 CLI::App* AddSubsetCommand(CLI::App& app, ViewFlags& f);
 CLI::App* AddSplitCommand(CLI::App& app, ViewFlags& f);
+CLI::App* AddRefreshCommand(CLI::App& app, ViewFlags& f);
 // Runs the command whose flags are `f` (split when `split`); the exit status.
 int RunViewCommand(ViewFlags& f, bool split);
+int RunRefreshCommand(ViewFlags& f);
 
 }  // namespace shardpack

@@ -35,6 +35,14 @@ struct ViewRule {
   // fraction never moves one. Refused when fewer samples meet the other rules.
   std::optional<uint64_t> count;
   uint64_t seed = 0;
+  // With `fraction` or `count`: the same share of every class (sklearn's and HF's stratify), each
+  // class's share of the samples that meet the other rules, by the lowest key hashes within it, with
+  // the count split over the classes by largest remainder (samples without a class are one more
+  // stratum). Like `count`, an append may change some.
+  bool stratify = false;
+  // With `classes`, for a subset: the view's classes are those given, labelled 0..N-1 in the base's
+  // order, the mapping recorded in its manifest (a 10-way classifier from a 1,000-class dataset).
+  bool relabel = false;
 };
 
 struct ViewOptions {
@@ -43,13 +51,20 @@ struct ViewOptions {
   Env* env = nullptr;
   RemoteOptions remote;  // a base at a URL
   std::function<void(uint64_t shards_done, uint64_t shards)> on_shard;
+  // Subset and split into folders that hold the views this rule made of `in` already: bring them
+  // to its latest generation (RefreshView) rather than refuse a folder that is not empty. Folders
+  // that are all empty get the views made; a view made with another rule is refused.
+  bool update = false;
 };
 
 struct ViewResult {
   std::string out;
-  uint64_t samples = 0;       // selected
-  uint64_t shards = 0;        // base shards it takes samples from
-  uint64_t base_samples = 0;  // in the input (a view: its selection)
+  uint64_t samples = 0;              // selected
+  uint64_t shards = 0;               // base shards it takes samples from
+  uint64_t base_samples = 0;         // in the input (a view: its selection)
+  std::vector<std::string> classes;  // a relabelled view's classes: label i is classes[i]
+  bool updated = false;              // options.update found the view made: refreshed (RefreshView)
+  uint64_t added = 0;                // ... taking these samples of the appended ones
 };
 
 // Writes a view of `in` (a dataset, or a view: the new view then names that view's base) into
@@ -67,5 +82,23 @@ Status Split(const std::string& in, const std::string& out_a, const std::string&
 Status SplitByFractions(const std::string& in, const std::vector<std::string>& outs,
                         const std::vector<double>& fractions, const ViewOptions& options,
                         std::vector<ViewResult>* results);
+
+// What RefreshView did.
+struct RefreshResult {
+  std::string view;
+  uint64_t appended = 0;    // samples appends added to the base since the view last read it
+  uint64_t added = 0;       // ... of which its rule takes (now in the view)
+  uint64_t samples = 0;     // the view's, after
+  uint64_t shards = 0;      // base shards it takes samples from, after
+  uint64_t generation = 0;  // the base generation it reads now
+};
+
+// Brings view `view` (a local folder) to its base's latest generation: the samples that appends
+// added since it was made (or last refreshed) and that its recorded rule takes join it; none of its
+// samples changes, so the sides of a split stay disjoint and together the base. Nothing to do (OK,
+// appended 0) when the base has not grown. Refused, naming the command that makes the view again,
+// for a rule an append can change (count, stratify) and for a base that changed otherwise.
+// options.rule is not read (the view's own rule is); threads, env, remote and on_shard are.
+Status RefreshView(const std::string& view, const ViewOptions& options, RefreshResult* result);
 
 }  // namespace shardpack

@@ -227,8 +227,8 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     for (const ViewShard& s : dataset.view->manifest.shards) stats->bytes += manifest.shards[s.base_shard].bytes;
   }
   CountShards(dataset, stats);
-  for (size_t i = 0; i < manifest.classes.size(); ++i) {
-    stats->classes.push_back({manifest.classes[i], static_cast<int32_t>(i), 0});
+  for (size_t i = 0; i < dataset.classes().size(); ++i) {
+    stats->classes.push_back({dataset.classes()[i], static_cast<int32_t>(i), 0});
   }
   for (const Bucket& b : options.buckets) stats->buckets.push_back({b, 0, 0});
   // The shards' tables are read and counted on every core, a few in flight per thread: memory in

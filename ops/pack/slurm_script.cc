@@ -5,14 +5,9 @@
 #include <utility>
 
 #include "ground/printable.h"
+#include "ground/shell_quote.h"
 
 namespace shardpack {
-
-std::string ShellQuote(const std::string& text) {
-  std::string quoted = "'";
-  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 namespace {
 

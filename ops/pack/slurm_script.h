@@ -40,7 +40,4 @@ Status SlurmPackScript(const SlurmScriptOptions& options, std::string* script);
 // packed in parts (lmdb), with the message each task would have printed.
 Status CheckSlurmScriptOptions(const SlurmScriptOptions& options);
 
-// `text` quoted for bash (single quotes).
-std::string ShellQuote(const std::string& text);
-
 }  // namespace shardpack

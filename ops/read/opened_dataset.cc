@@ -113,12 +113,18 @@ Status ReadSelectedRows(const OpenedDataset& d, size_t shard, ReadAll read, std:
 
 Status OpenedDataset::ReadSampleRecords(size_t shard, std::vector<SampleRecord>* records) const {
   if (view == nullptr) return format->ReadSampleRecords(env, dir, manifest.shards[shard], records);
-  return ReadSelectedRows(
+  SHARDPACK_RETURN_IF_ERROR(ReadSelectedRows(
       *this, shard,
       [&](const ShardEntry& base, std::vector<SampleRecord>* all) {
         return format->ReadSampleRecords(env, dir, base, all);
       },
-      records);
+      records));
+  for (SampleRecord& r : *records) r.label = ViewLabel(view->manifest, r.label);
+  return Status::OK();
+}
+
+const std::vector<std::string>& OpenedDataset::classes() const {
+  return view != nullptr && !view->manifest.base_labels.empty() ? view->manifest.classes : manifest.classes;
 }
 
 Status OpenedDataset::ReadShownSizes(size_t shard, std::vector<ShownSize>* sizes) const {

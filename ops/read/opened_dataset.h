@@ -45,6 +45,8 @@ struct OpenedDataset {
   size_t shard_count() const;
   uint64_t samples() const;
   std::string shard_file(size_t shard) const;  // relative to `dir`
+  // Its class names: a relabelled view's own (the records below carry its labels), else the base's.
+  const std::vector<std::string>& classes() const;
   Status ReadSampleRecords(size_t shard, std::vector<SampleRecord>* records) const;
   // The same records' sizes as shown (Format::ReadShownSizes).
   Status ReadShownSizes(size_t shard, std::vector<ShownSize>* sizes) const;

@@ -5,7 +5,8 @@
 namespace shardpack {
 namespace {
 
-// The view as a manifest: the base's facts (format, classes, options: labels keep their meaning),
+// The view as a manifest: the base's facts (format, classes, options: labels keep their meaning unless
+// the view was relabelled),
 // the view's name and count, and the base shards it reads with the view's counts of them. A shard's
 // field counts say at most how many of its selected samples have the field.
 Manifest ViewAsManifest(const OpenedView& view, const CompactManifest& base) {
@@ -16,6 +17,7 @@ Manifest ViewAsManifest(const OpenedView& view, const CompactManifest& base) {
   m.bytes = 0;
   m.skipped.clear();
   m.empty_classes.clear();
+  if (!view.manifest.base_labels.empty()) m.classes = view.manifest.classes;  // relabelled (subset --relabel)
   for (const ViewShard& s : view.manifest.shards) {
     ShardEntry e = base.shards.entry(s.base_shard);
     e.samples = s.samples;
@@ -66,7 +68,9 @@ Status ViewDatasetReader::BaseIndex(uint64_t index, uint64_t* base_index) const 
 Status ViewDatasetReader::Read(uint64_t index, ReadSample* out) const {
   uint64_t base_index = 0;
   SHARDPACK_RETURN_IF_ERROR(BaseIndex(index, &base_index));
-  return base_->Read(base_index, out);
+  SHARDPACK_RETURN_IF_ERROR(base_->Read(base_index, out));
+  out->label = ViewLabel(view_->manifest, out->label);
+  return Status::OK();
 }
 
 Status ViewDatasetReader::ReadMetadata(uint64_t index, std::string* json) const {

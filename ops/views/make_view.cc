@@ -119,6 +119,8 @@ Status ReadCandidates(const Input& input, size_t shard, std::vector<SampleRecord
                             std::to_string(entry.samples) + "; run shardpack verify");
   }
   if (d.view != nullptr) {
+    // A relabelled view's rules (--classes, label in --where) are in its own labels.
+    for (SampleRecord& r : *records) r.label = ViewLabel(d.view->manifest, r.label);
     return ReadSelection(d.view->env, d.view->dir, d.view->manifest.shards[shard], entry.samples, candidates);
   }
   candidates->resize(records->size());
@@ -179,41 +181,168 @@ Status ForEachShard(const Input& input, const ViewOptions& options, const std::f
   return Status::OK();
 }
 
-// rule.count: the hash below which exactly `count` of the samples that meet the other rules lie
-// (each shard keeps its lowest `count` hashes, then the lowest of all: 8 bytes a kept hash).
-Status FindCountThreshold(const Input& input, const ViewOptions& options, SampleRule* rule) {
-  const uint64_t count = *options.rule.count;
-  std::vector<std::vector<uint64_t>> lowest(input.dataset.shard_count());
+// How many samples each stratum gives (rule.count, or a stratified fraction of them): `total`
+// split by the strata's sizes, floors first, then one more to the largest remainders (the
+// lower stratum first on a tie), so that they add up to `total` exactly.
+std::vector<uint64_t> ShareByLargestRemainder(uint64_t total, const std::vector<uint64_t>& sizes) {
+  uint64_t all = 0;
+  for (uint64_t n : sizes) all += n;
+  std::vector<uint64_t> share(sizes.size(), 0);
+  if (all == 0) return share;
+  std::vector<std::pair<long double, size_t>> remainders;
+  uint64_t given = 0;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const long double exact = static_cast<long double>(total) * sizes[s] / all;
+    share[s] = static_cast<uint64_t>(std::floor(exact));
+    given += share[s];
+    remainders.push_back({exact - share[s], s});
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; given < total && i < remainders.size(); ++i, ++given) ++share[remainders[i].second];
+  return share;
+}
+
+// The key-hash thresholds of a rule that chooses by them (SampleRule::chooses_by_threshold): the
+// hash below which exactly the wanted number of each stratum's samples (of those that meet the
+// other rules) lie. Each shard keeps its lowest hashes of each stratum, then the lowest of all:
+// 8 bytes a kept hash. A stratified rule first counts each stratum's samples.
+Status FindThresholds(const Input& input, const ViewOptions& options, SampleRule* rule) {
+  const size_t strata = rule->strata();
+  const size_t shards = input.dataset.shard_count();
+  std::vector<uint64_t> wanted(strata, options.rule.count.value_or(0));
+  if (options.rule.stratify) {
+    std::vector<std::vector<uint64_t>> sizes(shards, std::vector<uint64_t>(strata, 0));
+    SHARDPACK_RETURN_IF_ERROR(ForEachShard(input, options, [&](size_t shard) {
+      std::vector<SampleRecord> records;
+      std::vector<uint32_t> candidates;
+      SHARDPACK_RETURN_IF_ERROR(ReadCandidates(input, shard, &records, &candidates));
+      for (uint32_t p : candidates) {
+        if (rule->MatchesAllButCount(records[p])) ++sizes[shard][rule->Stratum(records[p])];
+      }
+      return Status::OK();
+    }));
+    std::vector<uint64_t> size(strata, 0);
+    uint64_t all = 0;
+    for (const auto& per_shard : sizes) {
+      for (size_t s = 0; s < strata; ++s) size[s] += per_shard[s], all += per_shard[s];
+    }
+    const uint64_t total =
+        options.rule.count
+            ? *options.rule.count
+            : static_cast<uint64_t>(std::llround(static_cast<long double>(*options.rule.fraction) * all));
+    if (total > all) {
+      return Status::InvalidArgument("--count " + std::to_string(total) + ": only " + std::to_string(all) +
+                                     " samples of " + input.shown + " meet the other rules; give at most " +
+                                     std::to_string(all));
+    }
+    wanted = ShareByLargestRemainder(total, size);
+  }
+  // lowest[shard][stratum]: the shard's lowest hashes of the stratum, at most wanted[stratum].
+  std::vector<std::vector<std::vector<uint64_t>>> lowest(shards);
   SHARDPACK_RETURN_IF_ERROR(ForEachShard(input, options, [&](size_t shard) {
     std::vector<SampleRecord> records;
     std::vector<uint32_t> candidates;
     SHARDPACK_RETURN_IF_ERROR(ReadCandidates(input, shard, &records, &candidates));
-    std::vector<uint64_t>& h = lowest[shard];
+    std::vector<std::vector<uint64_t>>& h = lowest[shard];
+    h.resize(strata);
     for (uint32_t p : candidates) {
-      if (rule->MatchesAllButCount(records[p])) h.push_back(SampleRule::KeyHash(records[p].key, options.rule.seed));
+      if (rule->MatchesAllButCount(records[p])) {
+        h[rule->Stratum(records[p])].push_back(SampleRule::KeyHash(records[p].key, options.rule.seed));
+      }
     }
-    if (h.size() > count) {
-      std::nth_element(h.begin(), h.begin() + long(count), h.end());
-      h.resize(count);
+    for (size_t s = 0; s < strata; ++s) {
+      if (h[s].size() > wanted[s]) {
+        std::nth_element(h[s].begin(), h[s].begin() + long(wanted[s]), h[s].end());
+        h[s].resize(wanted[s]);
+      }
     }
     return Status::OK();
   }));
-  std::vector<uint64_t> all;
-  for (const std::vector<uint64_t>& h : lowest) all.insert(all.end(), h.begin(), h.end());
-  if (all.size() < count) {
-    return Status::InvalidArgument("--count " + std::to_string(count) + ": only " + std::to_string(all.size()) +
-                                   " samples of " + input.shown + " meet the other rules; give at most " +
-                                   std::to_string(all.size()));
+  std::vector<uint64_t> below(strata, 0);
+  for (size_t s = 0; s < strata; ++s) {
+    if (wanted[s] == 0) continue;  // none of this stratum: every hash is at or above 0
+    std::vector<uint64_t> all;
+    for (const auto& per_shard : lowest) all.insert(all.end(), per_shard[s].begin(), per_shard[s].end());
+    if (all.size() < wanted[s]) {  // (a stratified share never is: it is at most the stratum's size)
+      return Status::InvalidArgument("--count " + std::to_string(wanted[s]) + ": only " + std::to_string(all.size()) +
+                                     " samples of " + input.shown + " meet the other rules; give at most " +
+                                     std::to_string(all.size()));
+    }
+    std::nth_element(all.begin(), all.begin() + long(wanted[s] - 1), all.end());
+    const uint64_t last = all[wanted[s] - 1];
+    // Two keys of one hash at the boundary would make the count one off: 2^-64 a pair, said if met.
+    if (std::count(all.begin(), all.end(), last) > 1) {
+      return Status::InvalidArgument("--count " + std::to_string(wanted[s]) +
+                                     ": two keys hash alike at the boundary; give another --seed");
+    }
+    if (last == UINT64_MAX) return Status::InvalidArgument("--count: a key hashes to 2^64 - 1; give another --seed");
+    below[s] = last + 1;
   }
-  std::nth_element(all.begin(), all.begin() + long(count - 1), all.end());
-  const uint64_t last = all[count - 1];
-  // Two keys of one hash at the boundary would make the count one off: 2^-64 a pair, said if met.
-  if (std::count(all.begin(), all.end(), last) > 1) {
-    return Status::InvalidArgument("--count " + std::to_string(count) +
-                                   ": two keys hash alike at the boundary; give another --seed");
+  rule->SetThresholds(std::move(below));
+  return Status::OK();
+}
+
+// The rule output `o` records: the rule, or a fractions split's part, with the side of a split and
+// the rule of the view it was made of.
+nlohmann::json RecordedRule(const OpenedDataset& d, const SampleRule& rule,
+                            const std::vector<nlohmann::json>& side_rules, const ViewOutput& out, size_t o) {
+  nlohmann::json r = o < side_rules.size() ? side_rules[o] : nlohmann::json::parse(rule.ToJson());
+  if (!out.side.empty()) r["split"] = out.side;
+  if (d.view != nullptr) r["of_view"] = nlohmann::json::parse(d.view->manifest.rule_json);
+  return r;
+}
+
+// --update: every output folder holds a view made of the input's base by this rule (RefreshView
+// each), or none holds anything (*make: make them). A folder of another view, or of a dataset, is
+// refused.
+Status UpdateViews(const Input& input, const SampleRule& rule, const std::vector<nlohmann::json>& side_rules,
+                   const ViewOptions& options, Env* env, std::vector<ViewOutput>* outputs,
+                   const std::vector<ViewResult*>& results, bool* make) {
+  namespace fs = std::filesystem;
+  size_t views = 0;
+  for (const ViewOutput& out : *outputs) views += env->FileExists(JoinPath(out.dir, kManifestFileName)) ? 1 : 0;
+  *make = views == 0;
+  if (views == 0) return Status::OK();
+  std::error_code ec;
+  const auto same_place = [&](const std::string& a, const std::string& b) {
+    return fs::weakly_canonical(fs::absolute(a), ec) == fs::weakly_canonical(fs::absolute(b), ec);
+  };
+  for (size_t o = 0; o < outputs->size(); ++o) {
+    const ViewOutput& out = (*outputs)[o];
+    Manifest dataset;
+    ViewManifest view;
+    bool is_view = false;
+    if (!env->FileExists(JoinPath(out.dir, kManifestFileName))) {
+      return Status::InvalidArgument("--update: " + out.dir +
+                                     " holds no view while the others do: give the folders "
+                                     "of the views this command made");
+    }
+    SHARDPACK_RETURN_IF_ERROR(ReadManifestOrView(env, out.dir, true, &dataset, &view, &is_view));
+    if (!is_view) return Status::InvalidArgument("--update: " + out.dir + " holds a dataset, not a view");
+    Location base;
+    SHARDPACK_RETURN_IF_ERROR(ParseLocation(LocationFrom(out.dir, view.base), &base));
+    const bool same_base =
+        base.remote() || input.base.remote() ? base.shown == input.base.shown : same_place(base.text, input.base.text);
+    const nlohmann::json wanted = RecordedRule(input.dataset, rule, side_rules, out, o);
+    if (!same_base || nlohmann::json::parse(view.rule_json) != wanted) {
+      const std::string shown = base.local() ? fs::path(base.shown).lexically_normal().string() : base.shown;
+      return Status::InvalidArgument("--update: " + out.dir +
+                                     " is a view made by another command: " + RemakeViewCommand(view, shown) +
+                                     "; --update takes the command that made it (or give a new folder)");
+    }
   }
-  if (last == UINT64_MAX) return Status::InvalidArgument("--count: a key hashes to 2^64 - 1; give another --seed");
-  rule->SetCountThreshold(last + 1);
+  for (size_t o = 0; o < outputs->size(); ++o) {
+    RefreshResult refreshed;
+    SHARDPACK_RETURN_IF_ERROR(RefreshView((*outputs)[o].dir, options, &refreshed));
+    ViewResult* result = results[o];
+    result->out = (*outputs)[o].dir;
+    result->samples = refreshed.samples;
+    result->shards = refreshed.shards;
+    result->base_samples = input.dataset.samples();
+    result->added = refreshed.added;
+    result->updated = true;
+  }
   return Status::OK();
 }
 
@@ -225,7 +354,33 @@ Status MakeViews(const std::string& in, std::vector<ViewOutput>* outputs, const 
   SHARDPACK_RETURN_IF_ERROR(OpenInput(in, options, env, &input));
   const OpenedDataset& d = input.dataset;
   std::unique_ptr<SampleRule> rule;
-  SHARDPACK_RETURN_IF_ERROR(SampleRule::Make(options.rule, d.manifest.classes, env, &rule));
+  SHARDPACK_RETURN_IF_ERROR(SampleRule::Make(options.rule, d.classes(), env, &rule));
+  if (options.rule.relabel && (options.rule.classes.empty() || outputs->size() != 1)) {
+    return Status::InvalidArgument(
+        "--relabel labels a subset's classes 0..N-1: give it to subset, with --classes (a split's other side "
+        "would hold classes it does not list)");
+  }
+  // The new views' classes: the input's (a relabelled view's own), or with --relabel those given,
+  // in the input's order; base_labels: each one's label in the base.
+  std::vector<std::string> view_classes;
+  std::vector<int32_t> base_labels;
+  const auto base_label_of = [&](size_t label) {
+    return d.view != nullptr && !d.view->manifest.base_labels.empty() ? d.view->manifest.base_labels[label]
+                                                                      : int32_t(label);
+  };
+  for (size_t label = 0; label < d.classes().size(); ++label) {
+    const std::vector<std::string>& given = options.rule.classes;
+    const bool taken = options.rule.relabel ? std::find(given.begin(), given.end(), d.classes()[label]) != given.end()
+                                            : d.view != nullptr && !d.view->manifest.base_labels.empty();
+    if (!taken) continue;
+    view_classes.push_back(d.classes()[label]);
+    base_labels.push_back(base_label_of(label));
+  }
+  if (options.update) {
+    bool make = false;
+    SHARDPACK_RETURN_IF_ERROR(UpdateViews(input, *rule, side_rules, options, env, outputs, results, &make));
+    if (!make) return Status::OK();
+  }
   for (ViewOutput& out : *outputs) {
     const Status s = PrepareViewFolder(env, (outputs->size() > 1 ? "a split of " : "a subset of ") + in, &out);
     if (!s.ok()) {
@@ -234,8 +389,8 @@ Status MakeViews(const std::string& in, std::vector<ViewOutput>* outputs, const 
     }
     out.shards.resize(d.shard_count());
   }
-  if (options.rule.count) {
-    const Status s = FindCountThreshold(input, options, rule.get());
+  if (rule->chooses_by_threshold()) {
+    const Status s = FindThresholds(input, options, rule.get());
     if (!s.ok()) {
       for (ViewOutput& made : *outputs) RemoveUnfinishedView(env, made);
       return s;
@@ -257,8 +412,6 @@ Status MakeViews(const std::string& in, std::vector<ViewOutput>* outputs, const 
       failed = Status::InvalidArgument(why + ": " + out.dir + " would be an empty view; nothing was written");
     }
   }
-  nlohmann::json rule_json = nlohmann::json::parse(rule->ToJson());
-  if (d.view != nullptr) rule_json["of_view"] = nlohmann::json::parse(d.view->manifest.rule_json);
   for (size_t o = 0; o < outputs->size() && failed.ok(); ++o) {
     ViewOutput& out = (*outputs)[o];
     ViewManifest& m = out.manifest;
@@ -272,9 +425,9 @@ Status MakeViews(const std::string& in, std::vector<ViewOutput>* outputs, const 
     m.base_shards = d.manifest.shards.size();
     m.base_shards_xxh64 =
         BaseShardsDigest(m.base_shards, [&](size_t i) { return std::string_view(d.manifest.shards[i].xxh64); });
-    nlohmann::json r = o < side_rules.size() ? side_rules[o] : rule_json;
-    if (!out.side.empty()) r["split"] = out.side;
-    m.rule_json = r.dump();
+    m.rule_json = RecordedRule(d, *rule, side_rules, out, o).dump();
+    m.classes = view_classes;
+    m.base_labels = base_labels;
     for (const ViewShard& s : out.shards) {
       if (s.samples == 0) continue;
       m.shards.push_back(s);
@@ -286,6 +439,7 @@ Status MakeViews(const std::string& in, std::vector<ViewOutput>* outputs, const 
     result->samples = m.samples;
     result->shards = m.shards.size();
     result->base_samples = d.samples();
+    if (options.rule.relabel) result->classes = view_classes;
   }
   if (!failed.ok()) {
     // Manifests first: a view folder with one is a finished view.
@@ -340,29 +494,11 @@ Status SplitByFractions(const std::string& in, const std::vector<std::string>& o
                                      " is given twice)");
     }
   }
-  // Cumulative bounds over [0, 2^64): view i takes the hashes in [bound[i-1], bound[i]); the last
-  // takes the rest, so rounding never leaves a sample out.
-  std::vector<uint64_t> below(fractions.size());
-  long double sum = 0;
-  for (size_t i = 0; i < fractions.size(); ++i) {
-    if (!(fractions[i] > 0 && fractions[i] < 1)) {
-      return Status::InvalidArgument("--fractions: " + FormatNumber(fractions[i]) + " is not above 0 and below 1");
-    }
-    sum += fractions[i];
-    below[i] = sum >= 1 ? UINT64_MAX : static_cast<uint64_t>(std::floor(std::ldexp(sum, 64)));
-  }
-  if (std::fabs(double(sum) - 1) > 1e-9) {
-    return Status::InvalidArgument("--fractions add up to " + FormatNumber(double(sum)) +
-                                   ": give fractions that "
-                                   "add up to 1 (e.g. 0.8,0.1,0.1)");
-  }
+  std::vector<uint64_t> below;
+  SHARDPACK_RETURN_IF_ERROR(SampleRule::FractionBounds(fractions, &below));
   const uint64_t seed = r.seed;
-  SideOf side_of = [below, seed](const SampleRecord& record) -> size_t {
-    const uint64_t h = SampleRule::KeyHash(record.key, seed);
-    for (size_t i = 0; i + 1 < below.size(); ++i) {
-      if (h < below[i]) return i;
-    }
-    return below.size() - 1;
+  SideOf side_of = [below, seed](const SampleRecord& record) {
+    return SampleRule::FractionPart(record.key, below, seed);
   };
   std::vector<ViewOutput> outputs(outs.size());
   std::vector<ViewResult*> pointers;

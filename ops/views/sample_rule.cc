@@ -18,6 +18,31 @@ bool SampleRule::InFraction(const std::string& key, double fraction, uint64_t se
   return XXH64(key.data(), key.size(), seed) < threshold;
 }
 
+Status SampleRule::FractionBounds(const std::vector<double>& fractions, std::vector<uint64_t>* below) {
+  below->assign(fractions.size(), 0);
+  long double sum = 0;
+  for (size_t i = 0; i < fractions.size(); ++i) {
+    if (!(fractions[i] > 0 && fractions[i] < 1)) {
+      return Status::InvalidArgument("--fractions: " + FormatNumber(fractions[i]) + " is not above 0 and below 1");
+    }
+    sum += fractions[i];
+    (*below)[i] = sum >= 1 ? UINT64_MAX : static_cast<uint64_t>(std::floor(std::ldexp(sum, 64)));
+  }
+  if (std::fabs(double(sum) - 1) > 1e-9) {
+    return Status::InvalidArgument("--fractions add up to " + FormatNumber(double(sum)) +
+                                   ": give fractions that add up to 1 (e.g. 0.8,0.1,0.1)");
+  }
+  return Status::OK();
+}
+
+size_t SampleRule::FractionPart(const std::string& key, const std::vector<uint64_t>& below, uint64_t seed) {
+  const uint64_t h = KeyHash(key, seed);
+  for (size_t i = 0; i + 1 < below.size(); ++i) {
+    if (h < below[i]) return i;
+  }
+  return below.size() - 1;
+}
+
 Status SampleRule::Make(const ViewRule& rule, const std::vector<std::string>& classes, Env* env,
                         std::unique_ptr<SampleRule>* out) {
   std::unique_ptr<SampleRule> r(new SampleRule());
@@ -65,6 +90,14 @@ Status SampleRule::Make(const ViewRule& rule, const std::vector<std::string>& cl
     return Status::InvalidArgument("--count and --fraction are two ways to say how many: give one");
   }
   if (rule.count && *rule.count == 0) return Status::InvalidArgument("--count is 0: give at least 1 sample");
+  if (rule.stratify && !rule.count && !rule.fraction) {
+    return Status::InvalidArgument(
+        "--stratify takes each class's share of what --fraction or --count gives: give one of them");
+  }
+  if (rule.stratify && classes.empty()) {
+    return Status::InvalidArgument("--stratify: the dataset has no classes to stratify by");
+  }
+  r->class_count_ = classes.size();
   *out = std::move(r);
   return Status::OK();
 }
@@ -73,7 +106,12 @@ uint64_t SampleRule::KeyHash(const std::string& key, uint64_t seed) { return XXH
 
 bool SampleRule::Matches(const SampleRecord& record) const {
   if (!MatchesAllButCount(record)) return false;
-  return !rule_.count || KeyHash(record.key, rule_.seed) < count_below_;
+  return !chooses_by_threshold() || KeyHash(record.key, rule_.seed) < below_[Stratum(record)];
+}
+
+size_t SampleRule::Stratum(const SampleRecord& record) const {
+  if (!rule_.stratify) return 0;
+  return record.label >= 0 && size_t(record.label) < class_count_ ? size_t(record.label) + 1 : 0;
 }
 
 bool SampleRule::MatchesAllButCount(const SampleRecord& record) const {
@@ -81,7 +119,8 @@ bool SampleRule::MatchesAllButCount(const SampleRecord& record) const {
     return false;
   }
   if (where_ != nullptr && !where_->Holds(record)) return false;
-  if (rule_.fraction && !InFraction(record.key, *rule_.fraction, rule_.seed)) return false;
+  // A stratified fraction is a count a class (the thresholds), not a hash bound.
+  if (rule_.fraction && !rule_.stratify && !InFraction(record.key, *rule_.fraction, rule_.seed)) return false;
   if (!keys_.empty()) {
     const auto it = keys_.find(record.key);
     if (it == keys_.end()) return false;
@@ -113,6 +152,8 @@ std::string SampleRule::ToJson() const {
   if (rule_.fraction) j["fraction"] = *rule_.fraction;
   if (rule_.count) j["count"] = *rule_.count;
   if (rule_.fraction || rule_.count) j["seed"] = rule_.seed;
+  if (rule_.stratify) j["stratify"] = true;
+  if (rule_.relabel) j["relabel"] = true;
   return j.dump();
 }
 

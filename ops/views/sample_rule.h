@@ -29,10 +29,18 @@ class SampleRule {
   // Whether `record` meets every rule. Thread-safe; a key of the keys file is marked as found. With a
   // count, SetCountThreshold must have been called.
   bool Matches(const SampleRecord& record) const;
-  // Whether it meets every rule but the count: the samples the count chooses among.
+  // Whether it meets every rule but the count (or a stratified fraction): the samples the count
+  // chooses among.
   bool MatchesAllButCount(const SampleRecord& record) const;
-  // The count's choice: the samples whose key hash (KeyHash) is below `threshold`.
-  void SetCountThreshold(uint64_t threshold) { count_below_ = threshold; }
+  // Whether the rule chooses by thresholds on the key hash (a count, or a stratified fraction),
+  // which SetThresholds must then give, one a stratum.
+  bool chooses_by_threshold() const { return rule_.count || rule_.stratify; }
+  // The strata the thresholds are for: 1, or with stratify the dataset's classes plus one for the
+  // samples of no class (stratum 0; class c is stratum c + 1).
+  size_t strata() const { return rule_.stratify ? class_count_ + 1 : 1; }
+  size_t Stratum(const SampleRecord& record) const;
+  // The choice: a sample of stratum s is taken when its key hash (KeyHash) is below below[s].
+  void SetThresholds(std::vector<uint64_t> below) { below_ = std::move(below); }
   static uint64_t KeyHash(const std::string& key, uint64_t seed);
   // After every sample was tested: InvalidArgument naming the first key of the keys file that no
   // sample has, and how many such there are (a key list of another dataset is not taken silently).
@@ -42,6 +50,12 @@ class SampleRule {
 
   // Which samples a fraction takes: XXH64 of the key seeded by `seed`, below fraction * 2^64.
   static bool InFraction(const std::string& key, double fraction, uint64_t seed);
+  // --fractions f_0, f_1, ...: the cumulative bounds over [0, 2^64), part i taking the hashes in
+  // [below[i-1], below[i]) and the last part the rest, so that rounding never leaves a sample out.
+  // InvalidArgument for a fraction not in (0, 1), or fractions that do not add up to 1.
+  static Status FractionBounds(const std::vector<double>& fractions, std::vector<uint64_t>* below);
+  // The part of `key` under those bounds.
+  static size_t FractionPart(const std::string& key, const std::vector<uint64_t>& below, uint64_t seed);
 
  private:
   ViewRule rule_;
@@ -50,7 +64,8 @@ class SampleRule {
   std::vector<std::string> key_list_;             // ... in the file's order
   std::unique_ptr<std::atomic<bool>[]> key_found_;
   std::unique_ptr<WhereExpression> where_;  // null: no --where
-  uint64_t count_below_ = 0;
+  size_t class_count_ = 0;
+  std::vector<uint64_t> below_;  // by stratum, when chooses_by_threshold()
 };
 
 }  // namespace shardpack
