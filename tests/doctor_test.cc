@@ -84,6 +84,14 @@ TEST_F(DoctorTest, LargePngsAreDecodeBound) {
     threads = threads || a.rfind("more threads", 0) == 0;
   }
   EXPECT_TRUE(raw && fewer_pixels && threads);
+  // With buckets the share is of each image's own bucket: a 1600x1200 image goes to 1024x768 (the
+  // nearest aspect, 4:3), and 1200 is not over 2 x 768; to 512x384, it is (it reported 448's share).
+  o.buckets = {{1024, 768}, {768, 1024}};
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_DOUBLE_EQ(r.share_above_2x_crop, 0.0);
+  o.buckets = {{512, 384}, {384, 512}};
+  ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
+  EXPECT_DOUBLE_EQ(r.share_above_2x_crop, 1.0);
 }
 
 TEST_F(DoctorTest, AModelFarFasterThanTheLoaderIsStarvedAndAFarSlowerOneIsTheBottleneck) {
@@ -224,12 +232,22 @@ TEST(DoctorVerdict, WithBucketsPreDecodingKeepsEachImageWholeForTheBucketsToCut)
   const DoctorReport fresh = r;
   DrawVerdict(o, &r);
   EXPECT_EQ(r.bottleneck, "decode");
-  ASSERT_EQ(r.actions.size(), 2u);
+  ASSERT_EQ(r.actions.size(), 2u);  // (share_above_2x_crop 0: no "fewer pixels")
   // 0.25 megapixels x 3 bytes = 750 kB = 3.8x the 200 kB encoded; no fixed crop offered.
   EXPECT_EQ(r.actions[1],
             "pre-decode to raw at each image's own size (shardpack pack SRC OUT --format raw --keep-size): no decode "
             "at load time, and the buckets still cut each image as it loads; costs 750 KB of disk per image at the "
             "median size, 3.8x the encoded size (estimate)");
+  // Most images over 2x their bucket: fewer pixels at pack time, at twice the largest bucket side
+  // (1152 of 1152x896).
+  DoctorReport large = fresh;
+  large.share_above_2x_crop = 0.6;
+  DrawVerdict(o, &large);
+  ASSERT_EQ(large.actions.size(), 3u);
+  EXPECT_EQ(large.actions[2],
+            "fewer pixels at pack time: 60% of the images have a shorter side over 2x their bucket's (median 0.2 "
+            "megapixels); decode time grows with pixels, so packing with --max-side 2304 (2x the largest bucket "
+            "side) pays on every epoch (estimate)");
   // A packed dataset is converted, not packed again from a source folder it may not have.
   DoctorReport p = fresh;
   p.packed_input = true;

@@ -690,9 +690,10 @@ int RunDoctor(const std::string& path, DoctorOptions o, bool json) {
               r.packed_mb_per_s, Grouped(r.packed_images_per_s).c_str(), 100 * r.packed_cached_share,
               r.packed_cached_share >= 0.9 && !r.packed_input ? " (just written), so compare it with --cold" : "");
   if (r.decoded > 0) {
-    std::printf("images: median %ux%u (%.2f megapixels), p90 %.2f megapixels; %.0f%% have a shorter side over %u\n",
+    const std::string over = o.buckets.empty() ? std::to_string(2 * o.crop) : "2x their bucket's";
+    std::printf("images: median %ux%u (%.2f megapixels), p90 %.2f megapixels; %.0f%% have a shorter side over %s\n",
                 r.median_width, r.median_height, r.median_megapixels, r.p90_megapixels, 100 * r.share_above_2x_crop,
-                2 * o.crop);
+                over.c_str());
   }
   std::printf("\nverdict: %s\n", r.verdict.c_str());
   for (const std::string& a : r.actions) std::printf("  - %s\n", a.c_str());

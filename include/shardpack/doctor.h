@@ -96,7 +96,9 @@ struct DoctorReport {
   double crop_decode_per_core = 0;  // shardpack's crop-aware decode of the training crop
   uint32_t median_width = 0, median_height = 0;
   double median_megapixels = 0, p90_megapixels = 0;
-  double share_above_2x_crop = 0;  // of images whose shorter side exceeds 2x the crop
+  // Of images whose shorter side exceeds 2x the crop, or with buckets 2x their bucket's shorter side
+  // (each image's own target: 448 says nothing of a 1024x1024 bucket).
+  double share_above_2x_crop = 0;
   double mean_image_bytes = 0;
 
   // 3. Transform: the random-resized-crop and flip of a decoded image into a batch buffer, per core.

@@ -312,6 +312,13 @@ class Doctor {
     return Status::OK();
   }
 
+  // The shorter side an image is cut to: the crop's, or its bucket's (as the loader chooses it).
+  uint32_t TargetShorterSide(const ImageInfo& info) const {
+    if (o_.buckets.empty()) return o_.crop;
+    const Bucket& b = o_.buckets[NearestBucket(o_.buckets, info.width, info.height)];
+    return std::min(b.width, b.height);
+  }
+
   // Per core: the whole decode and the loader's crop-aware decode of the same images, and the
   // images' sizes.
   void MeasureDecode() {
@@ -325,7 +332,7 @@ class Doctor {
       widths.push_back(info.width);
       heights.push_back(info.height);
       megapixels.push_back(double(info.width) * info.height / 1e6);
-      big += std::min(info.width, info.height) > 2 * o_.crop;
+      big += std::min(info.width, info.height) > 2 * TargetShorterSide(info);
       bytes += s.bytes.size();
     }
     if (!megapixels.empty()) {

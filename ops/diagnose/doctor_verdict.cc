@@ -193,6 +193,15 @@ void DrawVerdict(const DoctorOptions& o, DoctorReport* r) {
         Fixed("%.0f KB", raw_bytes / 1e3) + " of disk per image at the median size, " +
         (r->mean_image_bytes > 0 ? Fixed("%.1fx", raw_bytes / r->mean_image_bytes) : std::string("?")) +
         " the encoded size (estimate)");
+    if (r->share_above_2x_crop > 0.2) {
+      uint32_t side = 0;  // the largest bucket side: --max-side at twice it keeps every bucket's detail
+      for (const Bucket& b : o.buckets) side = std::max({side, b.width, b.height});
+      r->actions.push_back(Fixed("fewer pixels at pack time: %.0f%%", 100 * r->share_above_2x_crop) +
+                           " of the images have a shorter side over 2x their bucket's (median " +
+                           Fixed("%.1f megapixels", r->median_megapixels) +
+                           "); decode time grows with pixels, so packing with --max-side " + std::to_string(2 * side) +
+                           " (2x the largest bucket side) pays on every epoch (estimate)");
+    }
   } else if (input_layer == "decode") {
     const double raw_bytes = 3.0 * o.crop * o.crop;
     r->actions.push_back(
