@@ -322,12 +322,30 @@ void PrintBuckets(const DatasetStats& st, const std::string& spec) {
   std::printf("buckets      %s: %s of %zu take samples (sizes as shown, from the sample tables)\n", spec.c_str(),
               std::to_string(used).c_str(), st.buckets.size());
   const uint64_t sized = st.samples > st.unsized ? st.samples - st.unsized : 0;
+  uint64_t upscaled = 0;
+  double max_upscale = 0;
   for (const BucketCount& b : st.buckets) {
     if (b.samples == 0) continue;
     const std::string shape = std::to_string(b.bucket.width) + "x" + std::to_string(b.bucket.height);
-    std::printf("  %-11s %10llu  %5.1f%%  crops %4.1f%% of their pixels\n", shape.c_str(),
+    char enlarged[64] = "";
+    if (b.upscaled > 0) {
+      std::snprintf(enlarged, sizeof(enlarged), "; enlarges %llu (up to %.1fx)",
+                    static_cast<unsigned long long>(b.upscaled), b.max_upscale);
+    }
+    std::printf("  %-11s %10llu  %5.1f%%  crops %4.1f%% of their pixels%s\n", shape.c_str(),
                 static_cast<unsigned long long>(b.samples),
-                100.0 * double(b.samples) / double(std::max<uint64_t>(1, sized)), 100 * b.cropped_share);
+                100.0 * double(b.samples) / double(std::max<uint64_t>(1, sized)), 100 * b.cropped_share, enlarged);
+    upscaled += b.upscaled;
+    max_upscale = std::max(max_upscale, b.max_upscale);
+  }
+  // A bucket larger than its images only enlarges them (demo images of 500x375 into 1152x896): no
+  // detail is added, and the model learns blur at that resolution.
+  if (upscaled > 0) {
+    std::printf(
+        "  %s (%.1f%%) enlarged to cover their bucket, up to %.1fx: no detail is added; give smaller buckets (e.g. "
+        "a rule with a smaller area=), or keep the larger images: shardpack subset DATASET LARGE --where 'width >= W "
+        "and height >= H'\n",
+        Count(upscaled, "image").c_str(), 100.0 * double(upscaled) / double(std::max<uint64_t>(1, sized)), max_upscale);
   }
   if (st.unsized > 0) {
     std::printf("  %s without a size in the sample table: in no bucket\n", Count(st.unsized, "sample").c_str());

@@ -100,7 +100,9 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
       buckets.push_back({{"width", b.bucket.width},
                          {"height", b.bucket.height},
                          {"samples", b.samples},
-                         {"cropped_share", b.cropped_share}});
+                         {"cropped_share", b.cropped_share},
+                         {"upscaled", b.upscaled},
+                         {"max_upscale", b.max_upscale}});
     }
     result["buckets"] = buckets;
     result["unsized"] = s.unsized;

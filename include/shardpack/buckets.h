@@ -75,6 +75,10 @@ Bucket PatchedSize(uint32_t width, uint32_t height, uint32_t max_side, uint32_t 
 // The pixels of the largest bucket (0 for none): what a batch buffer must hold an image of.
 uint64_t LargestBucketPixels(const std::vector<Bucket>& buckets);
 
+// The scale an image of width x height is resized by to cover `bucket` (both sides at least the
+// bucket's): above 1, it is enlarged.
+double CoverScale(const Bucket& bucket, uint32_t width, uint32_t height);
+
 // The share of an image's pixels a bucket crops away: the image scaled (up or down) to cover the
 // bucket, then cut to it; 0 when the aspect ratios are equal.
 double CroppedShare(const Bucket& bucket, uint32_t width, uint32_t height);

@@ -28,6 +28,10 @@ struct BucketCount {
   Bucket bucket;
   uint64_t samples = 0;
   double cropped_share = 0;  // mean over its samples of CroppedShare
+  // Its samples enlarged to cover it (CoverScale above 1: a bucket larger than the image adds no
+  // detail), and the largest such scale (0: none).
+  uint64_t upscaled = 0;
+  double max_upscale = 0;
 };
 
 // Counts of positive values in logarithmic bins, `steps_per_octave` to each power of two: counts[k]

@@ -45,6 +45,11 @@ void CountInBucket(const SampleRecord& r, const NearestBucketFinder& nearest, Sh
   BucketCount& b = tally->buckets[nearest(r.shown_width(), r.shown_height())];
   ++b.samples;
   b.cropped_share += CroppedShare(b.bucket, r.shown_width(), r.shown_height());
+  const double scale = CoverScale(b.bucket, r.shown_width(), r.shown_height());
+  if (scale > 1) {
+    ++b.upscaled;
+    b.max_upscale = std::max(b.max_upscale, scale);
+  }
 }
 
 // numbered_classes: labels name no class (shards of another tool): each is counted as its number.
@@ -283,6 +288,8 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     for (size_t b = 0; b < t->buckets.size(); ++b) {
       stats->buckets[b].samples += t->buckets[b].samples;
       stats->buckets[b].cropped_share += t->buckets[b].cropped_share;
+      stats->buckets[b].upscaled += t->buckets[b].upscaled;
+      stats->buckets[b].max_upscale = std::max(stats->buckets[b].max_upscale, t->buckets[b].max_upscale);
     }
     if (options.on_shard) options.on_shard(t->shard + 1, dataset.shard_count());
     return Status::OK();

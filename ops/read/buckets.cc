@@ -196,8 +196,12 @@ size_t NearestBucketFinder::operator()(uint32_t width, uint32_t height) const {
   return best;
 }
 
+double CoverScale(const Bucket& bucket, uint32_t width, uint32_t height) {
+  return std::max(double(bucket.width) / width, double(bucket.height) / height);
+}
+
 double CroppedShare(const Bucket& bucket, uint32_t width, uint32_t height) {
-  const double scale = std::max(double(bucket.width) / width, double(bucket.height) / height);
+  const double scale = CoverScale(bucket, width, height);
   return 1 - (double(bucket.width) * bucket.height) / (width * scale * height * scale);
 }
 

@@ -65,7 +65,7 @@ def shapes(tmp_path_factory):
 def test_stat_counts_each_image_into_the_nearest_bucket(shapes, dataset, spec, buckets):
     from PIL import Image, ImageOps
 
-    want = [[0, 0.0] for _ in buckets]
+    want = [[0, 0.0, 0, 0.0] for _ in buckets]  # samples, cropped share, enlarged, largest enlargement
     files = sorted(p for p in (shapes / "src").rglob("*") if p.is_file())
     for path in files:
         with Image.open(path) as im:
@@ -73,14 +73,22 @@ def test_stat_counts_each_image_into_the_nearest_bucket(shapes, dataset, spec, b
         b = nearest(buckets, w, h)
         want[b][0] += 1
         want[b][1] += cropped(buckets[b], w, h)
+        scale = max(buckets[b][0] / w, buckets[b][1] / h)  # to cover the bucket
+        if scale > 1:
+            want[b][2] += 1
+            want[b][3] = max(want[b][3], scale)
     r = subprocess.run([tool("SHARDPACK_CLI"), "stat", str(shapes / dataset), "--buckets", spec, "--json"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert [(b["width"], b["height"]) for b in got["buckets"]] == buckets
-    assert [b["samples"] for b in got["buckets"]] == [n for n, _ in want]
+    assert [b["samples"] for b in got["buckets"]] == [n for n, _, _, _ in want]
+    assert [b["upscaled"] for b in got["buckets"]] == [n for _, _, n, _ in want]
+    assert sum(n for _, _, n, _ in want) > 0  # some images are enlarged by these buckets
+    for b, (_, _, _, largest) in zip(got["buckets"], want):
+        assert b["max_upscale"] == pytest.approx(largest, abs=1e-12)
     assert sum(b["samples"] for b in got["buckets"]) == len(files) == 39 and got["unsized"] == 0
-    for b, (n, share_sum) in zip(got["buckets"], want):
+    for b, (n, share_sum, _, _) in zip(got["buckets"], want):
         assert b["cropped_share"] == pytest.approx(share_sum / n if n else 0, abs=1e-12)
 
 
