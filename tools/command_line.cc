@@ -380,8 +380,9 @@ int RunStat(const std::string& dir, bool json, size_t top, const std::string& bu
   std::printf("dataset      %s (%s, generation %llu)\n", Printable(st.name).c_str(),
               std::string(DatasetFormatName(st.format)).c_str(), static_cast<unsigned long long>(st.generation));
   if (!st.view_base.empty()) {
-    std::printf("view of      %s: %s from %s (%s)\n", st.view_base.c_str(), Count(st.samples, "sample").c_str(),
-                Count(st.shards, "base shard").c_str(), FormatBytes(st.bytes).c_str());
+    std::printf("view of      %s: %s (%s) from %s (%s)\n", st.view_base.c_str(), Count(st.samples, "sample").c_str(),
+                FormatBytes(st.sample_bytes_total).c_str(), Count(st.shards, "base shard").c_str(),
+                FormatBytes(st.bytes).c_str());
     if (st.view_base_newer > 0) {
       std::printf(
           "             its base holds %s appended since this view was made, which it does not read: "

@@ -169,7 +169,9 @@ CLI::App* AddReportCommand(CLI::App& app, ReportFlags& f) {
   c->add_option("--source", f.sources,
                 "Instead of DATASET, a mixture: --source LOCATION WEIGHT, once per dataset; each source is "
                 "reported after a table of their quotas of an epoch (docs/mixing.md)");
-  c->add_option("-o,--output", f.output, "The page to write (default report.html; replaced atomically)");
+  c->add_option("-o,--output", f.output,
+                "The page to write (default report.html; one that exists is kept unless --force)");
+  c->add_flag("--force", f.force, "Replace the page if it exists (atomically)");
   c->add_flag("--json", f.json, "Print the report's figures as JSON on stdout (the page is drawn from the same JSON)");
   c->add_flag("--verify", f.verify, "Also verify the dataset (reads every shard) and show the result");
   c->add_flag("--decode", f.decode, "With --verify: also decode every image");
@@ -196,11 +198,17 @@ int RunReport(ReportFlags& f) {
     return Fail("report", Status::InvalidArgument(
                               "give a DATASET, or the sources of a mixture with --source LOCATION WEIGHT (repeated)"));
   }
+  const std::string page_path = !f.output.empty() ? f.output : f.json ? "" : "report.html";
+  // An earlier report (of another dataset, or before a change) is not replaced unasked; said before
+  // the work (a --verify or --doctor takes minutes).
+  if (!page_path.empty() && !f.force && Env::Default()->FileExists(page_path)) {
+    return Fail("report",
+                Status::InvalidArgument(page_path + " exists: give --force to replace it, or -o another file"));
+  }
   nlohmann::json report;
   const Status built = f.sources.empty() ? BuildReport(f, nullptr, &report) : BuildMixtureReport(f, &report);
   if (!built.ok()) return Fail("report", built);
   if (f.json) std::cout << report.dump(2) << "\n";
-  const std::string page_path = !f.output.empty() ? f.output : f.json ? "" : "report.html";
   if (!page_path.empty()) {
     size_t bytes = 0;
     if (const Status s = WritePage(page_path, report, &bytes); !s.ok()) return Fail("report", s);

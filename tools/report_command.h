@@ -21,6 +21,7 @@ struct ReportFlags {
   std::vector<std::pair<std::string, std::string>> sources;
   std::string output;  // the page; empty: report.html, or none with --json
   bool json = false;
+  bool force = false;  // replace an existing page
   bool verify = false, decode = false;
   bool doctor = false;
   DoctorOptions doctor_options;

@@ -65,6 +65,7 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
                            {"samples", s.samples},
                            {"shards", s.shards},
                            {"bytes", s.bytes},
+                           {"sample_bytes_total", s.sample_bytes_total},
                            {"skipped", s.skipped},
                            {"sample_bytes", PercentilesToJson(s.sample_bytes)},
                            {"width", PercentilesToJson(s.width)},

@@ -26,7 +26,8 @@ rect.bar { fill: #3b7dd8; } rect.bar.odd { fill: #d8623b; } rect.bar.thin { fill
 line.axis { stroke: #5a6570; } line.model-rate { stroke: #c03030; stroke-dasharray: 6 3; stroke-width: 2; }
 text { font: 11px system-ui, sans-serif; fill: #333; } text.axis-label { font-size: 12px; fill: #1d232a; }
 .ok { color: #1e7d32; font-weight: 600; } .bad { color: #b3261e; font-weight: 600; } .note { color: #5a6570; }
-#thumbnails .grid { display: flex; flex-wrap: wrap; gap: 8px; } figure.thumb { margin: 0; width: 112px; font-size: 11px; word-break: break-all; }
+section.thumbnails div.grid { display: flex; flex-wrap: wrap; gap: 8px; }
+figure.thumb { margin: 0; width: 112px; font-size: 11px; overflow-wrap: break-word; }
 figure.thumb img { display: block; border: 1px solid #d8dde3; }
 </style>
 </head>
@@ -74,8 +75,9 @@ constexpr const char* kScript = R"PAGE(</script>
     }
     return threeDigits(v);
   }
+  // A section: its id prefixed (in a mixture), its class the bare id, which the CSS matches.
   function section(id, title) {
-    const s = el("section", {id: id});
+    const s = el("section", {id: id, "class": id});
     s.appendChild(el("h2", {}, title));
     root.appendChild(s);
     return s;
@@ -83,40 +85,61 @@ constexpr const char* kScript = R"PAGE(</script>
   function maxOf(values) { let m = 0; for (const v of values) if (v > m) m = v; return m; }
 
   // A bar chart: one rect.bar per entry of `bars` ({value, tip, cls}), x ticks at bar boundaries
-  // (`ticks`: [{at, text}], `at` in bars), the axis labels as text.axis-label.x / .y, and an optional
-  // horizontal line (`line`: {value, text}).
+  // (`ticks`: [{at, text, tip}], `at` in bars; opts.slanted: turned, for names), the axis labels as
+  // text.axis-label.x / .y, and an optional horizontal line (`line`: {value, text}). opts.log: a
+  // logarithmic y axis (rates that differ 50-fold: a linear one draws the slower as a sliver), ticks
+  // at powers of ten; opts.labels: each bar's value written above it (text.value).
   function barChart(parent, name, bars, xLabel, yLabel, opts) {
     opts = opts || {};
     const n = bars.length;
-    const W = Math.max(opts.width || 520, Math.min(6000, n * 3 + 90)), H = 250;
-    const left = 70, right = 36, top = 14, bottom = 64;
+    const W = Math.max(opts.width || 520, Math.min(6000, n * 3 + 90));
+    const left = 70, right = 36, top = 18, bottom = opts.slanted ? 110 : 64, H = 186 + bottom;
     const plotW = W - left - right, plotH = H - top - bottom;
     const top_value = Math.max(1, maxOf(bars.map(b => b.value)), opts.line ? opts.line.value : 0);
-    const fig = el("figure", {"class": "chart", "data-chart": name});
+    // Log scale: from the power of ten at or below the smallest positive value to the one above the
+    // largest.
+    const positive = bars.map(b => b.value).concat(opts.line ? [opts.line.value] : []).filter(v => v > 0);
+    const lo = opts.log ? Math.pow(10, Math.floor(Math.log10(Math.min(...positive, top_value)))) : 0;
+    const ceiling = opts.log ? Math.pow(10, Math.ceil(Math.log10(top_value))) : top_value;
+    const hi = opts.log && ceiling <= lo ? lo * 10 : ceiling;
+    const heightOf = v => opts.log ? (v <= lo ? 0 : Math.log10(v / lo) / Math.log10(hi / lo) * plotH)
+                                   : v / top_value * plotH;
+    const fig = el("figure", {"class": "chart", "data-chart": name, "data-scale": opts.log ? "log" : "linear"});
     const svg = svgEl("svg", {width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img"});
     svg.appendChild(svgEl("line", {"class": "axis", x1: left, y1: top + plotH, x2: left + plotW, y2: top + plotH}));
     svg.appendChild(svgEl("line", {"class": "axis", x1: left, y1: top, x2: left, y2: top + plotH}));
-    for (const f of [0, 0.5, 1]) {
-      const y = top + plotH - f * plotH;
-      const v = f * top_value;
+    const yTicks = [];
+    if (opts.log) for (let v = lo; v <= hi * 1.0001; v *= 10) yTicks.push(v);
+    else for (const f of [0, 0.5, 1]) yTicks.push(f * top_value);
+    for (const v of yTicks) {
+      const y = top + plotH - heightOf(v);
       svg.appendChild(svgEl("text", {"class": "tick y", x: left - 6, y: y + 4, "text-anchor": "end"},
                             compact(v)));
     }
     const step = n > 0 ? plotW / n : 0;
     bars.forEach((b, i) => {
-      const h = b.value / top_value * plotH;
+      const h = heightOf(b.value);
       const r = svgEl("rect", {"class": "bar" + (b.cls ? " " + b.cls : ""), x: left + i * step + (step > 3 ? 1 : 0),
                                y: top + plotH - h, width: Math.max(0.5, step > 3 ? step - 2 : step), height: h,
                                "data-count": b.value});
       r.appendChild(svgEl("title", {}, b.tip));
       svg.appendChild(r);
+      if (opts.labels) {
+        svg.appendChild(svgEl("text", {"class": "value", x: left + (i + 0.5) * step, y: top + plotH - h - 4,
+                                       "text-anchor": "middle"}, group(Math.round(b.value))));
+      }
     });
     for (const t of opts.ticks || []) {
-      svg.appendChild(svgEl("text", {"class": "tick x", x: left + t.at * step, y: top + plotH + 14,
-                                     "text-anchor": "middle"}, t.text));
+      const x = left + t.at * step, y = top + plotH + 14;
+      const attrs = opts.slanted ? {"class": "tick x", x: x, y: y, "text-anchor": "end",
+                                    transform: "rotate(-40 " + x + " " + y + ")"}
+                                 : {"class": "tick x", x: x, y: y, "text-anchor": "middle"};
+      const text = svgEl("text", attrs, t.text);
+      if (t.tip) text.appendChild(svgEl("title", {}, t.tip));
+      svg.appendChild(text);
     }
     if (opts.line) {
-      const y = top + plotH - opts.line.value / top_value * plotH;
+      const y = top + plotH - heightOf(opts.line.value);
       svg.appendChild(svgEl("line", {"class": "model-rate", x1: left, y1: y, x2: left + plotW, y2: y,
                                      "data-value": opts.line.value}));
       svg.appendChild(svgEl("text", {x: left + plotW, y: y - 4, "text-anchor": "end"}, opts.line.text));
@@ -138,7 +161,11 @@ constexpr const char* kScript = R"PAGE(</script>
       tip: format(h.edges[k]) + " to " + format(h.edges[k + 1]) + ": " + group(c)}));
     const ticks = [];
     const every = Math.max(1, Math.ceil(n / 8));
-    for (let k = 0; k <= n; k += every) ticks.push({at: k, text: format(h.edges[k])});
+    // Edges that print alike (1.2 and 1.4 pixels both "1") give one tick, not "1 1 2 3".
+    for (let k = 0; k <= n; k += every) {
+      const text = format(h.edges[k]);
+      if (!ticks.length || ticks[ticks.length - 1].text !== text) ticks.push({at: k, text: text});
+    }
     const caption = h.zero > 0 ? group(h.zero) + " without a recorded value (not drawn)" : "";
     return barChart(parent, name, bars, xLabel, yLabel, {ticks: ticks, caption: caption});
   }
@@ -181,7 +208,13 @@ constexpr const char* kScript = R"PAGE(</script>
                   ["classes", "classes", group(s.classes.length), s.classes.length],
                   ["unlabelled", "unlabelled samples", group(s.unlabelled), s.unlabelled],
                   ["reencoded", "re-encoded at pack time (--max-side)", group(s.reencoded), s.reencoded]];
-    if (s.view) rows.splice(1, 0, ["view", "view of", s.view.base, null]);
+    if (s.view) {
+      // A view's own bytes are its samples'; the base shards it reads hold the others' too.
+      rows.splice(1, 0, ["view", "view of", s.view.base, null]);
+      const at = rows.findIndex(r => r[0] === "bytes");
+      rows.splice(at, 1, ["bytes", "bytes of its samples", bytes(s.sample_bytes_total), s.sample_bytes_total],
+                  ["base_bytes", "bytes of the base shards it reads", bytes(s.bytes), s.bytes]);
+    }
     const t = el("table", {id: "summary"});
     for (const [figure, label, text, value] of rows) {
       const tr = el("tr", {"data-figure": figure});
@@ -236,10 +269,22 @@ constexpr const char* kScript = R"PAGE(</script>
     const empty = sorted.filter(c => c.samples === 0);
     const bars = sorted.map(c => ({value: c.samples, cls: c.samples === 0 || 5 * c.samples < median ? "thin" : "",
                                    tip: c.name + " (label " + c.label + "): " + group(c.samples)}));
-    const ticks = sorted.length <= 40 ? sorted.map((c, i) => ({at: i + 0.5, text: String(i + 1)})) :
+    // Up to 40 classes, each bar named (a long name shortened, whole in its tooltip); more, by rank.
+    const short = name => name.length > 18 ? name.slice(0, 17) + "\u2026" : name;
+    const named = sorted.length <= 40;
+    const ticks = named ? sorted.map((c, i) => ({at: i + 0.5, text: short(c.name), tip: c.name})) :
                   [{at: 0.5, text: "1"}, {at: sorted.length - 0.5, text: group(sorted.length)}];
-    barChart(sec, "classes", bars, "classes, most samples first (rank)", "samples", {ticks: ticks,
+    barChart(sec, "classes", bars, named ? "classes, most samples first" : "classes, most samples first (rank)",
+             "samples", {ticks: ticks, slanted: named,
              caption: "median class " + group(median) + " samples; thin: under a fifth of it"});
+    const few = Math.min(10, sorted.length);
+    const rows = cs => cs.map(c => [c.name, String(c.label), c.samples]);
+    sec.appendChild(el("h3", {}, "Largest classes (" + few + ")"));
+    table(sec, "largest-classes", ["class", "label", "samples"], rows(sorted.slice(0, few)));
+    if (sorted.length > few) {
+      sec.appendChild(el("h3", {}, "Smallest classes (" + few + ")"));
+      table(sec, "smallest-classes", ["class", "label", "samples"], rows(sorted.slice(-few).reverse()));
+    }
     sec.appendChild(el("p", {}, "largest: " + sorted[0].name + " (" + group(sorted[0].samples) + "); smallest: " +
                                 sorted[sorted.length - 1].name + " (" + group(sorted[sorted.length - 1].samples) + ")"));
     const list = (id, title, classes) => {
@@ -306,7 +351,9 @@ constexpr const char* kScript = R"PAGE(</script>
                                    " images/s (" + l.detail + ")"}));
     bars.push({value: d.loader.images_per_s, tip: "loader: " + group(Math.round(d.loader.images_per_s)) + " images/s"});
     const names = layers.map(l => l.name).concat(["loader"]);
-    const opts = {ticks: names.map((n, i) => ({at: i + 0.5, text: n})), width: 520};
+    // Log scale with each bar's rate written: storage at 42,600 images/s beside a loader at 814 is
+    // a sliver on a linear axis.
+    const opts = {ticks: names.map((n, i) => ({at: i + 0.5, text: n})), width: 520, log: true, labels: true};
     if (d.model_rate > 0) opts.line = {value: d.model_rate, text: "model: " + group(Math.round(d.model_rate)) + " images/s"};
     barChart(sec, "doctor", bars, "stage", "images/s", opts);
     sec.appendChild(el("p", {id: "doctor-verdict"}, "verdict: " + d.verdict));

@@ -85,6 +85,9 @@ struct DatasetStats {
     }
   };
   Percentiles sample_bytes;
+  // The samples' bytes in their shards, summed: a view's own size (its `bytes` are those of the
+  // base shards it reads, other samples' included).
+  uint64_t sample_bytes_total = 0;
   // Percentiles are exact up to about a million distinct values; past that (sample_bytes of a
   // large dataset) each is within 0.1% below the exact one (min, max and the mean stay exact).
   bool sample_bytes_exact = true;

@@ -23,7 +23,7 @@ struct ShardTally {
   size_t shard = 0;
   Status status;
   ValueCounts sizes, widths, heights, original_widths, original_heights;
-  uint64_t reencoded = 0, unlabelled = 0, unsized = 0;
+  uint64_t reencoded = 0, unlabelled = 0, unsized = 0, sample_bytes_total = 0;
   std::map<std::string, uint64_t> image_formats;
   std::vector<uint64_t> class_samples;  // by label
   std::vector<BucketCount> buckets;     // cropped_share: the sum of the shares, until the end
@@ -62,6 +62,7 @@ void CountShard(const std::vector<SampleRecord>& records, const std::vector<Buck
     t->heights.Add(r.height);
     const bool reencoded = r.original_width > 0;
     t->reencoded += reencoded ? 1 : 0;
+    t->sample_bytes_total += r.size;
     t->original_widths.Add(reencoded ? r.original_width : r.width);
     t->original_heights.Add(reencoded ? r.original_height : r.height);
     ++t->image_formats[ImageFormatName(r.format)];
@@ -91,10 +92,15 @@ uint64_t Median(std::vector<uint64_t> values) {
 }
 
 // Why a shard of `samples` and `bytes` stands out against the median shard, or "" when it does not.
-std::string OddShardReason(uint64_t samples, uint64_t bytes, uint64_t median_samples, uint64_t median_bytes) {
-  if (2 * bytes < median_bytes) return "under half the median shard's bytes (" + std::to_string(median_bytes) + ")";
+// last: the dataset's last shard, which holds what was left when the others were full and is
+// small in nearly every dataset: only too large is odd for it.
+std::string OddShardReason(uint64_t samples, uint64_t bytes, uint64_t median_samples, uint64_t median_bytes,
+                           bool last) {
+  if (2 * bytes < median_bytes && !last) {
+    return "under half the median shard's bytes (" + std::to_string(median_bytes) + ")";
+  }
   if (bytes > 2 * median_bytes) return "over twice the median shard's bytes (" + std::to_string(median_bytes) + ")";
-  if (2 * samples < median_samples) {
+  if (2 * samples < median_samples && !last) {
     return "under half the median shard's samples (" + std::to_string(median_samples) + ")";
   }
   if (samples > 2 * median_samples) {
@@ -159,7 +165,8 @@ void CountShards(const OpenedDataset& dataset, DatasetStats* stats) {
   for (size_t i = 0; i < samples.size(); ++i) {
     stats->shard_bytes_histogram.Add(double(bytes[i]));
     stats->shard_samples_histogram.Add(double(samples[i]));
-    std::string why = OddShardReason(samples[i], bytes[i], median_samples, median_bytes);
+    const bool last = index[i] + 1 == manifest.shards.size();  // (a view's: the base's last)
+    std::string why = OddShardReason(samples[i], bytes[i], median_samples, median_bytes, last);
     if (why.empty()) continue;
     ++stats->odd_shard_count;
     if (stats->odd_shards.size() < DatasetStats::kMaxOddShards) {
@@ -273,6 +280,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     original_widths.Merge(t->original_widths);
     original_heights.Merge(t->original_heights);
     stats->reencoded += t->reencoded;
+    stats->sample_bytes_total += t->sample_bytes_total;
     stats->unlabelled += t->unlabelled;
     stats->unsized += t->unsized;
     for (const auto& [name, n] : t->image_formats) stats->image_formats[name] += n;

@@ -130,6 +130,14 @@ def check_chart(dom, what, name, counts, x_label, y_label):
     labels = {c: [n.content() for n in fig.find(lambda n: n.tag == "text" and "axis-label" in n.classes()
                                                 and c in n.classes())] for c in ("x", "y")}
     check(labels == {"x": [x_label], "y": [y_label]}, f"{what}: chart {name} axis labels {labels}")
+    ticks = ["".join(n.text) for n in fig.find(lambda n: n.tag == "text" and "tick" in n.classes() and "x" in n.classes())]
+    check(all(a != b for a, b in zip(ticks, ticks[1:])), f"{what}: chart {name} repeats an x tick: {ticks}")
+    return fig
+
+
+def short(name):
+    """A class name as a tick: at most 18 characters, a longer one cut to 17 and an ellipsis."""
+    return name if len(name) <= 18 else name[:17] + "\u2026"
 
 
 def check_page(what, page, stat, has_verify=False):
@@ -141,7 +149,12 @@ def check_page(what, page, stat, has_verify=False):
     data = json.loads(dom.find(lambda n: n.attrs.get("id") == "report-data")[0].content())
     check(data["stat"] == stat, f"{what}: the page's stat differs from stat --json")
     figures = {n.attrs["data-figure"]: n for n in dom.find(lambda n: n.tag == "tr" and "data-figure" in n.attrs)}
-    for key, want in [("samples", stat["samples"]), ("shards", stat["shards"]), ("bytes", stat["bytes"]),
+    # A view's bytes are its samples'; the base shards it reads are a row of their own.
+    own_bytes = stat["sample_bytes_total"] if "view" in stat else stat["bytes"]
+    if "view" in stat:
+        cell = figures["base_bytes"].find(lambda n: n.tag == "td")[0] if "base_bytes" in figures else None
+        check(cell is not None and cell.attrs.get("data-value") == str(stat["bytes"]), f"{what}: base_bytes row")
+    for key, want in [("samples", stat["samples"]), ("shards", stat["shards"]), ("bytes", own_bytes),
                       ("skipped", stat["skipped"]), ("classes", len(stat["classes"])),
                       ("unlabelled", stat["unlabelled"]), ("reencoded", stat["reencoded"])]:
         cell = figures[key].find(lambda n: n.tag == "td")[0] if key in figures else None
@@ -156,8 +169,17 @@ def check_page(what, page, stat, has_verify=False):
     check_chart(dom, what, "shard_samples", h["shard_samples"]["counts"], "samples per shard", "shards")
     if stat["classes"]:
         ranked = sorted(stat["classes"], key=lambda c: (-c["samples"], c["label"]))
-        check_chart(dom, what, "classes", [c["samples"] for c in ranked], "classes, most samples first (rank)",
-                    "samples")
+        named = len(ranked) <= 40
+        fig = check_chart(dom, what, "classes", [c["samples"] for c in ranked],
+                          "classes, most samples first" if named else "classes, most samples first (rank)", "samples")
+        if fig is not None and named:
+            # Each bar named: the tick's own text, and the whole name in its <title>.
+            ticks = [("".join(n.text), [t.content() for t in n.children if t.tag == "title"])
+                     for n in fig.find(lambda n: n.tag == "text" and "tick" in n.classes() and "x" in n.classes())]
+            check(ticks == [(short(c["name"]), [c["name"]]) for c in ranked], f"{what}: class ticks {ticks[:5]}")
+        rows = table_rows(dom, "largest-classes")
+        check(rows == [[c["name"], str(c["label"]), f"{c['samples']:,}"] for c in ranked[:10]],
+              f"{what}: largest classes {rows}")
     before = chart(dom, "original_width") is not None
     check(before == (stat["reencoded"] > 0), f"{what}: before-pack charts shown: {before}")
     result = dom.find(lambda n: n.attrs.get("id") == "verify-result")[0].content()
@@ -230,6 +252,7 @@ def packed_wds(out, page):
     dom, data = check_page(os.path.basename(page)[:-5], page, stat, has_verify=True)
     samples = tar_samples(out)
     check_histograms(out, stat, [s[1] for s in samples], [s[2] for s in samples])
+    check(stat["sample_bytes_total"] == sum(s[2] for s in samples), f"{out}: sample_bytes_total")
     check_thumbnails(out, dom, data, samples)
     return stat, dom, data
 
@@ -255,7 +278,9 @@ def medium_tree():
     sizes = [os.path.getsize(f"{out}/shard-{i:06d}.tar") for i in range(7)]
     check(stat["histograms"]["shard_bytes"] == log_histogram(sizes, 4), "medium: shard_bytes")
     med, med_n = sorted(sizes)[3], sorted(counts)[3]
-    odd = [i for i in range(7) if 2 * sizes[i] < med or sizes[i] > 2 * med or 2 * counts[i] < med_n or counts[i] > 2 * med_n]
+    # The last shard holds what was left: only too large is odd for it.
+    odd = [i for i in range(7) if (2 * sizes[i] < med and i != 6) or sizes[i] > 2 * med
+           or (2 * counts[i] < med_n and i != 6) or counts[i] > 2 * med_n]
     check([o["index"] for o in stat["odd_shards"]] == odd and stat["odd_shard_count"] == len(odd),
           f"medium: odd shards {stat['odd_shards']}, computed {odd}")
     rows = table_rows(dom, "odd-shards")
@@ -272,6 +297,13 @@ def bounded():
     stat = stat_json(out)
     report(out, page)
     dom, _ = check_page("bounded", page, stat)
+    # An existing page is kept unless --force.
+    before = open(page, "rb").read()
+    r = run("report", out, "-o", page)
+    check(r.returncode == 1 and r.stderr == f"report failed: {page} exists: give --force to replace it, or -o another "
+          "file\n" and open(page, "rb").read() == before, f"report over an existing page: {r.returncode} {r.stderr!r}")
+    r = run("report", out, "-o", page, "--force")
+    check(r.returncode == 0 and r.stdout.startswith(f"report {page}: "), f"report --force: {r.stderr!r}")
     originals = [Image.open(os.path.join(src, c, f)).size for c in sorted(os.listdir(src))
                  for f in sorted(os.listdir(os.path.join(src, c)))]
     h = stat["histograms"]
@@ -343,6 +375,10 @@ def formats_views_and_url():
     bars = fig.find(lambda n: n.tag == "rect" and "bar" in n.classes()) if fig else []
     check([round(float(b.attrs["data-count"]), 6) for b in bars] == layers and len(layers) >= 2,
           f"doctor: bars {[b.attrs['data-count'] for b in bars]}, the JSON {layers}")
+    # A log scale (storage tens of times the loader's rate drew it a sliver), each bar's rate written.
+    values = ["".join(n.text) for n in fig.find(lambda n: n.tag == "text" and "value" in n.classes())] if fig else []
+    check(fig is not None and fig.attrs.get("data-scale") == "log" and values == [f"{round(v):,}" for v in layers],
+          f"doctor: scale {fig.attrs.get('data-scale') if fig else None}, value labels {values}, the JSON {layers}")
     line = fig.find(lambda n: n.tag == "line" and "model-rate" in n.classes()) if fig else []
     check(len(line) == 1 and line[0].attrs["data-value"] == "5000" and d["model_rate"] == 5000,
           "doctor: no model-rate line at 5000")
@@ -354,6 +390,16 @@ def formats_views_and_url():
     stat = stat_json(f"{serve}/view")
     report(f"{serve}/view", f"{WORK}/view.html")
     dom, data = check_page("view", f"{WORK}/view.html", stat)
+    # Its bytes: the spans (tarfile) of the base's samples of that class, not the base shards' sizes.
+    first_class_keys = set()
+    for shard in sorted(f for f in os.listdir(f"{serve}/wds") if f.endswith(".tar")):
+        with tarfile.open(f"{serve}/wds/{shard}") as tar:
+            for m in tar.getmembers():
+                if m.name.endswith(".cls") and tar.extractfile(m).read().strip() == b"0":
+                    first_class_keys.add(m.name.split(".", 1)[0])
+    spans = {k: span for k, _, span in tar_samples(f"{serve}/wds")}
+    check(stat["sample_bytes_total"] == sum(spans[k] for k in first_class_keys) and first_class_keys
+          and stat["sample_bytes_total"] < stat["bytes"], f"view: sample_bytes_total {stat['sample_bytes_total']}")
     view_row = dom.find(lambda n: n.tag == "tr" and n.attrs.get("data-figure") == "view")
     check(len(view_row) == 1 and view_row[0].find(lambda n: n.tag == "td")[0].content() == stat["view"]["base"],
           "view: no 'view of' row")
@@ -412,6 +458,12 @@ def mixture(serve):
                     "width (pixels, as shown)", "samples")
         summary = box[0].find(lambda n: n.attrs.get("id") == f"s{i}-summary")
         check(len(summary) == 1, f"mixture: source {i} has no s{i}-summary")
+        # The thumbnails' grid rule matches each source's section (an id rule matched only "thumbnails").
+        grid = box[0].find(lambda n: n.tag == "div" and "grid" in n.classes() and n.parent.tag == "section"
+                           and "thumbnails" in n.parent.classes() and n.parent.attrs.get("id") == f"s{i}-thumbnails")
+        check(len(grid) == 1, f"mixture: source {i} has no section.thumbnails div.grid")
+    style = "".join(n.content() for n in dom.find(lambda n: n.tag == "style"))
+    check("section.thumbnails div.grid {" in style and "#thumbnails" not in style, "mixture: the grid rule")
     r = run("report", f"{serve}/wds", *flags)
     check(r.returncode == 1 and r.stderr == "report failed: give a DATASET, or the sources of a mixture with "
           "--source LOCATION WEIGHT (repeated)\n", f"report DATASET --source: {r.stderr!r}")
