@@ -163,5 +163,29 @@ TEST(Buckets, TheCropIsWhatCoveringTheBucketLeavesOver) {
   EXPECT_NEAR(CroppedShare({1024, 1024}, 3000, 2000), 1.0 / 3, 1e-12);
 }
 
+// bucket_no_upscale and a minimum side, worked by hand over 1024x1024, 1152x896, 896x1152, 512x512:
+// 1000x800 (aspect 1.25) is nearest 1152x896 (1.29) but smaller than it, and covers only 512x512;
+// 2000x1500 covers 1152x896; 400x400 covers none; with min_side 600, 500x2000 is in none.
+TEST(Buckets, NoUpscaleTakesTheNearestBucketTheImageCoversAndMinSideLeavesSmallOnesOut) {
+  const std::vector<Bucket> buckets = {{1024, 1024}, {1152, 896}, {896, 1152}, {512, 512}};
+  const BucketChooser nearest(buckets, BucketChoice());
+  EXPECT_EQ(nearest(1000, 800), 1u);
+  EXPECT_EQ(nearest(400, 400), 0u);
+  BucketChoice no_upscale;
+  no_upscale.no_upscale = true;
+  const BucketChooser covered(buckets, no_upscale);
+  EXPECT_EQ(covered(1000, 800), 3u);
+  EXPECT_EQ(covered(2000, 1500), 1u);
+  EXPECT_EQ(covered(1024, 1024), 0u);  // exactly its size: covered
+  EXPECT_EQ(covered(1023, 1024), 3u);
+  EXPECT_EQ(covered(400, 400), BucketChooser::kNoBucket);
+  BucketChoice min_side;
+  min_side.min_side = 600;
+  const BucketChooser at_least(buckets, min_side);
+  EXPECT_EQ(at_least(500, 2000), BucketChooser::kNoBucket);
+  EXPECT_EQ(at_least(600, 600), 0u);
+  EXPECT_EQ(at_least(1200, 1200), 0u);
+}
+
 }  // namespace
 }  // namespace shardpack

@@ -350,9 +350,17 @@ void PrintBuckets(const DatasetStats& st, const std::string& spec) {
   if (st.unsized > 0) {
     std::printf("  %s without a size in the sample table: in no bucket\n", Count(st.unsized, "sample").c_str());
   }
+  if (st.bucket_left_out > 0) {
+    std::printf(
+        "  %s (%.1f%%) in no bucket under --bucket-no-upscale / --bucket-min-side: the loader leaves them "
+        "out\n",
+        Count(st.bucket_left_out, "sample").c_str(),
+        100.0 * double(st.bucket_left_out) / double(std::max<uint64_t>(1, sized)));
+  }
 }
 
-int RunStat(const std::string& dir, bool json, size_t top, const std::string& buckets, int threads, ReportFlags& html) {
+int RunStat(const std::string& dir, bool json, size_t top, const std::string& buckets, const BucketChoice& choice,
+            int threads, ReportFlags& html) {
   DatasetStats st;
   StatOptions options;
   options.threads = threads;
@@ -361,6 +369,11 @@ int RunStat(const std::string& dir, bool json, size_t top, const std::string& bu
     const Status parsed = ParseBuckets(buckets, "--buckets", &options.buckets);
     if (!parsed.ok()) return Fail("stat", parsed);
   }
+  if (buckets.empty() && choice.any()) {
+    return Fail("stat", Status::InvalidArgument(
+                            "--bucket-no-upscale and --bucket-min-side choose among buckets: give --buckets too"));
+  }
+  options.bucket_choice = choice;
   ProgressPrinter progress(!json);
   options.on_shard = [&](uint64_t done, uint64_t total) { progress.UpdateShards("stat", done, total); };
   Status s = Stat(dir, options, &st);
@@ -603,6 +616,15 @@ std::string Grouped(double v) {
   return digits;
 }
 
+// The loader's words (Python's keywords) as bench's flags, for its errors and warnings.
+const std::vector<std::pair<std::string, std::string>> kBenchFlagWords = {{"batch_size", "--batch"},
+                                                                          {"prefetch", "--prefetch"},
+                                                                          {"the image size", "--crop"},
+                                                                          {"smaller buckets", "smaller --buckets"},
+                                                                          {"bucket_no_upscale", "--bucket-no-upscale"},
+                                                                          {"bucket_min_side", "--bucket-min-side"},
+                                                                          {"buckets=\"sdxl\"", "--buckets sdxl"}};
+
 int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool json, const std::string& device,
              const std::string& dtype, const std::string& cache_limit,
              const std::vector<std::pair<std::string, std::string>>& sources, const std::string& buckets,
@@ -621,12 +643,11 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
   }
   if (s.ok()) s = RunDeviceBench(dataset, o, device, dtype, &r);
   if (!s.ok()) {
-    return Fail("bench", InFlagWords(s, {{"batch_size", "--batch"},
-                                         {"prefetch", "--prefetch"},
-                                         {"the image size", "--crop"},
-                                         {"smaller buckets", "smaller --buckets"}}));
+    return Fail("bench", InFlagWords(s, kBenchFlagWords));
   }
-  for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const std::string& w : r.warnings) {
+    std::fprintf(stderr, "warning: %s\n", InFlagWords(Status::InvalidArgument(w), kBenchFlagWords).message().c_str());
+  }
   for (const std::string& line : r.skipped) std::fprintf(stderr, "%s\n", line.c_str());
   if (json) {
     std::cout << BenchResultToJson(r).dump(2) << "\n";
@@ -814,6 +835,13 @@ int RunCommandLine(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   std::string stat_buckets;
+  BucketChoice stat_bucket_choice;
+  stat->add_flag("--bucket-no-upscale", stat_bucket_choice.no_upscale,
+                 "With --buckets: count each image into the nearest of the buckets it covers, never enlarged, as "
+                 "bench and Loader(bucket_no_upscale=True) take them; those smaller than every bucket in none");
+  stat->add_option("--bucket-min-side", stat_bucket_choice.min_side,
+                   "With --buckets: count images whose shorter side is under N pixels in no bucket, as the loader's "
+                   "bucket_min_side leaves them out");
   stat->add_option("--buckets", stat_buckets,
                    "Count the samples into aspect-ratio buckets: a preset (sdxl), a list (1024x1024,1152x896,...) "
                    "or a rule (area=1024x1024,step=64,min=512,max=2048[,max-ratio=R]); docs/buckets.md");
@@ -843,6 +871,11 @@ int RunCommandLine(int argc, char** argv) {
       ->capture_default_str();
   bench->add_flag("--eval", bo.loader.eval, "Resize (to 256/224 of SIZE) + centre crop instead");
   std::string bench_buckets, bench_bucket_tail = "partial";
+  bench->add_flag("--bucket-no-upscale", bo.loader.bucket_choice.no_upscale,
+                  "With --buckets: each image to the nearest of the buckets it covers, never enlarged (kohya's "
+                  "bucket_no_upscale); images smaller than every bucket are left out, and counted");
+  bench->add_option("--bucket-min-side", bo.loader.bucket_choice.min_side,
+                    "With --buckets: leave out images whose shorter side is under N pixels, and count them");
   bench->add_option("--buckets", bench_buckets,
                     "Aspect-ratio buckets instead of --crop (docs/buckets.md): sdxl, WxH,WxH,... or "
                     "area=WxH,step=S,min=A,max=B; prints images/s and pixels/s per bucket");
@@ -943,7 +976,9 @@ int RunCommandLine(int argc, char** argv) {
     so.pack = slurm->remaining();
     return RunSlurmScript(so);
   }
-  if (stat->parsed()) return RunStat(stat_dir, stat_json, stat_top, stat_buckets, stat_threads, stat_html);
+  if (stat->parsed()) {
+    return RunStat(stat_dir, stat_json, stat_top, stat_buckets, stat_bucket_choice, stat_threads, stat_html);
+  }
   if (report->parsed()) return RunReport(report_flags);
   if (doctor->parsed()) {
     if (!doctor_buckets.empty()) {

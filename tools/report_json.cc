@@ -107,6 +107,7 @@ nlohmann::json DatasetStatsToJson(const DatasetStats& s) {
     }
     result["buckets"] = buckets;
     result["unsized"] = s.unsized;
+    result["bucket_left_out"] = s.bucket_left_out;
   }
   return result;
 }

@@ -3,6 +3,7 @@
 // lists and kohya-ss's generating rule; which bucket an image goes to; how much of it a bucket crops.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,6 +56,32 @@ class NearestBucketFinder {
   // bucket listed with it.
   std::vector<double> log_aspects_;
   std::vector<size_t> first_listed_;
+};
+
+// Which images buckets take, besides the nearest aspect (kohya-ss's options of the same names):
+// no_upscale (bucket_no_upscale): an image goes to the nearest in aspect ratio of the buckets it
+// covers (bucket width and height at most its own, as shown), so that it is never enlarged, only
+// shrunk; one smaller than every bucket is in none. min_side: an image whose shorter side is
+// below it is in none (too small to train at these sizes). An image in no bucket is left out of
+// the loader's batches, and counted (Loader::bucket_left_out, stat --buckets).
+struct BucketChoice {
+  bool no_upscale = false;
+  uint32_t min_side = 0;
+  bool any() const { return no_upscale || min_side > 0; }
+};
+
+// The bucket of each image under a BucketChoice: NearestBucketFinder's answer, or with no_upscale,
+// the first listed of the buckets it covers that are nearest its aspect ratio; kNoBucket when none.
+class BucketChooser {
+ public:
+  static constexpr size_t kNoBucket = SIZE_MAX;
+  BucketChooser(const std::vector<Bucket>& buckets, BucketChoice choice);
+  size_t operator()(uint32_t width, uint32_t height) const;
+
+ private:
+  std::vector<Bucket> buckets_;
+  BucketChoice choice_;
+  NearestBucketFinder nearest_;
 };
 
 // What becomes of each bucket's last batch of an epoch, when it holds fewer than batch_size images

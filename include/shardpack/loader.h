@@ -81,6 +81,9 @@ struct LoaderOptions {
   // bucket_tail kDrop is its counterpart.
   std::vector<Bucket> buckets;
   BucketTail bucket_tail = BucketTail::kPartial;
+  // Which images the buckets take (kohya-ss's bucket_no_upscale, a minimum shorter side): those in
+  // none are left out of every epoch, counted in bucket_left_out() and said in warnings().
+  BucketChoice bucket_choice;
   // Native resolution under a token budget (docs/buckets.md); patch > 0 turns it on. Each image, as
   // shown, is resized without a crop to PatchedSize(w, h, max_side, patch) (never enlarged; sides
   // multiples of `patch`), and a batch holds images whose patches, (h / patch) x (w / patch) each,
@@ -208,6 +211,8 @@ class Loader {
   // node's table, which this process maps), "mapped" (the node's table, which another process
   // made); empty with neither. docs/buckets.md, "Cost".
   const std::string& sample_groups_origin() const;
+  // With buckets: the samples in no bucket under options.bucket_choice, left out of every epoch.
+  uint64_t bucket_left_out() const;
   // What the loader reads, by content: 16 hex digits of XXH64 over each shard's checksum (a shard
   // without one: its file name, bytes and samples) in order, source after source for a mixture.
   // The same dataset at another path or URL gives the same value; another dataset, or one whose

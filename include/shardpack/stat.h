@@ -106,6 +106,8 @@ struct DatasetStats {
   // gives no size (shards of other tools), which no bucket takes.
   std::vector<BucketCount> buckets;
   uint64_t unsized = 0;
+  // ... and with StatOptions::bucket_choice, the samples in no bucket (what the loader leaves out).
+  uint64_t bucket_left_out = 0;
 
   // Histograms (LogHistogram, 4 bins an octave; aspect 8): width, height and aspect ratio (width /
   // height) as shown (EXIF orientation applied), and sample bytes; the sizes before pack when it
@@ -136,6 +138,7 @@ struct StatOptions {
   // Aspect-ratio buckets (ParseBuckets) to count the samples into, by the sizes in the sample tables
   // as shown (a JPEG its EXIF orientation turns counts turned, from version 3 tables; docs/buckets.md).
   std::vector<Bucket> buckets;
+  BucketChoice bucket_choice;  // which images they take, as the loader's (LoaderOptions::bucket_choice)
 };
 
 // Describes the dataset at `location` (a folder, or a URL) from its manifest and sample tables.

@@ -23,7 +23,7 @@ struct ShardTally {
   size_t shard = 0;
   Status status;
   ValueCounts sizes, widths, heights, original_widths, original_heights;
-  uint64_t reencoded = 0, unlabelled = 0, unsized = 0, sample_bytes_total = 0;
+  uint64_t reencoded = 0, unlabelled = 0, unsized = 0, sample_bytes_total = 0, bucket_left_out = 0;
   std::map<std::string, uint64_t> image_formats;
   std::vector<uint64_t> class_samples;  // by label
   std::vector<BucketCount> buckets;     // cropped_share: the sum of the shares, until the end
@@ -36,13 +36,18 @@ struct ShardTally {
 };
 
 // Adds `r` to the bucket its size as shown goes to (its share cropped summed, for the mean), or to unsized.
-void CountInBucket(const SampleRecord& r, const NearestBucketFinder& nearest, ShardTally* tally) {
+void CountInBucket(const SampleRecord& r, const BucketChooser& choose, ShardTally* tally) {
   if (r.width == 0 || r.height == 0) {
     ++tally->unsized;
     return;
   }
   // As shown: a JPEG its EXIF orientation turns a quarter is height x width on screen.
-  BucketCount& b = tally->buckets[nearest(r.shown_width(), r.shown_height())];
+  const size_t bucket = choose(r.shown_width(), r.shown_height());
+  if (bucket == BucketChooser::kNoBucket) {
+    ++tally->bucket_left_out;
+    return;
+  }
+  BucketCount& b = tally->buckets[bucket];
   ++b.samples;
   b.cropped_share += CroppedShare(b.bucket, r.shown_width(), r.shown_height());
   const double scale = CoverScale(b.bucket, r.shown_width(), r.shown_height());
@@ -53,9 +58,9 @@ void CountInBucket(const SampleRecord& r, const NearestBucketFinder& nearest, Sh
 }
 
 // numbered_classes: labels name no class (shards of another tool): each is counted as its number.
-void CountShard(const std::vector<SampleRecord>& records, const std::vector<Bucket>& buckets, bool numbered_classes,
-                ShardTally* t) {
-  const NearestBucketFinder nearest(buckets);
+void CountShard(const std::vector<SampleRecord>& records, const std::vector<Bucket>& buckets,
+                const BucketChoice& choice, bool numbered_classes, ShardTally* t) {
+  const BucketChooser choose(buckets, choice);
   for (const SampleRecord& r : records) {
     t->sizes.Add(r.size);
     t->widths.Add(r.width);
@@ -74,7 +79,7 @@ void CountShard(const std::vector<SampleRecord>& records, const std::vector<Buck
     const uint32_t ow = reencoded ? r.original_width : r.width, oh = reencoded ? r.original_height : r.height;
     t->original_width_histogram.Add(r.orientation >= 5 ? oh : ow);
     t->original_height_histogram.Add(r.orientation >= 5 ? ow : oh);
-    if (!buckets.empty()) CountInBucket(r, nearest, t);
+    if (!buckets.empty()) CountInBucket(r, choose, t);
     if (r.label >= 0 && static_cast<size_t>(r.label) < t->class_samples.size()) {
       ++t->class_samples[r.label];
     } else if (r.label >= 0 && numbered_classes) {
@@ -270,7 +275,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
       return foreign != nullptr ? ForeignShardRecords(*foreign, shard, foreign_first[shard], &records, &t->fields)
                                 : dataset.ReadSampleRecords(shard, &records);
     });
-    if (t->status.ok()) CountShard(records, options.buckets, foreign != nullptr, t);
+    if (t->status.ok()) CountShard(records, options.buckets, options.bucket_choice, foreign != nullptr, t);
   };
   const auto add = [&](ShardTally* t) {
     SHARDPACK_RETURN_IF_ERROR(t->status);
@@ -283,6 +288,7 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
     stats->sample_bytes_total += t->sample_bytes_total;
     stats->unlabelled += t->unlabelled;
     stats->unsized += t->unsized;
+    stats->bucket_left_out += t->bucket_left_out;
     for (const auto& [name, n] : t->image_formats) stats->image_formats[name] += n;
     for (size_t c = 0; c < t->class_samples.size(); ++c) stats->classes[c].samples += t->class_samples[c];
     for (const auto& [label, n] : t->numbered_labels) numbered_labels[label] += n;

@@ -196,6 +196,27 @@ size_t NearestBucketFinder::operator()(uint32_t width, uint32_t height) const {
   return best;
 }
 
+BucketChooser::BucketChooser(const std::vector<Bucket>& buckets, BucketChoice choice)
+    : buckets_(buckets), choice_(choice), nearest_(buckets) {}
+
+size_t BucketChooser::operator()(uint32_t width, uint32_t height) const {
+  if (std::min(width, height) < choice_.min_side) return kNoBucket;
+  const size_t nearest = nearest_(width, height);
+  const auto covers = [&](const Bucket& b) { return b.width <= width && b.height <= height; };
+  if (!choice_.no_upscale || buckets_.empty() || covers(buckets_[nearest])) return nearest;
+  // The nearest does not fit inside the image: a scan of those that do, by the same distance as the
+  // finder's (its log aspects), the first listed on a tie.
+  const double aspect = std::log(double(width) / double(height));
+  size_t best = kNoBucket;
+  double least = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    if (!covers(buckets_[i])) continue;
+    const double d = std::fabs(aspect - std::log(double(buckets_[i].width) / double(buckets_[i].height)));
+    if (d < least) least = d, best = i;
+  }
+  return best;
+}
+
 double CoverScale(const Bucket& bucket, uint32_t width, uint32_t height) {
   return std::max(double(bucket.width) / width, double(bucket.height) / height);
 }

@@ -52,6 +52,7 @@ class GroupedBatchSampler::Walk {
       const uint64_t index = chunk_[chunk_at_++];
       ++position_;
       const uint32_t k = s_.bucket_of_[index];
+      if (k >= s_.buckets_) continue;  // in no bucket (kNoLoaderBucket): left out
       if (s_.tail_ == BucketTail::kPad && first_[k].size() < batch_size) first_[k].push_back(index);
       open_[k].push_back(index);
       if (open_[k].size() == batch_size) return Hand(k, indices, bucket);
@@ -188,7 +189,9 @@ std::vector<uint64_t> GroupedBatchSampler::BucketSizes(uint64_t epoch) const {
   for (uint64_t p = 0; p < order_size(); p += chunk.size()) {
     chunk.clear();
     order->Fill(p, std::min<uint64_t>(order_size(), p + 4096), &chunk);
-    for (const uint64_t index : chunk) ++sizes[bucket_of_[index]];
+    for (const uint64_t index : chunk) {
+      if (bucket_of_[index] < buckets_) ++sizes[bucket_of_[index]];  // (kNoLoaderBucket: left out)
+    }
   }
   return sizes;
 }

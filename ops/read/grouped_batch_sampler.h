@@ -54,6 +54,8 @@ inline uint32_t GridRows(uint32_t grid) { return grid & 0xFFFF; }
 
 // The most buckets a loader takes: a bucket is kept in a byte a sample (SampleGroups::bucket_of).
 inline constexpr size_t kMaxLoaderBuckets = 255;
+// The bucket_of entry of a sample in no bucket (BucketChoice): left out of every epoch.
+inline constexpr uint8_t kNoLoaderBucket = 255;
 
 // Each sample's entry (its bucket, its patch grid), wherever the loader keeps them: memory of its
 // own, or the node's table mapped from the cache folder (ops/read/node_group_table.h). `owner`

@@ -127,6 +127,7 @@ struct Loader::Impl {
   // With a token budget: each sample's patch grid (PatchGrid), for the batch's layout.
   GroupColumn<uint32_t> patch_grid;
   std::string groups_origin;                   // Loader::sample_groups_origin
+  uint64_t bucket_left_out = 0;                // Loader::bucket_left_out
   std::vector<size_t> image_at;                // the producer's: where each image of the batch being filled starts
   uint64_t epoch = 0;                          // the last started
   std::shared_ptr<const MixturePlan> mixture;  // a mixture's plan, or null for one dataset
@@ -601,6 +602,7 @@ std::vector<std::string> OpenWarnings(const std::string& dataset, const DatasetR
 }  // namespace
 
 const std::string& Loader::sample_groups_origin() const { return impl_->groups_origin; }
+uint64_t Loader::bucket_left_out() const { return impl_->bucket_left_out; }
 
 const std::vector<std::string>& Loader::warnings() const { return impl_->warnings; }
 
@@ -725,6 +727,10 @@ Status CheckLoaderOptions(const LoaderOptions& options) {
     return Status::InvalidArgument("prefetch " + std::to_string(options.prefetch) + " is over " +
                                    std::to_string(kMaxPrefetch) + " batches: lower prefetch (2 to 8 keeps a GPU fed)");
   }
+  if (options.buckets.empty() && options.bucket_choice.any()) {
+    return Status::InvalidArgument(
+        "bucket_no_upscale and bucket_min_side choose among buckets: give buckets too (e.g. buckets=\"sdxl\")");
+  }
   if (!options.buckets.empty() && options.sampler.drop_last) {
     return Status::InvalidArgument(
         "drop_last with buckets: each bucket has a last batch, and bucket_tail says what becomes of them "
@@ -836,12 +842,35 @@ Status Loader::OpenOver(const std::string& name, std::unique_ptr<DatasetReader> 
           impl->sampler, groups->patch_grid, options.tokens_per_batch, options.sampler, &impl->bucketed));
       impl->patch_grid = groups->patch_grid;
     } else {
+      // Samples in no bucket (bucket_choice) are left out of every epoch: counted, and said.
+      if (options.bucket_choice.any()) {
+        const uint8_t* k = groups->bucket_of.begin();
+        for (size_t i = 0; i < groups->bucket_of.size(); ++i) impl->bucket_left_out += k[i] == kNoLoaderBucket;
+      }
+      if (impl->bucket_left_out > 0) {
+        const BucketChoice& c = options.bucket_choice;
+        const std::string why =
+            std::string(c.no_upscale ? "smaller than every bucket, and bucket_no_upscale does not enlarge them" : "") +
+            (c.no_upscale && c.min_side > 0 ? ", or " : "") +
+            (c.min_side > 0 ? "a shorter side under bucket_min_side " + std::to_string(c.min_side) : "");
+        if (impl->bucket_left_out == groups->bucket_of.size()) {
+          return Status::InvalidArgument(name + ": every one of its " + std::to_string(impl->bucket_left_out) +
+                                         " samples is in no bucket (" + why +
+                                         "): give smaller buckets, or leave bucket_no_upscale and bucket_min_side out");
+        }
+        impl->warnings.push_back(name + ": " + std::to_string(impl->bucket_left_out) + " of " +
+                                 std::to_string(groups->bucket_of.size()) + " samples are in no bucket (" + why +
+                                 ") and are left out of every epoch");
+      }
       SHARDPACK_RETURN_IF_ERROR(GroupedBatchSampler::Create(impl->sampler, groups->bucket_of, options.buckets.size(),
                                                             options.sampler, options.bucket_tail, mixture != nullptr,
                                                             &impl->bucketed));
     }
   }
-  impl->warnings = OpenWarnings(name, *impl->reader, options);
+  {
+    std::vector<std::string> open_warnings = OpenWarnings(name, *impl->reader, options);
+    impl->warnings.insert(impl->warnings.begin(), open_warnings.begin(), open_warnings.end());
+  }
   if (groups != nullptr) {
     impl->groups_origin = groups->origin;
     if (!groups->note.empty()) impl->warnings.push_back(groups->note);

@@ -16,6 +16,10 @@ std::string GroupingRule(const LoaderOptions& o) {
   }
   std::string rule = "buckets";
   for (const Bucket& b : o.buckets) rule += " " + std::to_string(b.width) + "x" + std::to_string(b.height);
+  if (o.bucket_choice.any()) {
+    rule += " no_upscale " + std::to_string(o.bucket_choice.no_upscale) + " min_side " +
+            std::to_string(o.bucket_choice.min_side);
+  }
   return rule;
 }
 
@@ -25,7 +29,9 @@ std::string GroupingRule(const LoaderOptions& o) {
 bool EntriesInRange(std::string_view entries, const LoaderOptions& o) {
   if (!o.buckets.empty()) {
     uint8_t most = 0;
-    for (const char c : entries) most = std::max(most, uint8_t(c));
+    for (const char c : entries) {
+      if (uint8_t(c) != kNoLoaderBucket || !o.bucket_choice.any()) most = std::max(most, uint8_t(c));
+    }
     return most < o.buckets.size();  // (a loader has at least one bucket)
   }
   const uint32_t sides = o.max_side / o.patch;
@@ -52,10 +58,13 @@ Status LoaderGroups(const std::vector<std::string>& locations, const LoaderOptio
   for (size_t i = 0; i < locations.size(); ++i) {
     SHARDPACK_RETURN_IF_ERROR(OpenSizedDataset(locations[i], options.remote, env, &datasets[i]));
   }
-  const NearestBucketFinder nearest(options.buckets);
+  const BucketChooser choose(options.buckets, options.bucket_choice);
   // On the threads that read the tables: a bucket (at most kMaxLoaderBuckets) or a patch grid.
   const auto group = [&](uint32_t width, uint32_t height) {
-    if (bucketed) return uint32_t(nearest(width, height));
+    if (bucketed) {
+      const size_t bucket = choose(width, height);
+      return bucket == BucketChooser::kNoBucket ? uint32_t(kNoLoaderBucket) : uint32_t(bucket);
+    }
     const Bucket size = PatchedSize(width, height, options.max_side, options.patch);
     return PatchGrid(size.width / options.patch, size.height / options.patch);
   };

@@ -205,6 +205,12 @@ class Loader:
         offset and flip in "train", centred in "eval"); batches have that bucket's shape, and
         batch.bucket (batches()) tells which. `size` is not used. Needs a local dataset packed by
         shardpack (the image sizes in its sample tables). CPU only for now.
+    bucket_no_upscale: as kohya-ss's option of that name: each image goes to the nearest in aspect
+        ratio of the buckets it covers (both sides at least the bucket's), so that it is only ever
+        shrunk; an image smaller than every bucket is left out (a warning says how many;
+        loader.bucket_left_out counts them). Default False: the nearest bucket, enlarging if need be.
+    bucket_min_side: leave out images whose shorter side is under this many pixels (too small to
+        train at these sizes); counted and warned as above. Default 0: none.
     bucket_tail: what becomes of each bucket's last batch of an epoch when it holds fewer than
         batch_size images: "partial" (handed out smaller; every sample once an epoch), "drop" (left
         out; every batch full: drop_last's counterpart) or "pad" (filled up with the bucket's first
@@ -237,7 +243,7 @@ class Loader:
                  depth=3, cache_dir=None, cache_limit=0, prefetch_shards=0, downloads=4, fields=(),
                  require_fields=False, mask=None, sources=None, epoch_size=0, per_source_batches=False,
                  shared_classes=False, buckets=None, bucket_tail="partial", patch=None, max_side=None,
-                 tokens_per_batch=None):
+                 tokens_per_batch=None, bucket_no_upscale=False, bucket_min_side=0):
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform must be one of {_TRANSFORMS}, not {transform!r}")
         if layout not in ("channels_last", "NHWC", "NCHW"):
@@ -286,6 +292,12 @@ class Loader:
                             shuffle_buffer=shuffle_buffer, worker=worker, num_workers=num_workers)
         if buckets is not None:
             self._config.update(buckets=bucket_spec(buckets), bucket_tail=str(bucket_tail))
+            if bucket_no_upscale or bucket_min_side:
+                self._config.update(bucket_no_upscale=_opt.boolean("bucket_no_upscale", bucket_no_upscale),
+                                    bucket_min_side=_opt.integer("bucket_min_side", bucket_min_side, 0))
+        elif bucket_no_upscale or bucket_min_side:
+            raise ValueError("bucket_no_upscale and bucket_min_side choose among buckets: give buckets too "
+                             "(e.g. buckets=\"sdxl\")")
         elif bucket_tail != "partial":
             raise ValueError(f"bucket_tail={bucket_tail!r} without buckets: it says what becomes of each bucket's last "
                              "batch; give buckets= too, or drop_last= for batches without buckets")
@@ -339,6 +351,8 @@ class Loader:
         elif device == "cpu":
             bucketing = {} if buckets is None else dict(buckets=self._config["buckets"],
                                                         bucket_tail=self._config["bucket_tail"])
+            bucketing.update({k: self._config[k] for k in ("bucket_no_upscale", "bucket_min_side")
+                              if k in self._config})
             if self._patched:
                 bucketing.update({k: self._config[k] for k in ("patch", "max_side", "tokens_per_batch")})
             self._impl = _shardpack.Loader(str(path), **common, allocate=allocate, mixture=mixture,
@@ -449,7 +463,7 @@ class Loader:
         keeps the steps left too; changing it keeps exactly-once but changes the steps left."""
         _check_state(state)
         fixed = ("seed", "shuffle", "drop_last", "shuffle_buffer", "buckets", "bucket_tail", "patch", "max_side",
-                 "tokens_per_batch")
+                 "tokens_per_batch", "bucket_no_upscale", "bucket_min_side")
         for key in fixed:
             if state.get(key) != self._config.get(key):
                 raise ValueError(f"state_dict has {key}={state.get(key)!r} but this loader has "
@@ -547,6 +561,12 @@ class Loader:
         """With buckets: each bucket as (width, height), in the loader's order (batch.bucket indexes it;
         a preset or rule given as a string comes back as its list); else []."""
         return [] if self._cuda else list(self._impl.bucket_sizes())
+
+    @property
+    def bucket_left_out(self):
+        """With bucket_no_upscale or bucket_min_side: how many samples are in no bucket and left out
+        of every epoch (a warning at open says so too); else 0."""
+        return 0 if self._cuda else self._impl.bucket_left_out()
 
     def buffer_addresses(self):
         """Addresses of the C++ batch buffers (to check that tensors share them); CPU only."""

@@ -142,6 +142,7 @@ class PyLoader {
   std::vector<std::string> take_skip_reports() { return loader_->TakeSkipReports(); }
   std::string dataset_fingerprint() const { return loader_->DatasetFingerprint(); }
   std::string sample_groups_origin() const { return loader_->sample_groups_origin(); }
+  uint64_t bucket_left_out() const { return loader_->bucket_left_out(); }
   uint64_t dataset_generation() const { return loader_->DatasetGeneration(); }
   uint64_t samples_consumed(uint64_t rank_batches_done) const { return loader_->SamplesConsumed(rank_batches_done); }
 
@@ -262,6 +263,8 @@ void BindLoader(py::module_& m) {
            "One line per sample skipped as corrupt since the last call")
       .def("sample_groups_origin", &PyLoader::sample_groups_origin,
            "With buckets or a budget: 'read', 'made' or 'mapped' (the node's table in the cache folder)")
+      .def("bucket_left_out", &PyLoader::bucket_left_out,
+           "With bucket_no_upscale or bucket_min_side: the samples in no bucket, left out of every epoch")
       .def("dataset_fingerprint", &PyLoader::dataset_fingerprint,
            "What the loader reads, by content (its shards' checksums): resume states record it")
       .def("dataset_generation", &PyLoader::dataset_generation,

@@ -101,6 +101,14 @@ LoaderOptions LoaderOptionsFrom(const py::kwargs& kwargs) {
        [](LoaderOptions& o, py::handle v) {
          Raise(ParseBucketTail(OptionValue<std::string>("bucket_tail", v, kText), "bucket_tail", &o.bucket_tail));
        }},
+      {"bucket_no_upscale",
+       [](LoaderOptions& o, py::handle v) {
+         o.bucket_choice.no_upscale = OptionValue<bool>("bucket_no_upscale", v, kBool);
+       }},
+      {"bucket_min_side",
+       [](LoaderOptions& o, py::handle v) {
+         o.bucket_choice.min_side = OptionValue<uint32_t>("bucket_min_side", v, kCount);
+       }},
       {"remote", [](LoaderOptions& o, py::handle v) { o.remote = RemoteOptionsFrom(v.cast<py::dict>()); }},
   };
   LoaderOptions o;

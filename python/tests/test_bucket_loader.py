@@ -106,6 +106,8 @@ def reference_batches(order, bucket_of, batch_size, tail):
     out = []
     for i in order:
         k = bucket_of[i]
+        if k is None:  # in no bucket (bucket_no_upscale, bucket_min_side): left out
+            continue
         if len(first[k]) < batch_size:
             first[k].append(i)
         open_batches[k].append(i)
@@ -167,6 +169,62 @@ def test_batches_follow_the_documented_rules_on_every_rank(data, world, tail, sh
             assert loader_batches(loader, epoch) == want, (epoch, rank)
     if tail == "partial":  # every sample once an epoch, over the ranks, before the completed round
         assert sorted(i for _, idx in batches for i in idx) == list(range(len(bucket_of)))
+
+
+def choose(w, h, no_upscale, min_side):
+    """docs/buckets.md's bucket_no_upscale and bucket_min_side, written out: None for no bucket."""
+    if min(w, h) < min_side:
+        return None
+    if not no_upscale:
+        return nearest(BUCKETS, w, h)
+    fits = [i for i, (bw, bh) in enumerate(BUCKETS) if bw <= w and bh <= h]
+    if not fits:
+        return None
+    return min(fits, key=lambda i: (abs(math.log(w / h) - math.log(BUCKETS[i][0] / BUCKETS[i][1])), i))
+
+
+@pytest.mark.parametrize("no_upscale, min_side", [(True, 0), (False, 60), (True, 70)])
+def test_bucket_no_upscale_and_min_side_leave_out_and_count_what_no_bucket_takes(data, no_upscale, min_side):
+    import shardpack
+
+    sizes = shown_sizes(data / "wds")
+    bucket_of = [choose(w, h, no_upscale, min_side) for w, h in sizes]
+    left_out = sum(k is None for k in bucket_of)
+    assert 0 < left_out < len(sizes)
+    # Never enlarged under bucket_no_upscale: each image covers its bucket.
+    assert not no_upscale or all(BUCKETS[k][0] <= w and BUCKETS[k][1] <= h
+                                 for (w, h), k in zip(sizes, bucket_of) if k is not None)
+    options = dict(path=str(data / "wds"), batch_size=4, seed=7)
+    kwargs = dict(buckets=SPEC, bucket_no_upscale=no_upscale, bucket_min_side=min_side)
+    why = ", or ".join(([] if not no_upscale else
+                        ["smaller than every bucket, and bucket_no_upscale does not enlarge them"]) +
+                       ([] if not min_side else [f"a shorter side under bucket_min_side {min_side}"]))
+    with pytest.warns(UserWarning) as caught:
+        loader = shardpack.Loader(**options, **kwargs)
+    assert [str(w.message) for w in caught] == [
+        f"{data / 'wds'}: {left_out} of {len(sizes)} samples are in no bucket ({why}) and are left out of every epoch"]
+    assert loader.bucket_left_out == left_out
+    for epoch in range(2):
+        want = expected(reference_batches(epoch_order(epoch, **options), bucket_of, 4, "partial"))
+        assert len(loader) == len(want)
+        assert loader_batches(loader, epoch) == want, epoch
+    # stat counts the same, and says how many no bucket takes.
+    flags = ["--bucket-no-upscale"] * no_upscale + ["--bucket-min-side", str(min_side)] * bool(min_side)
+    r = subprocess.run([tool("SHARDPACK_CLI"), "stat", str(data / "wds"), "--buckets", SPEC, "--json", *flags],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert [b["samples"] for b in got["buckets"]] == [bucket_of.count(k) for k in range(len(BUCKETS))]
+    assert got["bucket_left_out"] == left_out
+    if no_upscale:
+        assert all(b["upscaled"] == 0 for b in got["buckets"])
+    # bench takes them as flags, and says so in its words.
+    r = subprocess.run([tool("SHARDPACK_CLI"), "bench", str(data / "wds"), "--buckets", SPEC, "--batch", "4",
+                        "--epochs", "1", *flags], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    flag_why = why.replace("bucket_no_upscale", "--bucket-no-upscale").replace("bucket_min_side", "--bucket-min-side")
+    assert r.stderr.splitlines()[0] == (f"warning: {data / 'wds'}: {left_out} of {len(sizes)} samples are in no "
+                                        f"bucket ({flag_why}) and are left out of every epoch")
 
 
 @pytest.mark.parametrize("world", [1, 2])
@@ -337,6 +395,11 @@ def test_bad_bucket_options_are_refused_in_pythons_words(data, tmp_path, monkeyp
          "size=64 is not used with a token budget: each image keeps its aspect ratio, up to max_side; leave size "
          "out"),
         (dict(buckets=SPEC, bucket_tail="last"), ValueError, "bucket_tail takes drop, partial or pad, not 'last'"),
+        (dict(bucket_no_upscale=True), ValueError,
+         "bucket_no_upscale and bucket_min_side choose among buckets: give buckets too (e.g. buckets=\"sdxl\")"),
+        (dict(buckets=SPEC, bucket_min_side=100000), ValueError,
+         f"{ds}: every one of its 90 samples is in no bucket (a shorter side under bucket_min_side 100000): give "
+         "smaller buckets, or leave bucket_no_upscale and bucket_min_side out"),
         (dict(bucket_tail="drop"), ValueError,
          "bucket_tail='drop' without buckets: it says what becomes of each bucket's last batch; give buckets= too, "
          "or drop_last= for batches without buckets"),
