@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
   libarchive-dev liblmdb-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
-  libopencv-dev libtbb-dev libcli11-dev libzstd-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libopencv-dev libtbb-dev libcli11-dev libzstd-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libxxhash-dev libcurl4-openssl-dev nginx-light
   python3 python3-dev python3-venv pybind11-dev libdlpack-dev tar time
   slurm-wlm munge shellcheck chromium-headless-shell

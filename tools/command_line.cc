@@ -762,8 +762,13 @@ int RunCommandLine(int argc, char** argv) {
   PackFlags cf;
   CLI::App* convert = app.add_subcommand(
       "convert",
-      "Write an existing dataset (shardpack wds or lmdb, or WebDataset shards from any tool) in another format.");
-  convert->add_option("IN", cf.src, "Dataset folder, folder of .tar/.tar.gz shards, or one shard")->required();
+      "Write an existing dataset (shardpack wds or lmdb, WebDataset shards from any tool, or TFRecord files of "
+      "tf.train.Example) in another format.");
+  convert
+      ->add_option("IN", cf.src,
+                   "Dataset folder, folder of .tar/.tar.gz shards or of TFRecord files (docs/formats/tfrecord.md), or "
+                   "one shard or TFRecord file")
+      ->required();
   convert
       ->add_option("OUT", cf.out,
                    "Output folder (created; must be empty unless --force), or s3://BUCKET/PREFIX: shards are "

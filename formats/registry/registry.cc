@@ -2,6 +2,7 @@
 
 #include "formats/lmdb/lmdb.h"
 #include "formats/raw/raw.h"
+#include "formats/tfrecord/tfrecord_input.h"
 #include "formats/wds/wds.h"
 
 namespace shardpack {
@@ -28,6 +29,20 @@ Status FindFormatOf(const std::string& dir, const Manifest& manifest, const Form
   if (FindFormat(manifest.format, format).ok()) return Status::OK();
   return Status::Unsupported(dir + ": format '" + std::string(DatasetFormatName(manifest.format)) +
                              "' cannot be read by this version (it reads " + DatasetFormatNames(" and ") + ")");
+}
+
+Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_bytes,
+                        std::unique_ptr<PackInput>* input) {
+  // TFRecord first: WebDataset takes any single file as a tar shard.
+  const Status tfrecord = TfRecordInput::Open(env, path, max_member_bytes, input);
+  if (tfrecord.code() != Status::Code::kNotFound) return tfrecord;
+  Status first_error;  // the first format's: what a folder without a manifest should hold
+  for (const Format* f : AllFormats()) {
+    Status s = f->OpenForeignInput(env, path, max_member_bytes, input);
+    if (s.code() != Status::Code::kNotFound) return s;
+    if (first_error.ok()) first_error = s;
+  }
+  return first_error;
 }
 
 const Format& ShardListFormat() {

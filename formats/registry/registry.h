@@ -27,6 +27,12 @@ Status FindFormat(DatasetFormat id, const Format** format);
 // when the table has no implementation of it.
 Status FindFormatOf(const std::string& dir, const Manifest& manifest, const Format** format);
 
+// The samples of `path`, a file or folder without a manifest (shards or records other tools
+// wrote), as a convert input: TFRecord files (formats/tfrecord/), else the first format that
+// recognises them (WebDataset tars). NotFound when nothing does.
+Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_bytes,
+                        std::unique_ptr<PackInput>* input);
+
 // The format that reads lists of shard files without a manifest (shard specs).
 const Format& ShardListFormat();
 

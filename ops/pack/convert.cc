@@ -28,13 +28,7 @@ Status OpenInput(Env* env, const std::string& in, const PackOptions& options, st
     SHARDPACK_RETURN_IF_ERROR(FindFormatOf(in, m, &format));
     return format->OpenConvertInput(env, in, m, max_member, input);
   }
-  Status first_error;
-  for (const Format* f : AllFormats()) {
-    Status s = f->OpenForeignInput(env, in, max_member, input);
-    if (s.code() != Status::Code::kNotFound) return s;
-    if (first_error.ok()) first_error = s;
-  }
-  return first_error;
+  return OpenForeignInput(env, in, max_member, input);
 }
 
 }  // namespace
