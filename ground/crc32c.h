@@ -11,6 +11,9 @@ namespace shardpack {
 
 // The CRC-32C of `data` (the standard one: "123456789" gives 0xE3069283).
 uint32_t Crc32c(std::string_view data);
+// The same by a table, a byte at a time: what Crc32c computes on a machine without SSE4.2 (x86-64
+// machines with it take the crc32 instruction, 10 times as fast); tests compare the two.
+uint32_t Crc32cPortable(std::string_view data);
 
 // TFRecord's (and LevelDB's) masked form: a CRC of data that holds CRCs is itself a poor CRC, so
 // the stored value is rotated right by 15 bits and offset by 0xa282ead8.

@@ -245,6 +245,25 @@ Status WriteManifest(Env* env, const std::string& dir, const Manifest& manifest)
 
 namespace {
 
+// The name of a file in `dir` named as TFRecord files are (*.tfrecord, *.tfrecords, *.tfrec, each
+// perhaps .gz, or TF's "train-00000-of-01024"); empty when none. By name only: a hint for a message.
+std::string ATfRecordFileIn(Env* env, const std::string& dir) {
+  std::vector<DirEntry> entries;
+  if (!env->ListDir(dir, &entries).ok()) return "";
+  for (const DirEntry& e : entries) {
+    std::string name = e.name;
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".gz") == 0) name.resize(name.size() - 3);
+    const size_t dot = name.rfind('.');
+    const std::string ext = dot == std::string::npos ? "" : name.substr(dot);
+    const size_t of = name.rfind("-of-");
+    const bool sharded = of != std::string::npos && of >= 6 && of + 4 < name.size() &&
+                         name.find_first_not_of("0123456789", of + 4) == std::string::npos &&
+                         name.find_first_not_of("0123456789", of - 5) == of && name[of - 6] == '-';
+    if (ext == ".tfrecord" || ext == ".tfrecords" || ext == ".tfrec" || sharded) return e.name;
+  }
+  return "";
+}
+
 // dir/manifest.json's text, or NotFound saying what the folder holds instead.
 Status ReadManifestFile(Env* env, const std::string& dir, std::string* path, std::string* text) {
   *path = JoinPath(dir, kManifestFileName);
@@ -256,6 +275,12 @@ Status ReadManifestFile(Env* env, const std::string& dir, std::string* path, std
       return Status::NotFound(
           *path + " does not exist: " + dir +
           " holds an interrupted pack; rerun the same pack (or convert) command with --resume to finish it");
+    }
+    // TFRecord files have no index to read in place: convert says so, and so does this.
+    if (const std::string tfrecord = ATfRecordFileIn(env, dir); !tfrecord.empty()) {
+      return Status::NotFound(*path + " does not exist: " + dir + " holds TFRecord files (" + tfrecord +
+                              "), which nothing indexes: convert them into a dataset first: shardpack convert " + dir +
+                              " OUT (docs/formats/tfrecord.md)");
     }
     return Status::NotFound(*path + " does not exist: " + dir +
                             " is not a packed dataset, or its pack did not finish (rerun pack)");

@@ -177,3 +177,17 @@ def test_a_folder_without_records_is_refused_as_before(tmp_path):
     assert r.returncode == 1
     assert r.stderr == (f"convert failed: {tmp_path / 'in'} holds neither a manifest.json nor .tar/.tar.gz shards; "
                         "nothing to convert\n")
+
+
+def test_reading_tfrecord_files_in_place_says_to_convert_them(records):
+    import shardpack
+
+    folder = records / "in"
+    want = (f"{folder}/manifest.json does not exist: {folder} holds TFRecord files (train-00000-of-00002), which "
+            f"nothing indexes: convert them into a dataset first: shardpack convert {folder} OUT "
+            "(docs/formats/tfrecord.md)")
+    r = subprocess.run([tool("SHARDPACK_CLI"), "stat", str(folder)], capture_output=True, text=True)
+    assert r.returncode == 1 and r.stderr == f"stat failed: {want}\n"
+    with pytest.raises(FileNotFoundError) as e:
+        shardpack.Loader(str(folder), batch_size=2)
+    assert str(e.value) == want
