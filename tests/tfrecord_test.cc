@@ -61,10 +61,11 @@ std::string HandMadeExample() {
 TEST(TfExample, ParsesBytesInt64AndFloatListsPackedOrNot) {
   std::map<std::string, TfFeature> f;
   std::string why;
-  ASSERT_TRUE(ParseTfExample(HandMadeExample(), &f, &why)) << why;
+  const std::string example = HandMadeExample();  // (bytes values are views into it)
+  ASSERT_TRUE(ParseTfExample(example, &f, &why)) << why;
   ASSERT_EQ(f.size(), 3u);
   EXPECT_EQ(f["img"].kind, TfFeature::Kind::kBytes);
-  EXPECT_EQ(f["img"].bytes, std::vector<std::string>{"ab"});
+  EXPECT_EQ(f["img"].bytes, std::vector<std::string_view>{"ab"});
   EXPECT_EQ(f["n"].kind, TfFeature::Kind::kInt64);
   EXPECT_EQ(f["n"].ints, (std::vector<int64_t>{1, 300}));
   EXPECT_EQ(f["x"].kind, TfFeature::Kind::kFloat);

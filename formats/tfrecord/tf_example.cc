@@ -90,7 +90,7 @@ bool ParseBytesList(std::string_view data, TfFeature* f, std::string* why) {
     if (wire != 2) return WrongType("a BytesList value", why);
     std::string_view v;
     if (!r.Bytes(&v, why)) return false;
-    f->bytes.emplace_back(v);
+    f->bytes.push_back(v);
   }
   return true;
 }

@@ -19,15 +19,15 @@ namespace shardpack {
 
 struct TfFeature {
   enum class Kind { kNone, kBytes, kFloat, kInt64 };
-  Kind kind = Kind::kNone;  // kNone: a Feature with none of the three set
-  std::vector<std::string> bytes;
+  Kind kind = Kind::kNone;              // kNone: a Feature with none of the three set
+  std::vector<std::string_view> bytes;  // views into the parsed data: an image is copied once, out of it
   std::vector<float> floats;
   std::vector<int64_t> ints;
 };
 
-// Parses a serialized Example into *features (by name; a name given twice keeps the last, as
-// protobuf's map does). False with *why saying what is malformed (a length past the end, a wire
-// type the messages do not use, a field of the wrong type); unknown fields are skipped.
+// Parses a serialized Example into *features (whose bytes views point into `data`) (by name; a name given twice keeps
+// the last, as protobuf's map does). False with *why saying what is malformed (a length past the end, a wire type the
+// messages do not use, a field of the wrong type); unknown fields are skipped.
 bool ParseTfExample(std::string_view data, std::map<std::string, TfFeature>* features, std::string* why);
 
 }  // namespace shardpack

@@ -28,7 +28,7 @@ bool HeadFrames(Env* env, const std::string& path) {
          LooksLikeTfRecord(std::string_view(head, sizeof(head)));
 }
 
-std::string Base64(const std::string& in) {
+std::string Base64(std::string_view in) {
   static const char* kDigits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   size_t i = 0;
@@ -49,7 +49,8 @@ std::string Base64(const std::string& in) {
 // A feature's values as JSON: one value as itself, several as an array.
 nlohmann::json FeatureJson(const TfFeature& f) {
   nlohmann::json values = nlohmann::json::array();
-  for (const std::string& b : f.bytes) {
+  for (const std::string_view view : f.bytes) {
+    const std::string b(view);
     bool utf8 = true;
     try {
       (void)nlohmann::json(b).dump();
@@ -166,7 +167,7 @@ void TfRecordInput::Emit(std::string_view record, PackItem* item) {
                                    " bytes is over the bound of " + std::to_string(max_member_bytes_));
     return;
   }
-  item->bytes.swap(image->second.bytes[0]);
+  item->bytes.assign(image->second.bytes[0]);
   nlohmann::json others = nlohmann::json::object();
   for (const auto& [name, f] : features) {
     if (name == "image/encoded") continue;

@@ -2,26 +2,21 @@
 // (docs/views.md). Each base shard's sample table is read on a worker thread, its samples tested,
 // and its selection files written; the views' manifests are written last, so a view folder without
 // one is a view that was never finished.
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "formats/registry/registry.h"
 #include "ground/dataset_lock.h"
 #include "ground/side_file.h"
-#include "ground/status_of_call.h"
 #include "ground/units.h"
 #include "ground/view_manifest.h"
-#include "ground/worker_threads.h"
 #include "ops/read/opened_dataset.h"
 #include "ops/views/sample_rule.h"
+#include "ops/views/shard_tasks.h"
 #include "shardpack/view.h"
 #include "storage/location.h"
 
@@ -156,29 +151,10 @@ Status SelectShard(const Input& input, const SideOf& side_of, Env* env, size_t s
   return Status::OK();
 }
 
-// Runs `task` for each input shard on the arena's threads, with the progress callback; the first
-// error (an exception too) is returned.
+// Runs `task` for each input shard on the operation's threads, with the progress callback; the
+// first error (an exception too) is returned.
 Status ForEachShard(const Input& input, const ViewOptions& options, const std::function<Status(size_t)>& task) {
-  const size_t shards = input.dataset.shard_count();
-  std::vector<Status> statuses(shards);
-  std::mutex progress_mu;
-  uint64_t done = 0;
-  try {
-    tbb::task_arena arena(WorkerThreads(options.threads));
-    arena.execute([&] {
-      tbb::parallel_for(size_t(0), shards, [&](size_t shard) {
-        statuses[shard] = StatusOfCall("selecting samples", [&] { return task(shard); });
-        if (options.on_shard) {
-          std::lock_guard<std::mutex> lock(progress_mu);
-          options.on_shard(++done, shards);
-        }
-      });
-    });
-  } catch (const std::exception& e) {
-    return Status::IOError(std::string("selecting samples failed: ") + e.what());
-  }
-  for (const Status& s : statuses) SHARDPACK_RETURN_IF_ERROR(s);
-  return Status::OK();
+  return ForEachShardTask(0, input.dataset.shard_count(), options.threads, "selecting samples", options.on_shard, task);
 }
 
 // How many samples each stratum gives (rule.count, or a stratified fraction of them): `total`

@@ -3,22 +3,17 @@
 // are; the rule it records is applied to the appended shards alone, and the manifest, written last,
 // names the new generation. A rule that an append can change (a count, a stratified share) is
 // refused: its old samples could move between sides.
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "ground/dataset_lock.h"
 #include "ground/side_file.h"
-#include "ground/status_of_call.h"
 #include "ground/view_manifest.h"
-#include "ground/worker_threads.h"
 #include "ops/read/opened_dataset.h"
 #include "ops/views/sample_rule.h"
+#include "ops/views/shard_tasks.h"
 #include "shardpack/view.h"
 #include "storage/location.h"
 
@@ -78,47 +73,28 @@ Status SelectAppended(const OpenedDataset& d, const Membership& test, size_t fir
                       std::vector<ViewShard>* added) {
   const size_t count = d.manifest.shards.size();
   std::vector<ViewShard> made(count - first);
-  std::vector<Status> statuses(count - first);
-  std::mutex progress_mu;
-  uint64_t done = 0;
-  try {
-    tbb::task_arena arena(WorkerThreads(options.threads));
-    arena.execute([&] {
-      tbb::parallel_for(first, count, [&](size_t shard) {
-        statuses[shard - first] = StatusOfCall("selecting appended samples", [&]() -> Status {
-          const ShardEntry& entry = d.manifest.shards[shard];
-          std::vector<SampleRecord> records;
-          SHARDPACK_RETURN_IF_ERROR(d.format->ReadSampleRecords(d.env, d.dir, entry, &records));
-          if (records.size() != entry.samples || entry.samples > UINT32_MAX) {
-            return Status::DataLoss(JoinPath(d.dir, entry.file) + ": its sample table lists " +
-                                    std::to_string(records.size()) + " samples, the manifest " +
-                                    std::to_string(entry.samples) + "; run shardpack verify");
-          }
-          std::vector<uint32_t> taken;
-          for (uint32_t p = 0; p < records.size(); ++p) {
-            if (test(records[p])) taken.push_back(p);
-          }
-          ViewShard& s = made[shard - first];
-          s.base_shard = shard;
-          if (taken.empty()) return Status::OK();
-          s.selection.file = SelectionFileName(shard);
-          s.samples = taken.size();
-          return PublishSideFile(d.view->env, d.view->dir, s.selection.file, EncodeSelection(taken), /*sync=*/true,
-                                 &s.selection);
-        });
-        if (options.on_shard) {
-          std::lock_guard<std::mutex> lock(progress_mu);
-          options.on_shard(++done, count - first);
+  const Status failed = ForEachShardTask(
+      first, count, options.threads, "selecting appended samples", options.on_shard, [&](size_t shard) -> Status {
+        const ShardEntry& entry = d.manifest.shards[shard];
+        std::vector<SampleRecord> records;
+        SHARDPACK_RETURN_IF_ERROR(d.format->ReadSampleRecords(d.env, d.dir, entry, &records));
+        if (records.size() != entry.samples || entry.samples > UINT32_MAX) {
+          return Status::DataLoss(JoinPath(d.dir, entry.file) + ": its sample table lists " +
+                                  std::to_string(records.size()) + " samples, the manifest " +
+                                  std::to_string(entry.samples) + "; run shardpack verify");
         }
+        std::vector<uint32_t> taken;
+        for (uint32_t p = 0; p < records.size(); ++p) {
+          if (test(records[p])) taken.push_back(p);
+        }
+        ViewShard& s = made[shard - first];
+        s.base_shard = shard;
+        if (taken.empty()) return Status::OK();
+        s.selection.file = SelectionFileName(shard);
+        s.samples = taken.size();
+        return PublishSideFile(d.view->env, d.view->dir, s.selection.file, EncodeSelection(taken), /*sync=*/true,
+                               &s.selection);
       });
-    });
-  } catch (const std::exception& e) {
-    return Status::IOError(std::string("selecting appended samples failed: ") + e.what());
-  }
-  Status failed;
-  for (const Status& s : statuses) {
-    if (failed.ok() && !s.ok()) failed = s;
-  }
   for (ViewShard& s : made) {
     if (s.samples == 0) continue;
     // On failure none of these is named by a manifest: removed (a later refresh would overwrite one).
