@@ -161,6 +161,11 @@ class FaultyHandler(http.server.BaseHTTPRequestHandler):
 
 
 class QuietServer(http.server.ThreadingHTTPServer):
+    # socketserver's backlog of 5 overflowed under a sanitizer build's load when retries came fast
+    # (retry-budget: 1000 planned 503s): the kernel then drops a connection's handshake, which the
+    # client retries after 1, 2, 4, ... s, and one attempt took about a minute (CI, once, 71.5 s).
+    request_queue_size = 128
+
     def handle_error(self, request, client_address):
         pass  # clients hang up on purpose here (a refused range, a timeout); not worth a traceback
 
