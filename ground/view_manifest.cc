@@ -97,6 +97,15 @@ std::string BaseShardsDigest(uint64_t count, const std::function<std::string_vie
   return ChecksumHex(Xxh64(lines));
 }
 
+void RecordViewBase(const Manifest& base, ViewManifest* view) {
+  view->base_manifest_xxh64 = base.manifest_xxh64;
+  view->base_generation = base.generation;
+  view->base_samples = base.samples;
+  view->base_shards = base.shards.size();
+  view->base_shards_xxh64 =
+      BaseShardsDigest(view->base_shards, [&](size_t i) { return std::string_view(base.shards[i].xxh64); });
+}
+
 Status CheckViewBase(const ViewManifest& view, const std::string& view_shown, const ManifestHeader& base,
                      const std::vector<uint64_t>& base_shard_samples,
                      const std::function<std::string_view(size_t)>& base_shard_xxh64, const std::string& base_shown,

@@ -72,6 +72,11 @@ Status ReadSelection(Env* env, const std::string& view_dir, const ViewShard& sha
 // a view records of its base's shards.
 std::string BaseShardsDigest(uint64_t count, const std::function<std::string_view(size_t)>& shard_xxh64);
 
+// Records in `view` the base it reads as `base` is now: its manifest's checksum, generation,
+// samples, shard count and BaseShardsDigest (what CheckViewBase checks). For a view being made, and
+// one refreshed after appends.
+void RecordViewBase(const Manifest& base, ViewManifest* view);
+
 // Whether `base` (its manifest's header, each shard's sample count and checksum) is the dataset the
 // view was made from, or that dataset grown by appends (its first view.base_shards shards as they
 // were, a later generation): then *newer (when given) says how many samples the appends added,

@@ -78,166 +78,133 @@ bool WrongType(const char* what, std::string* why) {
   return false;
 }
 
-bool ParseBytesList(std::string_view data, TfFeature* f, std::string* why) {
+// Reads `data` field by field: on_field(field, wire, reader) for each, which reads the field's value
+// (reader.Skip for a field it does not know) and returns false at a problem (*why says it).
+template <typename OnField>
+bool ForEachField(std::string_view data, std::string* why, OnField on_field) {
   WireReader r(data);
   while (!r.done()) {
     uint32_t field = 0, wire = 0;
-    if (!r.Tag(&field, &wire, why)) return false;
-    if (field != 1) {
-      if (!r.Skip(wire, why)) return false;
-      continue;
-    }
+    if (!r.Tag(&field, &wire, why) || !on_field(field, wire, r)) return false;
+  }
+  return true;
+}
+
+bool ParseBytesList(std::string_view data, TfFeature* f, std::string* why) {
+  return ForEachField(data, why, [&](uint32_t field, uint32_t wire, WireReader& r) {
+    if (field != 1) return r.Skip(wire, why);
     if (wire != 2) return WrongType("a BytesList value", why);
     std::string_view v;
     if (!r.Bytes(&v, why)) return false;
     f->bytes.push_back(v);
-  }
-  return true;
+    return true;
+  });
 }
 
 bool ParseFloatList(std::string_view data, TfFeature* f, std::string* why) {
-  WireReader r(data);
-  while (!r.done()) {
-    uint32_t field = 0, wire = 0;
-    if (!r.Tag(&field, &wire, why)) return false;
-    if (field != 1) {
-      if (!r.Skip(wire, why)) return false;
-      continue;
-    }
-    uint32_t bits = 0;
+  return ForEachField(data, why, [&](uint32_t field, uint32_t wire, WireReader& r) {
+    if (field != 1) return r.Skip(wire, why);
     float v = 0;
     if (wire == 5) {  // one value
+      uint32_t bits = 0;
       if (!r.Fixed32(&bits, why)) return false;
       std::memcpy(&v, &bits, 4);
       f->floats.push_back(v);
-    } else if (wire == 2) {  // packed
-      std::string_view packed;
-      if (!r.Bytes(&packed, why)) return false;
-      if (packed.size() % 4 != 0) {
-        *why = "a packed FloatList of " + std::to_string(packed.size()) + " bytes, not a multiple of 4";
-        return false;
-      }
-      for (size_t i = 0; i < packed.size(); i += 4) {
-        std::memcpy(&v, packed.data() + i, 4);
-        f->floats.push_back(v);
-      }
-    } else {
-      return WrongType("a FloatList value", why);
+      return true;
     }
-  }
-  return true;
+    if (wire != 2) return WrongType("a FloatList value", why);
+    std::string_view packed;
+    if (!r.Bytes(&packed, why)) return false;
+    if (packed.size() % 4 != 0) {
+      *why = "a packed FloatList of " + std::to_string(packed.size()) + " bytes, not a multiple of 4";
+      return false;
+    }
+    for (size_t i = 0; i < packed.size(); i += 4) {
+      std::memcpy(&v, packed.data() + i, 4);
+      f->floats.push_back(v);
+    }
+    return true;
+  });
 }
 
 bool ParseInt64List(std::string_view data, TfFeature* f, std::string* why) {
-  WireReader r(data);
-  while (!r.done()) {
-    uint32_t field = 0, wire = 0;
-    if (!r.Tag(&field, &wire, why)) return false;
-    if (field != 1) {
-      if (!r.Skip(wire, why)) return false;
-      continue;
-    }
+  return ForEachField(data, why, [&](uint32_t field, uint32_t wire, WireReader& r) {
+    if (field != 1) return r.Skip(wire, why);
     uint64_t v = 0;
     if (wire == 0) {
       if (!r.Varint(&v, why)) return false;
       f->ints.push_back(static_cast<int64_t>(v));
-    } else if (wire == 2) {  // packed
-      std::string_view packed;
-      if (!r.Bytes(&packed, why)) return false;
-      WireReader values(packed);
-      while (!values.done()) {
-        if (!values.Varint(&v, why)) return false;
-        f->ints.push_back(static_cast<int64_t>(v));
-      }
-    } else {
-      return WrongType("an Int64List value", why);
+      return true;
     }
-  }
-  return true;
+    if (wire != 2) return WrongType("an Int64List value", why);
+    std::string_view packed;
+    if (!r.Bytes(&packed, why)) return false;
+    WireReader values(packed);
+    while (!values.done()) {
+      if (!values.Varint(&v, why)) return false;
+      f->ints.push_back(static_cast<int64_t>(v));
+    }
+    return true;
+  });
 }
 
 bool ParseFeature(std::string_view data, TfFeature* f, std::string* why) {
-  WireReader r(data);
-  while (!r.done()) {
-    uint32_t field = 0, wire = 0;
-    if (!r.Tag(&field, &wire, why)) return false;
-    if (field < 1 || field > 3) {
-      if (!r.Skip(wire, why)) return false;
-      continue;
-    }
+  return ForEachField(data, why, [&](uint32_t field, uint32_t wire, WireReader& r) {
+    if (field < 1 || field > 3) return r.Skip(wire, why);
     if (wire != 2) return WrongType("a Feature's list", why);
     std::string_view list;
     if (!r.Bytes(&list, why)) return false;
     *f = TfFeature();  // a oneof: the last one set wins
     if (field == 1) {
       f->kind = TfFeature::Kind::kBytes;
-      if (!ParseBytesList(list, f, why)) return false;
-    } else if (field == 2) {
-      f->kind = TfFeature::Kind::kFloat;
-      if (!ParseFloatList(list, f, why)) return false;
-    } else {
-      f->kind = TfFeature::Kind::kInt64;
-      if (!ParseInt64List(list, f, why)) return false;
+      return ParseBytesList(list, f, why);
     }
-  }
-  return true;
+    if (field == 2) {
+      f->kind = TfFeature::Kind::kFloat;
+      return ParseFloatList(list, f, why);
+    }
+    f->kind = TfFeature::Kind::kInt64;
+    return ParseInt64List(list, f, why);
+  });
 }
 
 bool ParseEntry(std::string_view data, std::map<std::string, TfFeature>* features, std::string* why) {
-  WireReader r(data);
   std::string key;
   TfFeature value;
-  while (!r.done()) {
-    uint32_t field = 0, wire = 0;
-    if (!r.Tag(&field, &wire, why)) return false;
-    if ((field == 1 || field == 2) && wire != 2) return WrongType("a feature map entry's key or value", why);
+  const bool parsed = ForEachField(data, why, [&](uint32_t field, uint32_t wire, WireReader& r) {
+    if (field != 1 && field != 2) return r.Skip(wire, why);
+    if (wire != 2) return WrongType("a feature map entry's key or value", why);
     std::string_view bytes;
+    if (!r.Bytes(&bytes, why)) return false;
     if (field == 1) {
-      if (!r.Bytes(&bytes, why)) return false;
       key.assign(bytes);
-    } else if (field == 2) {
-      if (!r.Bytes(&bytes, why) || !ParseFeature(bytes, &value, why)) return false;
-    } else if (!r.Skip(wire, why)) {
-      return false;
+      return true;
     }
-  }
-  (*features)[key] = std::move(value);
-  return true;
+    return ParseFeature(bytes, &value, why);
+  });
+  if (parsed) (*features)[key] = std::move(value);
+  return parsed;
 }
 
 bool ParseFeatures(std::string_view data, std::map<std::string, TfFeature>* features, std::string* why) {
-  WireReader r(data);
-  while (!r.done()) {
-    uint32_t field = 0, wire = 0;
-    if (!r.Tag(&field, &wire, why)) return false;
-    if (field != 1) {
-      if (!r.Skip(wire, why)) return false;
-      continue;
-    }
+  return ForEachField(data, why, [&](uint32_t field, uint32_t wire, WireReader& r) {
+    if (field != 1) return r.Skip(wire, why);
     if (wire != 2) return WrongType("a feature map entry", why);
     std::string_view entry;
-    if (!r.Bytes(&entry, why) || !ParseEntry(entry, features, why)) return false;
-  }
-  return true;
+    return r.Bytes(&entry, why) && ParseEntry(entry, features, why);
+  });
 }
 
 }  // namespace
 
 bool ParseTfExample(std::string_view data, std::map<std::string, TfFeature>* features, std::string* why) {
   features->clear();
-  WireReader r(data);
-  while (!r.done()) {
-    uint32_t field = 0, wire = 0;
-    if (!r.Tag(&field, &wire, why)) return false;
-    if (field != 1) {
-      if (!r.Skip(wire, why)) return false;
-      continue;
-    }
+  return ForEachField(data, why, [&](uint32_t field, uint32_t wire, WireReader& r) {
+    if (field != 1) return r.Skip(wire, why);
     if (wire != 2) return WrongType("Example.features", why);
     std::string_view bytes;
-    if (!r.Bytes(&bytes, why) || !ParseFeatures(bytes, features, why)) return false;  // (merged if repeated)
-  }
-  return true;
+    return r.Bytes(&bytes, why) && ParseFeatures(bytes, features, why);  // (merged if repeated)
+  });
 }
 
 }  // namespace shardpack

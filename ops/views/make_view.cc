@@ -395,12 +395,7 @@ Status MakeViews(const std::string& in, std::vector<ViewOutput>* outputs, const 
     if (m.name.empty()) m.name = std::filesystem::path(out.dir).lexically_normal().parent_path().filename().string();
     m.tool_version = SHARDPACK_VERSION;
     m.base = BaseAsNamedFrom(out.dir, input.base, d.dir);
-    m.base_manifest_xxh64 = d.manifest.manifest_xxh64;
-    m.base_generation = d.manifest.generation;
-    m.base_samples = d.manifest.samples;
-    m.base_shards = d.manifest.shards.size();
-    m.base_shards_xxh64 =
-        BaseShardsDigest(m.base_shards, [&](size_t i) { return std::string_view(d.manifest.shards[i].xxh64); });
+    RecordViewBase(d.manifest, &m);
     m.rule_json = RecordedRule(d, *rule, side_rules, out, o).dump();
     m.classes = view_classes;
     m.base_labels = base_labels;

@@ -149,12 +149,7 @@ Status RefreshView(const std::string& view, const ViewOptions& options, RefreshR
   SHARDPACK_RETURN_IF_ERROR(SelectAppended(d, test, size_t(old.base_shards), options, &added));
   ViewManifest m = old;
   m.tool_version = SHARDPACK_VERSION;
-  m.base_manifest_xxh64 = d.manifest.manifest_xxh64;
-  m.base_generation = d.manifest.generation;
-  m.base_samples = d.manifest.samples;
-  m.base_shards = d.manifest.shards.size();
-  m.base_shards_xxh64 =
-      BaseShardsDigest(m.base_shards, [&](size_t i) { return std::string_view(d.manifest.shards[i].xxh64); });
+  RecordViewBase(d.manifest, &m);
   for (ViewShard& s : added) {
     result->added += s.samples;
     m.samples += s.samples;
