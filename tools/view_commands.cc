@@ -13,6 +13,14 @@
 namespace shardpack {
 namespace {
 
+// What every view command takes besides its rule: its threads, and --json.
+void AddThreadsAndJsonFlags(CLI::App* app, ViewFlags& f) {
+  app->add_option("--threads", f.options.threads, "Sample tables read in parallel (0 = all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  app->add_flag("--json", f.json, "Print the result as JSON on stdout");
+}
+
 void AddRuleFlags(CLI::App* app, ViewFlags& f) {
   app->add_option("--classes", f.classes, "Samples of these classes (names, comma-separated)");
   app->add_option("--keys", f.options.rule.keys_file,
@@ -33,13 +41,10 @@ void AddRuleFlags(CLI::App* app, ViewFlags& f) {
                 "With --fraction or --count: the same share of every class (as train_test_split's stratify), "
                 "the count split over the classes by largest remainder; an append may change some");
   app->add_option("--seed", f.options.rule.seed, "The seed of --fraction's and --count's hash")->capture_default_str();
-  app->add_option("--threads", f.options.threads, "Sample tables read in parallel (0 = all cores)")
-      ->check(CLI::Range(0, 1024))
-      ->capture_default_str();
+  AddThreadsAndJsonFlags(app, f);
   app->add_flag("--update", f.options.update,
                 "The folders hold the views this command made already: bring them to IN's latest generation "
                 "(the samples appended since that the rule takes join them; none moves), or make them when empty");
-  app->add_flag("--json", f.json, "Print the result as JSON on stdout");
 }
 
 nlohmann::json ResultJson(const ViewResult& r) {
@@ -100,10 +105,7 @@ CLI::App* AddRefreshCommand(CLI::App& app, ViewFlags& f) {
       "Bring views to their base's latest generation: the samples appended since that each view's rule takes "
       "join it, and none of its samples changes (docs/views.md).");
   c->add_option("VIEW", f.views, "View folders (made by subset or split)")->required();
-  c->add_option("--threads", f.options.threads, "Sample tables read in parallel (0 = all cores)")
-      ->check(CLI::Range(0, 1024))
-      ->capture_default_str();
-  c->add_flag("--json", f.json, "Print the result as JSON on stdout");
+  AddThreadsAndJsonFlags(c, f);
   return c;
 }
 
