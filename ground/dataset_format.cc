@@ -18,10 +18,19 @@ constexpr NamedFormat kFormatNames[] = {
     {DatasetFormat::kRaw, "raw"},
 };
 
+// Formats shardpack reads (in place, and as convert's input) but never writes: --format and a
+// manifest.json never name them, and the lists of names above leave them out.
+constexpr NamedFormat kReadOnlyFormatNames[] = {
+    {DatasetFormat::kMds, "mds"},
+};
+
 }  // namespace
 
 std::string_view DatasetFormatName(DatasetFormat format) {
   for (const NamedFormat& n : kFormatNames) {
+    if (n.format == format) return n.name;
+  }
+  for (const NamedFormat& n : kReadOnlyFormatNames) {
     if (n.format == format) return n.name;
   }
   return "?";
@@ -32,6 +41,13 @@ Status ParseDatasetFormat(std::string_view name, DatasetFormat* format) {
     if (n.name == name) {
       *format = n.format;
       return Status::OK();
+    }
+  }
+  for (const NamedFormat& n : kReadOnlyFormatNames) {
+    if (n.name == name) {
+      return Status::InvalidArgument("shardpack reads '" + std::string(name) +
+                                     "' datasets (in place, and convert takes them) but does not write them; use " +
+                                     DatasetFormatNames());
     }
   }
   return Status::InvalidArgument("unknown format '" + std::string(name) + "'; use " + DatasetFormatNames());

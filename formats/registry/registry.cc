@@ -1,6 +1,7 @@
 #include "formats/registry/registry.h"
 
 #include "formats/lmdb/lmdb.h"
+#include "formats/mds/mds.h"
 #include "formats/raw/raw.h"
 #include "formats/tfrecord/tfrecord_input.h"
 #include "formats/wds/wds.h"
@@ -10,7 +11,7 @@ namespace shardpack {
 const std::vector<const Format*>& AllFormats() {
   // The table. A plain list, built on first use: no static self-registration to go missing
   // when a linker drops an object file nobody refers to.
-  static const std::vector<const Format*> formats = {&WdsFormat(), &LmdbFormat(), &RawFormat()};
+  static const std::vector<const Format*> formats = {&WdsFormat(), &LmdbFormat(), &RawFormat(), &MdsFormat()};
   return formats;
 }
 
@@ -43,6 +44,12 @@ Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_b
     if (first_error.ok()) first_error = s;
   }
   return first_error;
+}
+
+Status OpenForeignDataset(Env* env, const std::string& dir, Manifest* manifest, const Format** format) {
+  SHARDPACK_RETURN_IF_ERROR(OpenMdsManifest(env, dir, manifest));
+  *format = &MdsFormat();
+  return Status::OK();
 }
 
 const Format& ShardListFormat() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "formats/common/bytes_json.h"
 #include "formats/tfrecord/tf_example.h"
 #include "ground/printable.h"
 
@@ -28,37 +29,10 @@ bool HeadFrames(Env* env, const std::string& path) {
          LooksLikeTfRecord(std::string_view(head, sizeof(head)));
 }
 
-std::string Base64(std::string_view in) {
-  static const char* kDigits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = uint32_t(uint8_t(in[i])) << 16 | uint32_t(uint8_t(in[i + 1])) << 8 | uint8_t(in[i + 2]);
-    for (int k = 18; k >= 0; k -= 6) out += kDigits[(v >> k) & 63];
-  }
-  if (i < in.size()) {
-    const uint32_t v = uint32_t(uint8_t(in[i])) << 16 | (i + 1 < in.size() ? uint32_t(uint8_t(in[i + 1])) << 8 : 0);
-    out += kDigits[(v >> 18) & 63];
-    out += kDigits[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kDigits[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 // A feature's values as JSON: one value as itself, several as an array.
 nlohmann::json FeatureJson(const TfFeature& f) {
   nlohmann::json values = nlohmann::json::array();
-  for (const std::string_view view : f.bytes) {
-    const std::string b(view);
-    bool utf8 = true;
-    try {
-      (void)nlohmann::json(b).dump();
-    } catch (const nlohmann::json::exception&) {
-      utf8 = false;
-    }
-    values.push_back(utf8 ? nlohmann::json(b) : nlohmann::json{{"base64", Base64(b)}});
-  }
+  for (const std::string_view b : f.bytes) values.push_back(BytesJson(b));
   for (const float v : f.floats) values.push_back(v);
   for (const int64_t v : f.ints) values.push_back(v);
   return values.size() == 1 ? values[0] : values;

@@ -14,15 +14,17 @@ enum class DatasetFormat {
   kWebDataset,  // "wds": WebDataset tar shards with DALI indexes (docs/formats/wds.md)
   kLmdb,        // "lmdb": one LMDB environment (docs/formats/lmdb.md)
   kRaw,         // "raw": pre-decoded pixels in .npy shards (docs/formats/raw.md)
+  kMds,         // "mds": MosaicML Streaming's shards, read in place and converted, never written (docs/formats/mds.md)
 };
 
-// "wds", "lmdb" or "raw"; "?" for a value outside the enum.
+// "wds", "lmdb", "raw" or "mds"; "?" for a value outside the enum.
 std::string_view DatasetFormatName(DatasetFormat format);
 
-// The format named `name`; InvalidArgument listing the known names when it is none of them.
+// The written format named `name`; InvalidArgument listing the known names when it is none of them
+// (and saying so when it names a format shardpack only reads, "mds").
 Status ParseDatasetFormat(std::string_view name, DatasetFormat* format);
 
-// "wds, lmdb or raw": every name, in the order above, for messages and help texts.
+// "wds, lmdb or raw": every written format's name, in the order above, for messages and help texts.
 std::string DatasetFormatNames(std::string_view last_separator = " or ");
 
 // How the raw format stores pixels (docs/formats/raw.md); --compress and the manifest's "compress"

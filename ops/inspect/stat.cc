@@ -275,7 +275,9 @@ Status Stat(const std::string& location, const StatOptions& options, DatasetStat
       return foreign != nullptr ? ForeignShardRecords(*foreign, shard, foreign_first[shard], &records, &t->fields)
                                 : dataset.ReadSampleRecords(shard, &records);
     });
-    if (t->status.ok()) CountShard(records, options.buckets, options.bucket_choice, foreign != nullptr, t);
+    if (t->status.ok()) {
+      CountShard(records, options.buckets, options.bucket_choice, foreign != nullptr || dataset.foreign_index, t);
+    }
   };
   const auto add = [&](ShardTally* t) {
     SHARDPACK_RETURN_IF_ERROR(t->status);

@@ -136,7 +136,7 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
   report->format = manifest.format;
   report->shards = manifest.shards.size();
   // A changed manifest (a class name, an option) could otherwise pass every structural check.
-  const Status self = CheckManifestChecksum(env, dir);
+  const Status self = dataset.foreign_index ? Status::OK() : CheckManifestChecksum(env, dir);
   if (!self.ok()) report->problems.push_back({"", "", self.message()});
   if (dataset.view != nullptr) CheckViewSelections(dataset, report);
 

@@ -28,6 +28,12 @@ Status OpenInput(Env* env, const std::string& in, const PackOptions& options, st
     SHARDPACK_RETURN_IF_ERROR(FindFormatOf(in, m, &format));
     return format->OpenConvertInput(env, in, m, max_member, input);
   }
+  // A folder another tool indexed its own way (MDS) is read by its format, as a dataset is.
+  Manifest m;
+  const Format* format = nullptr;
+  const Status indexed = OpenForeignDataset(env, in, &m, &format);
+  if (indexed.ok()) return format->OpenConvertInput(env, in, m, max_member, input);
+  if (indexed.code() != Status::Code::kNotFound) return indexed;
   return OpenForeignInput(env, in, max_member, input);
 }
 

@@ -60,6 +60,15 @@ Status OpenDataset(const Location& location, const RemoteOptions& remote, Env* e
     if (access.cache_dir.empty()) return OpenStreamedDataset(location, env, access, dataset);
   }
   SHARDPACK_RETURN_IF_ERROR(ResolveDatasetLocation(location, remote, env, &dataset->dir));
+  // A folder another tool indexed its own way (MDS's index.json) is read in place.
+  if (!location.remote() && !env->FileExists(JoinPath(dataset->dir, kManifestFileName)) &&
+      !env->FileExists(JoinPath(dataset->dir, kPackJournalFileName))) {
+    const Status foreign = OpenForeignDataset(env, dataset->dir, &dataset->manifest, &dataset->format);
+    if (foreign.code() != Status::Code::kNotFound) {
+      dataset->foreign_index = foreign.ok();
+      return foreign;
+    }
+  }
   auto view = std::make_shared<OpenedView>();
   bool is_view = false;
   SHARDPACK_RETURN_IF_ERROR(

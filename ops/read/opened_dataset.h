@@ -32,6 +32,9 @@ struct OpenedDataset {
   // does not select (CheckViewBase); 0 otherwise.
   uint64_t view_base_newer = 0;
   const Format* format = nullptr;
+  // The manifest was made from another tool's index (MDS's index.json), not read from a
+  // manifest.json: it has no checksum of itself to check.
+  bool foreign_index = false;
   Env* env = nullptr;  // what reads the dataset's files: the caller's Env, or `streamed`
   // A URL without a cache folder: its files through memory (a shard downloaded when it is opened).
   std::unique_ptr<StreamedDatasetEnv> streamed;

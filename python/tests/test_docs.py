@@ -107,6 +107,21 @@ def tree_with_fields(root, per_class=20):
     return root
 
 
+def mds_folder(tree, out):
+    """The tree's images as an MDS dataset, written by MosaicML Streaming's own MDSWriter."""
+    from PIL import Image
+
+    import streaming_mds
+
+    MDSWriter, _ = streaming_mds.writer_and_reader()
+    classes = sorted(p.name for p in tree.iterdir() if p.is_dir())
+    with MDSWriter(out=str(out), columns={"image": "jpeg", "label": "int"}, size_limit=1 << 20) as w:
+        for label, name in enumerate(classes):
+            for path in sorted((tree / name).iterdir()):
+                with Image.open(path) as image:
+                    w.write({"image": image, "label": label})
+
+
 def run_cli(*args):
     subprocess.run([tool("SHARDPACK_CLI"), *map(str, args), "--quiet", "--no-sync"], check=True,
                    stdout=subprocess.DEVNULL)
@@ -143,6 +158,7 @@ def worlds(tmp_path_factory):
     for name in ("OUT", "IN", "web"):
         run_cli("pack", images, cli / name, "--samples-per-shard", "100")
     run_cli("pack", other, cli / "curated")
+    mds_folder(images, cli / "mds-folder")
 
     lmdb_world = made["lmdb"] = base / "lmdb"
     run_cli("pack", fields, lmdb_world / "out", "--format", "lmdb")

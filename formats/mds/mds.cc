@@ -1,0 +1,189 @@
+#include "formats/mds/mds.h"
+
+#include <mutex>
+
+#include "formats/mds/mds_dataset.h"
+#include "formats/mds/mds_dataset_reader.h"
+#include "formats/mds/mds_input.h"
+#include "formats/mds/mds_shard_file.h"
+#include "ground/sample_keys.h"
+
+namespace shardpack {
+namespace {
+
+// verify and stat ask for one shard at a time, from several threads: the folder's index.json is
+// parsed once for all of them (an index of 10,000 shards is megabytes), and again when the file
+// changes (another inode or size).
+Status SharedMdsDataset(Env* env, const std::string& dir, std::shared_ptr<const MdsDataset>* dataset) {
+  static std::mutex mu;
+  static std::string cached_dir;
+  static FileId cached_id;
+  static uint64_t cached_size = 0;
+  static std::shared_ptr<const MdsDataset> cached;
+  const std::string path = JoinPath(dir, kMdsIndexFileName);
+  FileId id;
+  uint64_t size = 0;
+  const bool known = env->GetFileId(path, &id).ok() && env->GetFileSize(path, &size).ok();
+  std::lock_guard<std::mutex> lock(mu);
+  if (known && cached != nullptr && cached_dir == dir && cached_id == id && cached_size == size) {
+    *dataset = cached;
+    return Status::OK();
+  }
+  auto opened = std::make_shared<MdsDataset>();
+  SHARDPACK_RETURN_IF_ERROR(OpenMdsDataset(env, dir, opened.get()));
+  *dataset = opened;
+  if (known) {
+    cached_dir = dir;
+    cached_id = id;
+    cached_size = size;
+    cached = std::move(opened);
+  }
+  return Status::OK();
+}
+
+// The MDS format's entry: every operation but writing.
+class MdsFormatImpl final : public Format {
+ public:
+  DatasetFormat id() const override { return DatasetFormat::kMds; }
+
+  // Never reached: --format does not take "mds" (ParseDatasetFormat). Said again in case.
+  Status CheckPackOptions(const PackOptions&) const override {
+    return Status::InvalidArgument("shardpack reads MDS datasets but does not write them: use --format " +
+                                   DatasetFormatNames());
+  }
+  Status PrepareSample(const PackOptions&, PackItem*) const override {
+    return Status::Unsupported("shardpack does not write MDS datasets");
+  }
+  std::unique_ptr<DatasetWriter> NewWriter(Env*, const std::string&, const PackOptions&) const override {
+    return nullptr;
+  }
+
+  Status OpenConvertInput(Env* env, const std::string& dir, const Manifest&, uint64_t max_member_bytes,
+                          std::unique_ptr<PackInput>* input) const override {
+    return MdsInput::Open(env, dir, max_member_bytes, input);
+  }
+
+  Status OpenReader(Env* env, const std::string& dir, std::shared_ptr<const CompactManifest> manifest,
+                    const RemoteOptions&, std::unique_ptr<DatasetReader>* reader) const override {
+    return MdsDatasetReader::Open(env, dir, std::move(manifest), reader);
+  }
+
+  void VerifyShard(Env* env, const std::string& dir, const Manifest&, size_t shard, const VerifyOptions& options,
+                   ShardCheck* check) const override {
+    std::shared_ptr<const MdsDataset> shared;
+    Status s = SharedMdsDataset(env, dir, &shared);
+    if (s.ok() && shard >= shared->index.shards.size()) s = Status::DataLoss("index.json changed during verify");
+    if (!s.ok()) {
+      check->AddProblem(kMdsIndexFileName, "", s.message());
+      return;
+    }
+    const MdsDataset& dataset = *shared;
+    const std::string name = dataset.index.shards[shard].stored().basename;
+    const MdsShardInfo& info = dataset.index.shards[shard];
+    std::string stored, raw;
+    s = ReadMdsStoredShard(env, dir, info, &stored);
+    if (!s.ok()) {
+      check->AddProblem(name, "", s.message());
+      return;
+    }
+    check->bytes = stored.size();
+    std::vector<std::string> problems, unchecked;
+    CheckMdsHashes(info.stored(), stored, &problems, &unchecked);
+    s = DecompressMdsShard(JoinPath(dir, name), info, stored, &raw);
+    if (s.ok() && info.compressed) CheckMdsHashes(info.raw, raw, &problems, &unchecked);
+    for (const std::string& p : problems) check->AddProblem(name, "", p);
+    MdsShardView view;
+    if (s.ok()) s = MdsShardView::Open(raw, info.samples, JoinPath(dir, name), &view);
+    if (!s.ok()) {
+      check->AddProblem(name, "", s.message());
+      return;
+    }
+    uint64_t first = 0;
+    for (size_t i = 0; i < shard; ++i) first += dataset.index.shards[i].samples;
+    for (uint64_t i = 0; i < info.samples; ++i) {
+      MdsDecoded decoded;
+      s = DecodeMdsSampleBytes(dataset, view.sample(i), /*want_fields=*/true, options.max_pixels, &decoded);
+      if (s.ok() && !dataset.layout.image_is_pil) {
+        ImageInfo image;
+        s = ProbeImage(decoded.encoded, &image);
+        if (s.ok() && options.decode) {
+          DecodedImage pixels;
+          s = DecodeImage(decoded.encoded, options.max_pixels, &pixels);
+          if (s.ok()) ++check->images_decoded;
+        }
+      } else if (s.ok() && options.decode) {
+        ++check->images_decoded;  // a pil image's pixels were checked against its size
+      }
+      ++check->samples;
+      if (!s.ok()) check->AddProblem(name, IndexKey(first + i), "sample " + std::to_string(i) + ": " + s.message());
+    }
+  }
+
+  Status ReadSampleRecords(Env* env, const std::string& dir, const ShardEntry& entry,
+                           std::vector<SampleRecord>* records) const override {
+    std::shared_ptr<const MdsDataset> shared;
+    SHARDPACK_RETURN_IF_ERROR(SharedMdsDataset(env, dir, &shared));
+    const MdsDataset& dataset = *shared;
+    uint64_t first = 0;
+    for (const MdsShardInfo& info : dataset.index.shards) {
+      if (info.stored().basename != entry.file) {
+        first += info.samples;
+        continue;
+      }
+      std::string raw;
+      SHARDPACK_RETURN_IF_ERROR(ReadMdsShard(env, dir, info, &raw));
+      MdsShardView view;
+      SHARDPACK_RETURN_IF_ERROR(MdsShardView::Open(raw, info.samples, JoinPath(dir, entry.file), &view));
+      records->clear();
+      for (uint64_t i = 0; i < info.samples; ++i) {
+        const std::string_view sample = view.sample(i);
+        MdsDecoded decoded;
+        SHARDPACK_RETURN_IF_ERROR(
+            DecodeMdsSampleBytes(dataset, sample, /*want_fields=*/false, uint64_t(1) << 40, &decoded)
+                .WithPrefix(JoinPath(dir, MdsSampleName(info, i)) + ": "));
+        SampleRecord r;
+        r.key = IndexKey(first + i);
+        r.offset = uint64_t(sample.data() - raw.data());
+        r.size = sample.size();
+        r.label = decoded.label;
+        if (dataset.layout.image_is_pil) {
+          r.width = decoded.pixels.width;
+          r.height = decoded.pixels.height;
+        } else {
+          ImageInfo image;
+          if (ProbeImage(decoded.encoded, &image).ok()) {
+            r.format = image.format;
+            r.width = image.width;
+            r.height = image.height;
+            if (image.format == ImageFormat::kJpeg) r.orientation = uint8_t(JpegExifOrientation(decoded.encoded));
+          }
+        }
+        records->push_back(std::move(r));
+      }
+      return Status::OK();
+    }
+    return Status::NotFound(JoinPath(dir, entry.file) + " is not a shard index.json lists");
+  }
+
+  // Nothing in an MDS folder is shardpack's: pack --force never removes Streaming's files.
+  bool OwnsFile(std::string_view) const override { return false; }
+  bool LooksLikeShard(std::string_view name) const override {
+    return name.substr(0, 6) == "shard." && (EndsWith(name, ".mds") || EndsWith(name, ".mds.zstd"));
+  }
+};
+
+}  // namespace
+
+const Format& MdsFormat() {
+  static const MdsFormatImpl format;
+  return format;
+}
+
+Status OpenMdsManifest(Env* env, const std::string& dir, Manifest* manifest) {
+  MdsDataset dataset;
+  SHARDPACK_RETURN_IF_ERROR(OpenMdsDataset(env, dir, &dataset));
+  *manifest = MdsManifest(dataset);
+  return Status::OK();
+}
+
+}  // namespace shardpack
