@@ -130,8 +130,9 @@ class MdsFormatImpl final : public Format {
         first += info.samples;
         continue;
       }
-      std::string raw;
-      SHARDPACK_RETURN_IF_ERROR(ReadMdsShard(env, dir, info, &raw));
+      WholeFile bytes;
+      SHARDPACK_RETURN_IF_ERROR(LoadMdsShard(env, dir, info, &bytes));
+      const std::string_view raw = bytes.bytes();
       MdsShardView view;
       SHARDPACK_RETURN_IF_ERROR(MdsShardView::Open(raw, info.samples, JoinPath(dir, entry.file), &view));
       records->clear();

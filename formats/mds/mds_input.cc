@@ -43,8 +43,10 @@ Status MdsInput::Next(PackItem* item, bool* done) {
   while (shard_ < shards.size()) {
     const MdsShardInfo& shard = shards[shard_];
     if (!loaded_) {
-      Status s = ReadMdsShard(env_, dataset_.dir, shard, &raw_);
-      if (s.ok()) s = MdsShardView::Open(raw_, shard.samples, JoinPath(dataset_.dir, shard.stored().basename), &view_);
+      Status s = LoadMdsShard(env_, dataset_.dir, shard, &bytes_);
+      if (s.ok()) {
+        s = MdsShardView::Open(bytes_.bytes(), shard.samples, JoinPath(dataset_.dir, shard.stored().basename), &view_);
+      }
       if (!s.ok()) {
         // The whole shard: one line, and its samples' places stay theirs (keys do not shift).
         item->relpath = JoinPath(dataset_.dir, shard.stored().basename);
@@ -58,8 +60,7 @@ Status MdsInput::Next(PackItem* item, bool* done) {
     }
     if (local_ == shard.samples) {
       loaded_ = false;
-      raw_.clear();
-      raw_.shrink_to_fit();
+      bytes_.Clear();
       ++shard_;
       continue;
     }

@@ -12,6 +12,7 @@
 
 #include "formats/common/pack_input.h"
 #include "formats/mds/mds_dataset.h"
+#include "formats/mds/mds_shard_file.h"
 #include "shardpack/env.h"
 
 namespace shardpack {
@@ -37,7 +38,7 @@ class MdsInput final : public PackInput {
   bool keep_fields_ = false;
   size_t shard_ = 0;     // the shard being read
   bool loaded_ = false;  // raw_ and view_ hold it
-  std::string raw_;
+  WholeFile bytes_;
   MdsShardView view_;
   uint64_t local_ = 0;     // its next sample
   uint64_t position_ = 0;  // the next sample's place in the dataset

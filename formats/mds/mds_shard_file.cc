@@ -72,6 +72,24 @@ Status ReadMdsShard(Env* env, const std::string& dir, const MdsShardInfo& shard,
   return DecompressMdsShard(JoinPath(dir, shard.zip.basename), shard, stored, raw);
 }
 
+Status LoadMdsShard(Env* env, const std::string& dir, const MdsShardInfo& shard, WholeFile* file) {
+  if (shard.compressed) {
+    std::string raw;
+    SHARDPACK_RETURN_IF_ERROR(ReadMdsShard(env, dir, shard, &raw));
+    file->Own(std::move(raw));
+    return Status::OK();
+  }
+  const std::string path = JoinPath(dir, shard.raw.basename);
+  SHARDPACK_RETURN_IF_ERROR(file->Map(env, path, kMaxMdsShardBytes));
+  const uint64_t size = file->bytes().size();
+  if (size != shard.raw.bytes) {
+    file->Clear();
+    return Status::DataLoss(path + " is " + std::to_string(size) + " bytes, index.json says " +
+                            std::to_string(shard.raw.bytes) + (size < shard.raw.bytes ? " (cut short)" : ""));
+  }
+  return Status::OK();
+}
+
 void CheckMdsHashes(const MdsFile& file, std::string_view data, std::vector<std::string>* problems,
                     std::vector<std::string>* unchecked) {
   for (const auto& [algo, expected] : file.hashes) {

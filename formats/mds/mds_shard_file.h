@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/common/whole_file.h"
 #include "formats/mds/mds_index.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
@@ -21,6 +22,10 @@ Status DecompressMdsShard(const std::string& path, const MdsShardInfo& shard, st
                           std::string* raw);
 // Both: the raw shard of `shard` into *raw.
 Status ReadMdsShard(Env* env, const std::string& dir, const MdsShardInfo& shard, std::string* raw);
+
+// Shard `shard`'s raw bytes into *file, to read whole: an uncompressed shard mapped, a compressed
+// one decompressed. DataLoss naming the file when its size is not index.json's.
+Status LoadMdsShard(Env* env, const std::string& dir, const MdsShardInfo& shard, WholeFile* file);
 
 // Checks `data` against the digests index.json lists for `file`. shardpack computes xxh32, xxh64,
 // xxh3_64 and xxh128 (Streaming's names); others (md5, sha1, ...) are listed in *unchecked. Each

@@ -23,7 +23,7 @@ uint32_t Le32(const char* p) {
 }
 
 // Inflates a gzip stream (several members too, as `cat a.gz b.gz` makes) up to max_bytes.
-Status Gunzip(const std::string& path, const std::string& in, uint64_t max_bytes, std::string* out) {
+Status Gunzip(const std::string& path, std::string_view in, uint64_t max_bytes, std::string* out) {
   z_stream z;
   std::memset(&z, 0, sizeof(z));
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return Status::IOError(path + ": zlib could not start");
@@ -68,13 +68,15 @@ Status Gunzip(const std::string& path, const std::string& in, uint64_t max_bytes
 
 }  // namespace
 
-Status ReadTfRecordFile(Env* env, const std::string& path, uint64_t max_bytes, std::string* contents) {
-  std::string raw;
-  SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, max_bytes, &raw));
+Status ReadTfRecordFile(Env* env, const std::string& path, uint64_t max_bytes, WholeFile* contents) {
+  SHARDPACK_RETURN_IF_ERROR(contents->Map(env, path, max_bytes));
+  const std::string_view raw = contents->bytes();
   if (raw.size() >= 2 && static_cast<uint8_t>(raw[0]) == 0x1f && static_cast<uint8_t>(raw[1]) == 0x8b) {
-    return Gunzip(path, raw, max_bytes, contents);
+    std::string inflated;
+    const Status s = Gunzip(path, raw, max_bytes, &inflated);
+    contents->Own(std::move(inflated));
+    return s;
   }
-  *contents = std::move(raw);
   return Status::OK();
 }
 

@@ -9,15 +9,16 @@
 #include <string>
 #include <string_view>
 
+#include "formats/common/whole_file.h"
 #include "shardpack/env.h"
 #include "shardpack/status.h"
 
 namespace shardpack {
 
-// Reads `path` whole (at most max_bytes, after inflating a gzip file: a bound on what a hostile
-// file can make us hold), into *contents. DataLoss naming the file for a gzip stream that does not
-// inflate, or one over the bound.
-Status ReadTfRecordFile(Env* env, const std::string& path, uint64_t max_bytes, std::string* contents);
+// `path` whole into *contents: mapped, or inflated when it is gzip (at most max_bytes either way: a
+// bound on what a hostile file can make us hold). DataLoss naming the file for a gzip stream that
+// does not inflate, or one over the bound.
+Status ReadTfRecordFile(Env* env, const std::string& path, uint64_t max_bytes, WholeFile* contents);
 
 // Whether `contents` starts with a record whose length CRC holds: how a file without a telling
 // name is recognised as TFRecord.

@@ -82,7 +82,7 @@ Status TfRecordInput::Next(PackItem* item, bool* done) {
         Skip(path, read, item);  // the whole file: reported, and the others go on
         return Status::OK();
       }
-      reader_ = std::make_unique<TfRecordReader>(contents_, path);
+      reader_ = std::make_unique<TfRecordReader>(contents_.bytes(), path);
     }
     std::string_view record;
     std::string damaged;
@@ -91,8 +91,7 @@ Status TfRecordInput::Next(PackItem* item, bool* done) {
     if (!framed.ok() || end) {
       const uint64_t records = reader_->records();
       reader_.reset();
-      contents_.clear();
-      contents_.shrink_to_fit();
+      contents_.Clear();
       ++file_;
       if (framed.ok()) continue;
       Skip(path + "#" + std::to_string(records), framed.WithMessage(framed.message() + "; its later records are lost"),

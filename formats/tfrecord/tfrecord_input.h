@@ -50,7 +50,7 @@ class TfRecordInput final : public PackInput {
   std::vector<std::string> classes_;  // none: labels are numbers
   bool keep_fields_ = false;
   size_t file_ = 0;                         // the file being read
-  std::string contents_;                    // its bytes (inflated)
+  WholeFile contents_;                      // its bytes (mapped, or inflated)
   std::unique_ptr<TfRecordReader> reader_;  // null: file_ not opened yet
 };
 
