@@ -22,6 +22,7 @@ constexpr NamedFormat kFormatNames[] = {
 // manifest.json never name them, and the lists of names above leave them out.
 constexpr NamedFormat kReadOnlyFormatNames[] = {
     {DatasetFormat::kMds, "mds"},
+    {DatasetFormat::kLitData, "litdata"},
 };
 
 }  // namespace

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# MDS (issue 62). Two measurements on the medium tree's 20,000 JPEGs as an MDS dataset written by
-# Streaming's own MDSWriter (scripts/bench_mds.py; its defaults: 64 MB shards, uncompressed):
+# MDS and LitData (issue 62). For each, on the medium tree's 20,000 JPEGs written by the format's own
+# writer (Streaming's MDSWriter, litdata.optimize; scripts/bench_mds.py: uncompressed, 64 MB shards):
 #  1. convert to wds (target: at least 3x): `shardpack convert` against the script a user would
-#     write, Streaming's MDSReader into webdataset's ShardWriter, both into --out (default: the work
-#     folder), tar shards of 1,000 samples with the image, the label and the filename. Alternating
-#     runs, medians.
-#  2. the loader in place (target: at least 0.9x): `shardpack bench` (random-resized crop 224, all
-#     cores, one epoch) over the MDS folder against the same images in shardpack's own wds shards
-#     (the convert output of 1.). Alternating runs, medians of images/s.
+#     write, the format's own reader into webdataset's ShardWriter, both into --out (default: the
+#     work folder), tar shards of 1,000 samples with the image, the label and the filename.
+#     Alternating runs, medians.
+#  2. the loader in place (target: at least 0.9x for MDS): `shardpack bench` (random-resized crop
+#     224, all cores, one epoch) over the folder against the same images in shardpack's own wds
+#     shards (the convert output of 1.). Alternating runs, medians of images/s.
 # The page cache holds the inputs for both sides.
 #
 #   scripts/bench-mds.sh [--images N] [--runs R] [--out DIR] [--work DIR] [--bin DIR]
@@ -28,38 +28,41 @@ source scripts/bench-args.sh "${args[@]}"
 out=${out:-$work}
 src=$work/pack-tree-$images
 scripts/bench-tree.sh "$bin" "$src" --classes 100 --images "$images" --png-every 0 --noise 46
-mds=$work/mds-$images
-if [[ ! -d $mds ]]; then
-  rm -rf "$mds.tmp"
-  "$py" scripts/bench_mds.py write "$src" "$mds.tmp"
-  mv "$mds.tmp" "$mds"
-fi
-cat "$mds"/* >/dev/null  # in the page cache for both sides
 now() { date +%s.%N; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ours=() loop=()
-for ((r = 1; r <= runs; r++)); do
-  rm -rf "$out/mds-convert" "$out/mds-loop"
-  t0=$(now); "$bin/shardpack" convert "$mds" "$out/mds-convert" --format wds --samples-per-shard 1000 --quiet --no-sync >/dev/null; t1=$(now)
-  ours+=("$(echo "$t1 - $t0" | bc)")
-  t0=$(now); n=$("$py" scripts/bench_mds.py loop "$mds" "$out/mds-loop"); t1=$(now)
-  loop+=("$(echo "$t1 - $t0" | bc)")
-  [[ $n == "$images" ]] || { echo "the baseline wrote $n samples, not $images" >&2; exit 1; }
-  printf 'convert run %d: shardpack convert %.2f s; the Python loop %.2f s\n' "$r" "${ours[-1]}" "${loop[-1]}"
-done
-"$bin/shardpack" verify "$out/mds-convert" >/dev/null
-rm -rf "$out/mds-loop"
-o=$(median "${ours[@]}") l=$(median "${loop[@]}")
-printf 'MDS (%d images, %s) to wds in %s: shardpack convert %.2f s, the Python loop %.2f s (medians of %d): %.1fx\n' \
-  "$images" "$(du -sh "$mds" | cut -f1)" "$out" "$o" "$l" "$runs" "$(echo "$l / $o" | bc -l)"
-
 rate() { "$bin/shardpack" bench "$1" --crop 224 --epochs 1 --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])'; }
-in_place=() wds=()
-for ((r = 1; r <= runs; r++)); do
-  in_place+=("$(rate "$mds")")
-  wds+=("$(rate "$out/mds-convert")")
-  printf 'loader run %d: MDS in place %.0f images/s; wds %.0f images/s\n' "$r" "${in_place[-1]}" "${wds[-1]}"
+
+for fmt in mds litdata; do
+  data=$work/$fmt-$images
+  if [[ ! -d $data ]]; then
+    rm -rf "$data.tmp"
+    "$py" scripts/bench_mds.py write "$fmt" "$src" "$data.tmp" >/dev/null
+    mv "$data.tmp" "$data"
+  fi
+  cat "$data"/* >/dev/null  # in the page cache for both sides
+  ours=() loop=()
+  for ((r = 1; r <= runs; r++)); do
+    rm -rf "$out/$fmt-convert" "$out/$fmt-loop"
+    t0=$(now); "$bin/shardpack" convert "$data" "$out/$fmt-convert" --format wds --samples-per-shard 1000 --quiet --no-sync >/dev/null; t1=$(now)
+    ours+=("$(echo "$t1 - $t0" | bc)")
+    t0=$(now); n=$("$py" scripts/bench_mds.py loop "$fmt" "$data" "$out/$fmt-loop" 2>/dev/null | tail -1); t1=$(now)
+    loop+=("$(echo "$t1 - $t0" | bc)")
+    [[ $n == "$images" ]] || { echo "the $fmt baseline wrote $n samples, not $images" >&2; exit 1; }
+    printf '%s convert run %d: shardpack convert %.2f s; the Python loop %.2f s\n' "$fmt" "$r" "${ours[-1]}" "${loop[-1]}"
+  done
+  "$bin/shardpack" verify "$out/$fmt-convert" >/dev/null
+  rm -rf "$out/$fmt-loop"
+  o=$(median "${ours[@]}") l=$(median "${loop[@]}")
+  printf '%s (%d images, %s) to wds in %s: shardpack convert %.2f s, the Python loop %.2f s (medians of %d): %.1fx\n' \
+    "$fmt" "$images" "$(du -sh "$data" | cut -f1)" "$out" "$o" "$l" "$runs" "$(echo "$l / $o" | bc -l)"
+
+  in_place=() wds=()
+  for ((r = 1; r <= runs; r++)); do
+    in_place+=("$(rate "$data")")
+    wds+=("$(rate "$out/$fmt-convert")")
+    printf '%s loader run %d: in place %.0f images/s; wds %.0f images/s\n' "$fmt" "$r" "${in_place[-1]}" "${wds[-1]}"
+  done
+  m=$(median "${in_place[@]}") w=$(median "${wds[@]}")
+  printf '%s loader (random-resized crop 224, %s cores): in place %.0f images/s, the same images in wds %.0f images/s (medians of %d): %.2fx\n' \
+    "$fmt" "$(nproc)" "$m" "$w" "$runs" "$(echo "$m / $w" | bc -l)"
 done
-m=$(median "${in_place[@]}") w=$(median "${wds[@]}")
-printf 'loader (random-resized crop 224, %s cores): MDS in place %.0f images/s, the same images in wds %.0f images/s (medians of %d): %.2fx\n' \
-  "$(nproc)" "$m" "$w" "$runs" "$(echo "$m / $w" | bc -l)"

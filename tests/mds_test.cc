@@ -4,11 +4,14 @@
 // path, from datasets Streaming's own MDSWriter writes and its MDSReader reads, is
 // python/tests/test_mds.py.
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "formats/mds/litdata_framed.h"
+#include "formats/mds/litdata_index.h"
 #include "formats/mds/mds_index.h"
 #include "formats/mds/mds_sample.h"
 
@@ -226,6 +229,99 @@ TEST(MdsSample, DecodesLabelsPilPixelsAndFields) {
   const std::string short_pil = Le(2, 4) + Le(1, 4) + Le(1, 4) + "L" + "\x09";
   EXPECT_EQ(DecodeMdsSample({"", f_bytes, "1", "1", short_pil}, columns, layout, false, 100, &out).message(),
             "its pil image of 2x1 L holds 1 bytes, not 2");
+}
+
+// LitData (litdata 0.2.x): its index's config names the leaves; its chunks are MDS's layout.
+std::string LitDataIndex(const std::string& config_extra) {
+  return R"({"chunks": [{"filename": "chunk-0-0.bin", "chunk_size": 2, "chunk_bytes": 60, "dim": null}],
+    "config": {"data_format": ["jpeg", "int", "float", "image:png"], "item_loader": "PyTreeLoader",
+    "data_spec": "[1, {\"type\": \"builtins.dict\", \"context\": \"[\\\"image\\\", \\\"label\\\", \\\"score\\\", \\\"mask\\\"]\", \"children_spec\": [{\"type\": null, \"context\": null, \"children_spec\": []}, {\"type\": null, \"context\": null, \"children_spec\": []}, {\"type\": null, \"context\": null, \"children_spec\": []}, {\"type\": null, \"context\": null, \"children_spec\": []}]}]")" +
+         config_extra + "}}";
+}
+
+TEST(LitDataIndex, NamesLeavesByTheSpecAndRefusesWhatItDoesNotRead) {
+  MdsIndex index;
+  ASSERT_TRUE(ParseLitDataIndex(LitDataIndex(""), "ix", &index).ok())
+      << ParseLitDataIndex(LitDataIndex(""), "ix", &index).message();
+  ASSERT_EQ(index.columns.size(), 4u);
+  EXPECT_EQ(index.columns[0].name, "image");
+  EXPECT_EQ(index.columns[2].name, "score");
+  EXPECT_EQ(index.columns[2].encoding, "float64");  // LitData's float is a float64
+  EXPECT_EQ(index.columns[3].encoding, "png");
+  EXPECT_EQ(index.columns[1].size, 0u);  // LitData writes every leaf's size
+  ASSERT_EQ(index.shards.size(), 1u);
+  EXPECT_EQ(index.shards[0].raw.basename, "chunk-0-0.bin");
+  EXPECT_EQ(index.shards[0].raw.bytes, 60u);
+  EXPECT_FALSE(index.shards[0].compressed);
+  EXPECT_TRUE(LooksLikeLitDataIndex(LitDataIndex("")));
+  EXPECT_FALSE(LooksLikeMdsIndex(LitDataIndex("")));
+  EXPECT_EQ(
+      ParseLitDataIndex(LitDataIndex(R"(, "compression": "zstd", "compression_level": "sample")"), "ix", &index)
+          .message(),
+      "ix: its chunks are compressed with zstd at the 'sample' level; shardpack reads zstd at the chunk and batch "
+      "levels and uncompressed chunks: optimize again with compression='zstd' (or None)");
+  ASSERT_TRUE(
+      ParseLitDataIndex(LitDataIndex(R"(, "compression": "zstd", "compression_level": "batch")"), "ix", &index).ok());
+  EXPECT_EQ(index.shards[0].codec, MdsCodec::kLitDataFramedZstd);
+  EXPECT_EQ(index.shards[0].zip.bytes, 60u);  // a framed chunk's chunk_bytes is its file's size
+  ASSERT_TRUE(ParseLitDataIndex(LitDataIndex(R"(, "compression": "zstd")"), "ix", &index).ok());
+  EXPECT_EQ(index.shards[0].codec, MdsCodec::kZstd);  // no level on read: the whole file
+  EXPECT_EQ(index.shards[0].raw.bytes, 60u);          // ... and chunk_bytes its size before
+  EXPECT_FALSE(index.shards[0].zip.size_known);
+  EXPECT_EQ(ParseLitDataIndex(LitDataIndex(R"(, "encryption": {"level": "chunk"})"), "ix", &index).message(),
+            "ix: its chunks are encrypted; decrypt the dataset with litdata first");
+  std::string nested = LitDataIndex("");
+  nested.replace(nested.rfind(R"({\"type\": null)"), 15, R"({\"type\": \"builtins.dict\")");
+  EXPECT_EQ(ParseLitDataIndex(nested, "ix", &index).message(),
+            "ix: its items are nested (\"builtins.dict\" holding containers); shardpack reads flat items: a dict, "
+            "tuple or list of leaves such as {\"image\": ..., \"label\": ...}");
+  std::string escaping = LitDataIndex("");
+  escaping.replace(escaping.find("chunk-0-0.bin"), 13, "../chunk.bin");
+  EXPECT_EQ(ParseLitDataIndex(escaping, "ix", &index).message(),
+            "ix: chunks[0].filename is not a file name in the dataset folder");
+}
+
+// A framed chunk as litdata's pack_framed_zstd writes it, from items, `rows` items a frame.
+std::string Framed(const std::vector<std::string>& items, size_t rows) {
+  std::string logical = Le(0, 4), payload;
+  uint64_t total = 0;
+  for (const std::string& item : items) logical += Le(total += item.size(), 4);
+  const size_t frames = (items.size() + rows - 1) / rows;
+  std::string table;
+  uint64_t at = 24 + logical.size() + 24 * frames;
+  for (size_t f = 0; f < frames; ++f) {
+    std::string raw;
+    for (size_t i = f * rows; i < std::min(items.size(), (f + 1) * rows); ++i) raw += items[i];
+    std::string z(ZSTD_compressBound(raw.size()), '\0');
+    z.resize(ZSTD_compress(z.data(), z.size(), raw.data(), raw.size(), 3));
+    table += Le(f * rows, 4) + Le(std::min(items.size(), (f + 1) * rows) - f * rows, 4) + Le(at, 8) + Le(z.size(), 4) +
+             Le(raw.size(), 4);
+    at += z.size();
+    payload += z;
+  }
+  return std::string("LDFZ01\0\0", 8) + Le(1, 2) + Le(0, 2) + Le(items.size(), 4) + Le(rows, 4) + Le(frames, 4) +
+         logical + table + payload;
+}
+
+TEST(LitDataFramed, UnframesToTheClassicChunkAndChecksEveryTable) {
+  const std::vector<std::string> items = {"first", "", "third item", "4"};
+  const std::string framed = Framed(items, 3);
+  ASSERT_TRUE(IsLitDataFramedChunk(framed));
+  std::string classic;
+  ASSERT_TRUE(UnframeLitDataChunk(framed, 4, "c", &classic).ok())
+      << UnframeLitDataChunk(framed, 4, "c", &classic).message();
+  EXPECT_EQ(classic, Shard(items, ""));  // what the chunk was before litdata framed it
+  EXPECT_EQ(UnframeLitDataChunk(framed, 5, "c", &classic).message(),
+            "c: its LitData zstd framing is damaged: it holds 4 items, index.json says 5");
+  std::string bad = framed;
+  bad[24 + 4 * 5 + 24 + 16] ^= 1;  // frame 1's compressed length
+  EXPECT_EQ(UnframeLitDataChunk(bad, 4, "c", &classic).message().substr(0, 56),
+            "c: its LitData zstd framing is damaged: frame 1 does not");
+  bad = framed;
+  bad[bad.size() - 2] ^= 0x55;  // inside frame 1's zstd data
+  EXPECT_FALSE(UnframeLitDataChunk(bad, 4, "c", &classic).ok());
+  EXPECT_EQ(UnframeLitDataChunk(framed.substr(0, 30), 4, "c", &classic).message(),
+            "c: its LitData zstd framing is damaged: its tables run past the end");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "formats/mds/mds.h"
 
 #include <mutex>
+#include <string_view>
+#include <vector>
 
 #include "formats/mds/mds_dataset.h"
 #include "formats/mds/mds_dataset_reader.h"
@@ -41,18 +43,21 @@ Status SharedMdsDataset(Env* env, const std::string& dir, std::shared_ptr<const 
   return Status::OK();
 }
 
-// The MDS format's entry: every operation but writing.
+// The entry of MDS, and of LitData (read by the same code, litdata_index.h): every operation but
+// writing. `id` says which; `shard_prefix` and `shard_suffixes` name its shard files.
 class MdsFormatImpl final : public Format {
  public:
-  DatasetFormat id() const override { return DatasetFormat::kMds; }
+  MdsFormatImpl(DatasetFormat id, std::string_view shard_prefix, std::vector<std::string_view> shard_suffixes)
+      : id_(id), shard_prefix_(shard_prefix), shard_suffixes_(std::move(shard_suffixes)) {}
+  DatasetFormat id() const override { return id_; }
 
   // Never reached: --format does not take "mds" (ParseDatasetFormat). Said again in case.
   Status CheckPackOptions(const PackOptions&) const override {
-    return Status::InvalidArgument("shardpack reads MDS datasets but does not write them: use --format " +
-                                   DatasetFormatNames());
+    return Status::InvalidArgument("shardpack reads " + std::string(name()) +
+                                   " datasets but does not write them: use --format " + DatasetFormatNames());
   }
   Status PrepareSample(const PackOptions&, PackItem*) const override {
-    return Status::Unsupported("shardpack does not write MDS datasets");
+    return Status::Unsupported("shardpack does not write " + std::string(name()) + " datasets");
   }
   std::unique_ptr<DatasetWriter> NewWriter(Env*, const std::string&, const PackOptions&) const override {
     return nullptr;
@@ -169,21 +174,36 @@ class MdsFormatImpl final : public Format {
   // Nothing in an MDS folder is shardpack's: pack --force never removes Streaming's files.
   bool OwnsFile(std::string_view) const override { return false; }
   bool LooksLikeShard(std::string_view name) const override {
-    return name.substr(0, 6) == "shard." && (EndsWith(name, ".mds") || EndsWith(name, ".mds.zstd"));
+    if (name.substr(0, shard_prefix_.size()) != shard_prefix_) return false;
+    for (const std::string_view suffix : shard_suffixes_) {
+      if (EndsWith(name, suffix)) return true;
+    }
+    return false;
   }
+
+ private:
+  DatasetFormat id_;
+  std::string_view shard_prefix_;
+  std::vector<std::string_view> shard_suffixes_;
 };
 
 }  // namespace
 
 const Format& MdsFormat() {
-  static const MdsFormatImpl format;
+  static const MdsFormatImpl format(DatasetFormat::kMds, "shard.", {".mds", ".mds.zstd"});
   return format;
 }
 
-Status OpenMdsManifest(Env* env, const std::string& dir, Manifest* manifest) {
+const Format& LitDataFormat() {
+  static const MdsFormatImpl format(DatasetFormat::kLitData, "chunk-", {".bin"});
+  return format;
+}
+
+Status OpenMdsManifest(Env* env, const std::string& dir, Manifest* manifest, const Format** format) {
   MdsDataset dataset;
   SHARDPACK_RETURN_IF_ERROR(OpenMdsDataset(env, dir, &dataset));
   *manifest = MdsManifest(dataset);
+  *format = dataset.format == DatasetFormat::kLitData ? &LitDataFormat() : &MdsFormat();
   return Status::OK();
 }
 

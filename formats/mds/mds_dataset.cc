@@ -1,22 +1,63 @@
 #include "formats/mds/mds_dataset.h"
 
+#include "formats/mds/litdata_index.h"
+
 namespace shardpack {
+
+namespace {
+
+// The files of a LitData index's compressed chunks, as the folder holds them. A "chunk"-level
+// chunk's file has no recorded size: it is taken from the folder. And LitData's own reader
+// decompresses such a chunk, "chunk-0-3.zstd.bin", into "chunk-0-3.bin" beside it, and later removes
+// the compressed file: a folder LitData has read holds either, and the decompressed one is read
+// where the compressed one is gone (its size checked against chunk_bytes, the chunk's raw size).
+Status FindLitDataChunkFiles(Env* env, const std::string& dir, MdsIndex* index) {
+  const std::string suffix = ".zstd.bin";
+  for (MdsShardInfo& shard : index->shards) {
+    if (shard.codec != MdsCodec::kZstd) continue;
+    const std::string& name = shard.zip.basename;
+    uint64_t size = 0;
+    if (env->GetFileSize(JoinPath(dir, name), &size).ok()) {
+      shard.zip.bytes = size;
+      continue;
+    }
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    const std::string plain = name.substr(0, name.size() - suffix.size()) + ".bin";
+    if (!env->FileExists(JoinPath(dir, plain))) continue;  // neither: reading it says so
+    shard.codec = MdsCodec::kNone;
+    shard.compressed = false;
+    shard.compression.clear();
+    shard.raw.basename = plain;
+    shard.zip = MdsFile();
+  }
+  return Status::OK();
+}
+
+}  // namespace
 
 Status OpenMdsDataset(Env* env, const std::string& dir, MdsDataset* dataset) {
   const std::string path = JoinPath(dir, kMdsIndexFileName);
   if (!env->FileExists(path)) return Status::NotFound(dir + " holds no " + kMdsIndexFileName);
   std::string text;
   SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, uint64_t(1) << 30, &text));
-  if (!LooksLikeMdsIndex(text)) return Status::NotFound(path + " is not an MDS index");
   dataset->dir = dir;
-  SHARDPACK_RETURN_IF_ERROR(ParseMdsIndex(text, path, &dataset->index));
+  if (LooksLikeMdsIndex(text)) {
+    dataset->format = DatasetFormat::kMds;
+    SHARDPACK_RETURN_IF_ERROR(ParseMdsIndex(text, path, &dataset->index));
+  } else if (LooksLikeLitDataIndex(text)) {
+    dataset->format = DatasetFormat::kLitData;
+    SHARDPACK_RETURN_IF_ERROR(ParseLitDataIndex(text, path, &dataset->index));
+    SHARDPACK_RETURN_IF_ERROR(FindLitDataChunkFiles(env, dir, &dataset->index));
+  } else {
+    return Status::NotFound(path + " is neither an MDS nor a LitData index");
+  }
   return ChooseMdsLayout(dataset->index.columns, path, &dataset->layout);
 }
 
 Manifest MdsManifest(const MdsDataset& dataset) {
   Manifest m;
   m.name = BaseName(dataset.dir);
-  m.format = DatasetFormat::kMds;
+  m.format = dataset.format;
   m.samples = dataset.index.samples;
   for (const MdsShardInfo& shard : dataset.index.shards) {
     ShardEntry e;

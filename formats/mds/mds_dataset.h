@@ -1,4 +1,4 @@
-// An MDS dataset folder (MosaicML Streaming's MDSWriter) as shardpack reads it in place: its
+// An MDS dataset folder (MosaicML Streaming's MDSWriter), or LitData's, as shardpack reads it in place: its
 // index.json, which columns are the image, the label and the fields, and the manifest that stat,
 // verify, the reader and convert take it by (made here, never written: the folder stays as
 // Streaming wrote it).
@@ -9,6 +9,7 @@
 
 #include "formats/mds/mds_index.h"
 #include "formats/mds/mds_sample.h"
+#include "shardpack/dataset_format.h"
 #include "shardpack/env.h"
 #include "shardpack/manifest.h"
 #include "shardpack/status.h"
@@ -16,13 +17,14 @@
 namespace shardpack {
 
 struct MdsDataset {
+  DatasetFormat format = DatasetFormat::kMds;  // kLitData: a LitData index read in MDS's terms
   std::string dir;
   MdsIndex index;
   MdsLayout layout;
 };
 
-// Reads dir/index.json. NotFound when the folder has none or it is not an MDS index; the errors
-// of ParseMdsIndex and ChooseMdsLayout otherwise.
+// Reads dir/index.json, MDS's or LitData's (litdata_index.h). NotFound when the folder has none or
+// it is neither; the errors of the index's parser and of ChooseMdsLayout otherwise.
 Status OpenMdsDataset(Env* env, const std::string& dir, MdsDataset* dataset);
 
 // The dataset's manifest: format mds, a shard per shard file (as stored: its compressed file when

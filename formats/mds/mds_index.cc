@@ -7,12 +7,6 @@ namespace {
 
 using nlohmann::json;
 
-// A file name from index.json: a plain name in the dataset folder, nothing that climbs out of it.
-bool SafeBasename(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
-         name.find('\\') == std::string::npos && name.find('\0') == std::string::npos;
-}
-
 Status ParseFile(const json& j, const std::string& where, MdsFile* file) {
   if (!j.is_object()) return Status::DataLoss(where + " is not an object");
   const auto basename = j.find("basename");
@@ -103,6 +97,7 @@ Status ParseShard(const json& j, const std::string& where, MdsShardInfo* shard, 
       return Status::DataLoss(where + " has zip_data but no compression");
     }
     shard->compression = compression->get<std::string>();
+    shard->codec = MdsCodec::kZstd;
     const std::string family = shard->compression.substr(0, shard->compression.find(':'));
     if (family != "zstd") {
       return Status::Unsupported(where + " is compressed with " + shard->compression +
@@ -114,6 +109,11 @@ Status ParseShard(const json& j, const std::string& where, MdsShardInfo* shard, 
 }
 
 }  // namespace
+
+bool SafeBasename(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\\') == std::string::npos && name.find('\0') == std::string::npos;
+}
 
 bool LooksLikeMdsIndex(std::string_view text) {
   const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -34,6 +34,16 @@ struct MdsFile {
   std::string basename;  // in the dataset folder
   uint64_t bytes = 0;
   std::map<std::string, std::string> hashes;  // algorithm ("xxh64", "sha1", ...) -> hex digest
+  // Whether the index gives `bytes` (a check on the file); LitData's does not for a compressed
+  // chunk's file, whose size is then what the folder holds.
+  bool size_known = true;
+};
+
+// How a shard's file holds its raw bytes.
+enum class MdsCodec {
+  kNone,
+  kZstd,               // the whole file one zstd stream (MDS's zip_data; LitData's "chunk" level)
+  kLitDataFramedZstd,  // LitData's "batch" level: a header, then zstd frames of items (litdata_framed.h)
 };
 
 struct MdsShardInfo {
@@ -42,6 +52,7 @@ struct MdsShardInfo {
   bool compressed = false;  // then `zip` is the file on disk, `raw` its decompressed contents
   MdsFile zip;
   std::string compression;  // "zstd:7", ...; empty when not compressed
+  MdsCodec codec = MdsCodec::kNone;
   const MdsFile& stored() const { return compressed ? zip : raw; }
 };
 
@@ -53,6 +64,9 @@ struct MdsIndex {
 
 // The largest raw shard: its offsets are uint32.
 inline constexpr uint64_t kMaxMdsShardBytes = uint64_t(1) << 32;
+
+// A file name from an index: a plain name in the dataset folder, nothing that climbs out of it.
+bool SafeBasename(const std::string& name);
 
 // Whether `text` (an index.json) is an MDS index: a JSON object with "version" and "shards". Says
 // nothing of its validity (ParseMdsIndex does); LitData's index.json has "chunks" and "config".

@@ -110,6 +110,7 @@ nlohmann::json FieldJson(std::string_view v, const std::string& e) {
     return i;
   }
   if (nlohmann::json f = FloatValue(v, e); !f.is_null()) return f;
+  if (e == "bool" && v.size() == 1) return v[0] != 0;  // LitData's booleans
   if (e == "str" || e == "str_decimal") return BytesJson(v);
   if (e == "json") {
     nlohmann::json parsed = nlohmann::json::parse(v, nullptr, /*allow_exceptions=*/false);

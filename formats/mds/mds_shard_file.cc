@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "formats/mds/litdata_framed.h"
+
 namespace shardpack {
 namespace {
 
@@ -33,6 +35,7 @@ Status ReadMdsStoredShard(Env* env, const std::string& dir, const MdsShardInfo& 
   const std::string path = JoinPath(dir, file.basename);
   uint64_t size = 0;
   SHARDPACK_RETURN_IF_ERROR(env->GetFileSize(path, &size));
+  if (!file.size_known) return env->ReadFile(path, kMaxMdsShardBytes, stored);
   if (size == file.bytes) SHARDPACK_RETURN_IF_ERROR(env->ReadFile(path, file.bytes, stored));
   if (size != file.bytes || stored->size() != file.bytes) {
     if (size == file.bytes) size = stored->size();  // it changed while being read
@@ -44,23 +47,25 @@ Status ReadMdsStoredShard(Env* env, const std::string& dir, const MdsShardInfo& 
 
 Status DecompressMdsShard(const std::string& path, const MdsShardInfo& shard, std::string_view stored,
                           std::string* raw) {
-  if (!shard.compressed) {
+  if (shard.codec == MdsCodec::kNone) {
     raw->assign(stored);
     return Status::OK();
   }
-  raw->resize(shard.raw.bytes);
+  if (shard.codec == MdsCodec::kLitDataFramedZstd) return UnframeLitDataChunk(stored, shard.samples, path, raw);
+  const uint64_t size = shard.raw.bytes;
+  raw->resize(size);
   // One call into a buffer of exactly the size index.json gives: more data than that fails here
   // (dstSize_tooSmall), less is caught below, and nothing is allocated from the file's own claims.
   const size_t n = ZSTD_decompress(raw->data(), raw->size(), stored.data(), stored.size());
   if (ZSTD_isError(n)) {
     raw->clear();
-    return Status::DataLoss(path + ": its zstd data does not decompress to the " + std::to_string(shard.raw.bytes) +
-                            " bytes index.json says (zstd: " + ZSTD_getErrorName(n) + ")");
+    return Status::DataLoss(path + ": its zstd data does not decompress to the " + std::to_string(size) +
+                            " bytes expected (zstd: " + ZSTD_getErrorName(n) + ")");
   }
-  if (n != shard.raw.bytes) {
+  if (n != size) {
     raw->clear();
-    return Status::DataLoss(path + ": decompresses to " + std::to_string(n) + " bytes, index.json says " +
-                            std::to_string(shard.raw.bytes));
+    return Status::DataLoss(path + ": decompresses to " + std::to_string(n) + " bytes, " + std::to_string(size) +
+                            " expected");
   }
   return Status::OK();
 }

@@ -11,7 +11,8 @@ namespace shardpack {
 const std::vector<const Format*>& AllFormats() {
   // The table. A plain list, built on first use: no static self-registration to go missing
   // when a linker drops an object file nobody refers to.
-  static const std::vector<const Format*> formats = {&WdsFormat(), &LmdbFormat(), &RawFormat(), &MdsFormat()};
+  static const std::vector<const Format*> formats = {&WdsFormat(), &LmdbFormat(), &RawFormat(), &MdsFormat(),
+                                                             &LitDataFormat()};
   return formats;
 }
 
@@ -47,9 +48,7 @@ Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_b
 }
 
 Status OpenForeignDataset(Env* env, const std::string& dir, Manifest* manifest, const Format** format) {
-  SHARDPACK_RETURN_IF_ERROR(OpenMdsManifest(env, dir, manifest));
-  *format = &MdsFormat();
-  return Status::OK();
+  return OpenMdsManifest(env, dir, manifest, format);
 }
 
 const Format& ShardListFormat() {

@@ -33,8 +33,8 @@ Status FindFormatOf(const std::string& dir, const Manifest& manifest, const Form
 Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_bytes,
                         std::unique_ptr<PackInput>* input);
 
-// A dataset folder that another tool wrote with an index of its own (MosaicML Streaming's MDS:
-// index.json), read in place: the manifest shardpack's operations take it by (never written into
+// A dataset folder that another tool wrote with an index of its own (MosaicML Streaming's MDS,
+// LitData: index.json), read in place: the manifest shardpack's operations take it by (never written into
 // the folder) and its format. NotFound when `dir` holds no such index.
 Status OpenForeignDataset(Env* env, const std::string& dir, Manifest* manifest, const Format** format);
 

@@ -15,9 +15,10 @@ enum class DatasetFormat {
   kLmdb,        // "lmdb": one LMDB environment (docs/formats/lmdb.md)
   kRaw,         // "raw": pre-decoded pixels in .npy shards (docs/formats/raw.md)
   kMds,         // "mds": MosaicML Streaming's shards, read in place and converted, never written (docs/formats/mds.md)
+  kLitData,     // "litdata": LitData's optimized chunks, the same (docs/formats/litdata.md)
 };
 
-// "wds", "lmdb", "raw" or "mds"; "?" for a value outside the enum.
+// "wds", "lmdb", "raw", "mds" or "litdata"; "?" for a value outside the enum.
 std::string_view DatasetFormatName(DatasetFormat format);
 
 // The written format named `name`; InvalidArgument listing the known names when it is none of them
