@@ -12,7 +12,7 @@ const std::vector<const Format*>& AllFormats() {
   // The table. A plain list, built on first use: no static self-registration to go missing
   // when a linker drops an object file nobody refers to.
   static const std::vector<const Format*> formats = {&WdsFormat(), &LmdbFormat(), &RawFormat(), &MdsFormat(),
-                                                             &LitDataFormat()};
+                                                     &LitDataFormat()};
   return formats;
 }
 

@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view index_text = bytes.substr(0, nul);
   const std::string_view shard = nul == std::string_view::npos ? std::string_view() : bytes.substr(nul + 1);
   MdsIndex index;
-  const bool parsed = ParseMdsIndex(index_text, "index.json", &index).ok() ||
-                      ParseLitDataIndex(index_text, "index.json", &index).ok();
+  const bool parsed =
+      ParseMdsIndex(index_text, "index.json", &index).ok() || ParseLitDataIndex(index_text, "index.json", &index).ok();
   // A LitData framed chunk: unframed, then read as any chunk.
   std::string unframed;
   std::string_view shard_bytes = shard;
