@@ -16,15 +16,8 @@ cd "$(dirname "$0")/.."
 py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
 images=20000 runs=3 work=build/bench bin= out=
 usage="$0 [--images N] [--runs R] [--out DIR] [--work DIR] [--bin DIR]"
-args=()
-while (($#)); do
-  case $1 in
-    --out) out=$2; shift 2 ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
 # shellcheck source=scripts/bench-args.sh
-source scripts/bench-args.sh "${args[@]}"
+source scripts/bench-args.sh "$@"
 out=${out:-$work}
 src=$work/pack-tree-$images
 scripts/bench-tree.sh "$bin" "$src" --classes 100 --images "$images" --png-every 0 --noise 46

@@ -6,22 +6,13 @@
 #include <vector>
 
 #include "formats/mds/mds_index.h"
+#include "ground/little_endian.h"
 
 namespace shardpack {
 namespace {
 
 constexpr char kMagic[8] = {'L', 'D', 'F', 'Z', '0', '1', '\0', '\0'};
 constexpr uint64_t kPrefixBytes = 24, kFrameBytes = 24;
-
-uint64_t Le(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(p[i]);
-  return v;
-}
-
-void PutLe32(uint64_t v, char* p) {
-  for (int i = 0; i < 4; ++i) p[i] = char((v >> (8 * i)) & 0xff);
-}
 
 }  // namespace
 
@@ -35,7 +26,7 @@ Status UnframeLitDataChunk(std::string_view file, uint64_t items, const std::str
   };
   if (!IsLitDataFramedChunk(file) || file.size() < kPrefixBytes) return damaged("no LDFZ01 header");
   const char* p = file.data();
-  const uint64_t version = Le(p + 8, 2), num_items = Le(p + 12, 4), n_frames = Le(p + 20, 4);
+  const uint64_t version = LoadLe(p + 8, 2), num_items = LoadLe(p + 12, 4), n_frames = LoadLe(p + 20, 4);
   if (version != 1) return damaged("version " + std::to_string(version) + " (shardpack reads version 1)");
   if (num_items != items) {
     return damaged("it holds " + std::to_string(num_items) + " items, index.json says " + std::to_string(items));
@@ -46,20 +37,21 @@ Status UnframeLitDataChunk(std::string_view file, uint64_t items, const std::str
   // The logical offsets: from 0, never falling, their total what the frames inflate to.
   std::vector<uint64_t> logical(num_items + 1);
   for (uint64_t i = 0; i <= num_items; ++i) {
-    logical[i] = Le(p + offsets_at + 4 * i, 4);
+    logical[i] = LoadLe(p + offsets_at + 4 * i, 4);
     if ((i == 0 && logical[i] != 0) || (i > 0 && logical[i] < logical[i - 1]))
       return damaged("its offsets are out of order");
   }
   const uint64_t header = 4 * (num_items + 2);
   if (header + logical[num_items] >= kMaxMdsShardBytes) return damaged("its items are over 4 GiB");
   classic->assign(header + logical[num_items], '\0');
-  PutLe32(num_items, classic->data());
-  for (uint64_t i = 0; i <= num_items; ++i) PutLe32(header + logical[i], classic->data() + 4 + 4 * i);
+  StoreLe32(static_cast<uint32_t>(num_items), classic->data());
+  for (uint64_t i = 0; i <= num_items; ++i)
+    StoreLe32(static_cast<uint32_t>(header + logical[i]), classic->data() + 4 + 4 * i);
   uint64_t next_item = 0;
   for (uint64_t f = 0; f < n_frames; ++f) {
     const char* frame = p + frames_at + kFrameBytes * f;
-    const uint64_t first = Le(frame, 4), count = Le(frame + 4, 4), at = Le(frame + 8, 8), size = Le(frame + 16, 4),
-                   inflated = Le(frame + 20, 4);
+    const uint64_t first = LoadLe(frame, 4), count = LoadLe(frame + 4, 4), at = LoadLe(frame + 8, 8),
+                   size = LoadLe(frame + 16, 4), inflated = LoadLe(frame + 20, 4);
     // Frames cover the items in order, each exactly its items' bytes.
     if (first != next_item || count == 0 || count > num_items - first || at > file.size() || size > file.size() - at ||
         inflated != logical[first + count] - logical[first]) {

@@ -103,8 +103,7 @@ class MdsFormatImpl final : public Format {
       check->AddProblem(name, "", s.message());
       return;
     }
-    uint64_t first = 0;
-    for (size_t i = 0; i < shard; ++i) first += dataset.index.shards[i].samples;
+    const uint64_t first = dataset.first_sample[shard];
     for (uint64_t i = 0; i < info.samples; ++i) {
       MdsDecoded decoded;
       s = DecodeMdsSampleBytes(dataset, view.sample(i), /*want_fields=*/true, options.max_pixels, &decoded);
@@ -129,46 +128,44 @@ class MdsFormatImpl final : public Format {
     std::shared_ptr<const MdsDataset> shared;
     SHARDPACK_RETURN_IF_ERROR(SharedMdsDataset(env, dir, &shared));
     const MdsDataset& dataset = *shared;
-    uint64_t first = 0;
-    for (const MdsShardInfo& info : dataset.index.shards) {
-      if (info.stored().basename != entry.file) {
-        first += info.samples;
-        continue;
-      }
-      WholeFile bytes;
-      SHARDPACK_RETURN_IF_ERROR(LoadMdsShard(env, dir, info, &bytes));
-      const std::string_view raw = bytes.bytes();
-      MdsShardView view;
-      SHARDPACK_RETURN_IF_ERROR(MdsShardView::Open(raw, info.samples, JoinPath(dir, entry.file), &view));
-      records->clear();
-      for (uint64_t i = 0; i < info.samples; ++i) {
-        const std::string_view sample = view.sample(i);
-        MdsDecoded decoded;
-        SHARDPACK_RETURN_IF_ERROR(
-            DecodeMdsSampleBytes(dataset, sample, /*want_fields=*/false, uint64_t(1) << 40, &decoded)
-                .WithPrefix(JoinPath(dir, MdsSampleName(info, i)) + ": "));
-        SampleRecord r;
-        r.key = IndexKey(first + i);
-        r.offset = uint64_t(sample.data() - raw.data());
-        r.size = sample.size();
-        r.label = decoded.label;
-        if (dataset.layout.image_is_pil) {
-          r.width = decoded.pixels.width;
-          r.height = decoded.pixels.height;
-        } else {
-          ImageInfo image;
-          if (ProbeImage(decoded.encoded, &image).ok()) {
-            r.format = image.format;
-            r.width = image.width;
-            r.height = image.height;
-            if (image.format == ImageFormat::kJpeg) r.orientation = uint8_t(JpegExifOrientation(decoded.encoded));
-          }
-        }
-        records->push_back(std::move(r));
-      }
-      return Status::OK();
+    const auto found = dataset.by_file.find(entry.file);
+    if (found == dataset.by_file.end()) {
+      return Status::NotFound(JoinPath(dir, entry.file) + " is not a shard index.json lists");
     }
-    return Status::NotFound(JoinPath(dir, entry.file) + " is not a shard index.json lists");
+    const MdsShardInfo& info = dataset.index.shards[found->second];
+    const uint64_t first = dataset.first_sample[found->second];
+    WholeFile bytes;
+    SHARDPACK_RETURN_IF_ERROR(LoadMdsShard(env, dir, info, &bytes));
+    const std::string_view raw = bytes.bytes();
+    MdsShardView view;
+    SHARDPACK_RETURN_IF_ERROR(MdsShardView::Open(raw, info.samples, JoinPath(dir, entry.file), &view));
+    records->clear();
+    for (uint64_t i = 0; i < info.samples; ++i) {
+      const std::string_view sample = view.sample(i);
+      MdsDecoded decoded;
+      SHARDPACK_RETURN_IF_ERROR(
+          DecodeMdsSampleBytes(dataset, sample, /*want_fields=*/false, uint64_t(1) << 40, &decoded)
+              .WithPrefix(JoinPath(dir, MdsSampleName(info, i)) + ": "));
+      SampleRecord r;
+      r.key = IndexKey(first + i);
+      r.offset = uint64_t(sample.data() - raw.data());
+      r.size = sample.size();
+      r.label = decoded.label;
+      if (dataset.layout.image_is_pil) {
+        r.width = decoded.pixels.width;
+        r.height = decoded.pixels.height;
+      } else {
+        ImageInfo image;
+        if (ProbeImage(decoded.encoded, &image).ok()) {
+          r.format = image.format;
+          r.width = image.width;
+          r.height = image.height;
+          if (image.format == ImageFormat::kJpeg) r.orientation = uint8_t(JpegExifOrientation(decoded.encoded));
+        }
+      }
+      records->push_back(std::move(r));
+    }
+    return Status::OK();
   }
 
   // Nothing in an MDS folder is shardpack's: pack --force never removes Streaming's files.

@@ -51,6 +51,14 @@ Status OpenMdsDataset(Env* env, const std::string& dir, MdsDataset* dataset) {
   } else {
     return Status::NotFound(path + " is neither an MDS nor a LitData index");
   }
+  uint64_t first = 0;
+  for (size_t i = 0; i < dataset->index.shards.size(); ++i) {
+    dataset->first_sample.push_back(first);
+    first += dataset->index.shards[i].samples;
+    if (!dataset->by_file.emplace(dataset->index.shards[i].stored().basename, i).second) {
+      return Status::DataLoss(path + " lists " + dataset->index.shards[i].stored().basename + " twice");
+    }
+  }
   return ChooseMdsLayout(dataset->index.columns, path, &dataset->layout);
 }
 

@@ -6,6 +6,8 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "formats/mds/mds_index.h"
 #include "formats/mds/mds_sample.h"
@@ -21,6 +23,8 @@ struct MdsDataset {
   std::string dir;
   MdsIndex index;
   MdsLayout layout;
+  std::vector<uint64_t> first_sample;               // of each shard, in dataset order
+  std::unordered_map<std::string, size_t> by_file;  // a shard by its file as stored (the manifest's name)
 };
 
 // Reads dir/index.json, MDS's or LitData's (litdata_index.h). NotFound when the folder has none or

@@ -1,19 +1,10 @@
 #include "formats/mds/mds_dataset_reader.h"
 
 #include "formats/mds/mds_shard_file.h"
+#include "ground/little_endian.h"
 #include "ground/sample_keys.h"
 
 namespace shardpack {
-namespace {
-
-uint32_t Le32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(p[i]);
-  return v;
-}
-
-}  // namespace
-
 MdsDatasetReader::MdsDatasetReader(Env* env, std::shared_ptr<const CompactManifest> manifest, MdsDataset dataset)
     : DatasetReader(std::move(manifest)),
       env_(env),
@@ -101,7 +92,7 @@ Status MdsDatasetReader::SampleBytes(size_t shard, uint64_t local, std::string* 
   SHARDPACK_RETURN_IF_ERROR(OpenShardFile(shard, &file));
   char pair[8];
   SHARDPACK_RETURN_IF_ERROR(file->Read(4 * (local + 1), sizeof(pair), pair));
-  const uint32_t begin = Le32(pair), end = Le32(pair + 4);
+  const uint32_t begin = LoadLe32(pair), end = LoadLe32(pair + 4);
   if (!MdsSampleRangeValid(begin, end, info.samples, info.raw.bytes)) {
     return Status::DataLoss(JoinPath(dataset_.dir, MdsSampleName(info, local)) + ": its offsets " +
                             std::to_string(begin) + " to " + std::to_string(end) +

@@ -6,16 +6,11 @@
 #include <cstring>
 
 #include "formats/common/bytes_json.h"
+#include "ground/little_endian.h"
 #include "ground/printable.h"
 
 namespace shardpack {
 namespace {
-
-uint32_t Le32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(p[i]);
-  return v;
-}
 
 template <typename T>
 T LoadLe(std::string_view bytes) {
@@ -122,7 +117,7 @@ nlohmann::json FieldJson(std::string_view v, const std::string& e) {
 
 Status PilPixels(std::string_view v, uint64_t max_pixels, DecodedImage* out) {
   if (v.size() < 12) return Status::Corrupt("its pil image is " + std::to_string(v.size()) + " bytes, under a header");
-  const uint32_t width = Le32(v.data()), height = Le32(v.data() + 4), mode_size = Le32(v.data() + 8);
+  const uint32_t width = LoadLe32(v.data()), height = LoadLe32(v.data() + 4), mode_size = LoadLe32(v.data() + 8);
   if (mode_size > 16 || v.size() < 12 + uint64_t(mode_size)) return Status::Corrupt("its pil image's mode is damaged");
   const std::string mode(v.substr(12, mode_size));
   const std::string_view raw = v.substr(12 + mode_size);
@@ -157,13 +152,13 @@ Status MdsShardView::Open(std::string_view data, uint64_t samples, const std::st
     return Status::DataLoss(path + ": " + std::to_string(data.size()) + " bytes cannot hold the header of " +
                             std::to_string(samples) + " samples (index.json's count)");
   }
-  if (Le32(data.data()) != samples) {
-    return Status::DataLoss(path + ": its header says " + std::to_string(Le32(data.data())) + " samples, index.json " +
-                            std::to_string(samples));
+  if (LoadLe32(data.data()) != samples) {
+    return Status::DataLoss(path + ": its header says " + std::to_string(LoadLe32(data.data())) +
+                            " samples, index.json " + std::to_string(samples));
   }
   uint32_t last = 0;
   for (uint64_t i = 0; i <= samples; ++i) {
-    const uint32_t offset = Le32(data.data() + 4 * (i + 1));
+    const uint32_t offset = LoadLe32(data.data() + 4 * (i + 1));
     if (offset < MdsHeaderBytes(samples) || offset > data.size() || offset < last) {
       return Status::DataLoss(path + ": offset " + std::to_string(i) + " (" + std::to_string(offset) +
                               ") is outside the shard's samples or before the one before it");
@@ -176,7 +171,7 @@ Status MdsShardView::Open(std::string_view data, uint64_t samples, const std::st
 }
 
 std::string_view MdsShardView::sample(uint64_t i) const {
-  const uint32_t begin = Le32(data_.data() + 4 * (i + 1)), end = Le32(data_.data() + 4 * (i + 2));
+  const uint32_t begin = LoadLe32(data_.data() + 4 * (i + 1)), end = LoadLe32(data_.data() + 4 * (i + 2));
   return data_.substr(begin, end - begin);
 }
 
@@ -233,7 +228,7 @@ bool SplitMdsSample(std::string_view sample, const std::vector<MdsColumn>& colum
       *why = "its " + std::to_string(sample.size()) + " bytes end inside the sizes of its columns";
       return false;
     }
-    sizes.push_back(Le32(sample.data() + at));
+    sizes.push_back(LoadLe32(sample.data() + at));
     at += 4;
   }
   values->clear();

@@ -6,21 +6,10 @@
 #include <cstring>
 
 #include "ground/crc32c.h"
+#include "ground/little_endian.h"
 
 namespace shardpack {
 namespace {
-
-uint64_t Le64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(p[i]);
-  return v;
-}
-
-uint32_t Le32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(p[i]);
-  return v;
-}
 
 // Inflates a gzip stream (several members too, as `cat a.gz b.gz` makes) up to max_bytes.
 Status Gunzip(const std::string& path, std::string_view in, uint64_t max_bytes, std::string* out) {
@@ -81,7 +70,7 @@ Status ReadTfRecordFile(Env* env, const std::string& path, uint64_t max_bytes, W
 }
 
 bool LooksLikeTfRecord(std::string_view contents) {
-  return contents.size() >= 12 && MaskCrc32c(Crc32c(contents.substr(0, 8))) == Le32(contents.data() + 8);
+  return contents.size() >= 12 && MaskCrc32c(Crc32c(contents.substr(0, 8))) == LoadLe32(contents.data() + 8);
 }
 
 Status TfRecordReader::Next(std::string_view* record, std::string* damaged, bool* done) {
@@ -93,16 +82,16 @@ Status TfRecordReader::Next(std::string_view* record, std::string* damaged, bool
     return Status::DataLoss(where + ": the file ends inside the record's header (cut short)");
   }
   const char* header = data_.data() + offset_;
-  if (MaskCrc32c(Crc32c(std::string_view(header, 8))) != Le32(header + 8)) {
+  if (MaskCrc32c(Crc32c(std::string_view(header, 8))) != LoadLe32(header + 8)) {
     return Status::DataLoss(where + ": its length's CRC-32C does not match (damaged, or not a TFRecord file)");
   }
-  const uint64_t length = Le64(header);
+  const uint64_t length = LoadLe64(header);
   if (length > data_.size() - offset_ - 12 || data_.size() - offset_ - 12 - length < 4) {
     return Status::DataLoss(where + ": its " + std::to_string(length) +
                             " bytes of data run past the end of the file (cut short)");
   }
   *record = data_.substr(offset_ + 12, length);
-  const uint32_t stored = Le32(data_.data() + offset_ + 12 + length);
+  const uint32_t stored = LoadLe32(data_.data() + offset_ + 12 + length);
   offset_ += 12 + length + 4;
   ++records_;
   if (MaskCrc32c(Crc32c(*record)) != stored) damaged->assign(where + ": its data's CRC-32C does not match");

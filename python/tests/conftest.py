@@ -4,6 +4,7 @@ The paths of the tools come from ctest (python/CMakeLists.txt): SHARDPACK_CLI, S
 SHARDPACK_DUMP_BATCHES, SHARDPACK_MAKE_SCALED_DATASET; PYTHONPATH points at the built package."""
 
 import os
+import pathlib
 import subprocess
 
 import pytest
@@ -14,6 +15,24 @@ def tool(name):
     if not path:
         pytest.skip(f"{name} is not set: run these tests through ctest")
     return path
+
+
+def run_cli(*args):
+    """The command line on `args` (paths and numbers as text), its output captured."""
+    return subprocess.run([tool("SHARDPACK_CLI"), *map(str, args)], capture_output=True, text=True)
+
+
+def tar_samples(folder):
+    """The samples of a folder's .tar shards, as Python's tarfile reads them: {key: {extension: bytes}}."""
+    import tarfile
+
+    samples = {}
+    for shard in sorted(pathlib.Path(folder).glob("*.tar")):
+        with tarfile.open(shard) as tar:
+            for m in tar.getmembers():
+                key, ext = m.name.split(".", 1)
+                samples.setdefault(key, {})[ext] = tar.extractfile(m).read()
+    return samples
 
 
 @pytest.fixture(scope="session")

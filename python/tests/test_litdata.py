@@ -10,12 +10,12 @@ what LitData returns.
 import io
 import json
 import subprocess
-import tarfile
 
 import numpy as np
 import pytest
 
-from conftest import tool
+from conftest import run_cli as run
+from conftest import tar_samples
 
 litdata = pytest.importorskip("litdata")
 Image = pytest.importorskip("PIL.Image")
@@ -62,20 +62,6 @@ def reference(folder):
 
     ds = litdata.StreamingDataset(str(folder), serializers={"jpeg": BytesSerializer()})
     return [ds[i] for i in range(len(ds))]
-
-
-def run(*args):
-    return subprocess.run([tool("SHARDPACK_CLI"), *map(str, args)], capture_output=True, text=True)
-
-
-def tar_samples(folder):
-    samples = {}
-    for shard in sorted(folder.glob("*.tar")):
-        with tarfile.open(shard) as tar:
-            for m in tar.getmembers():
-                key, ext = m.name.split(".", 1)
-                samples.setdefault(key, {})[ext] = tar.extractfile(m).read()
-    return samples
 
 
 def test_the_datasets_are_what_litdata_writes(datasets):

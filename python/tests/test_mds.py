@@ -10,13 +10,13 @@ Streaming's classes come through streaming_mds.py, which says why it does not `i
 import io
 import json
 import subprocess
-import tarfile
 
 import numpy as np
 import pytest
 
 import streaming_mds as streaming_mds_module
-from conftest import tool
+from conftest import run_cli as run
+from conftest import tar_samples
 
 Image = pytest.importorskip("PIL.Image")
 pytest.importorskip("zstd")
@@ -82,20 +82,6 @@ def reference(folder):
 def image_bytes(image):
     """The bytes a jpeg column holds: MDSReader opens them with PIL from a BytesIO."""
     return image.fp.getvalue()
-
-
-def run(*args):
-    return subprocess.run([tool("SHARDPACK_CLI"), *map(str, args)], capture_output=True, text=True)
-
-
-def tar_samples(folder):
-    samples = {}
-    for shard in sorted(folder.glob("*.tar")):
-        with tarfile.open(shard) as tar:
-            for m in tar.getmembers():
-                key, ext = m.name.split(".", 1)
-                samples.setdefault(key, {})[ext] = tar.extractfile(m).read()
-    return samples
 
 
 @pytest.mark.parametrize("name", ["plain", "zstd"])

@@ -11,11 +11,10 @@ import io
 import json
 import struct
 import subprocess
-import tarfile
 
 import pytest
 
-from conftest import tool
+from conftest import tar_samples, tool
 
 crc32c = pytest.importorskip("crc32c")
 tfrecord_reader = pytest.importorskip("tfrecord.reader")
@@ -102,16 +101,6 @@ def expected_json(features):
     return out
 
 
-def tar_samples(folder):
-    samples = {}
-    for shard in sorted(folder.glob("*.tar")):
-        with tarfile.open(shard) as tar:
-            for m in tar.getmembers():
-                key, ext = m.name.split(".", 1)
-                samples.setdefault(key, {})[ext] = tar.extractfile(m).read()
-    return [samples[k] for k in sorted(samples)]
-
-
 def test_the_writer_here_frames_what_the_reference_reader_reads(records):
     got = reference(records / "in")
     assert len(got) == 20
@@ -129,7 +118,7 @@ def test_convert_keeps_every_image_label_and_feature(records, tmp_path):
     v = subprocess.run([tool("SHARDPACK_CLI"), "verify", str(out), "--decode"], capture_output=True, text=True)
     assert v.returncode == 0 and v.stdout.startswith("verify OK: 3 shards, 20 samples"), v.stdout + v.stderr
     ref = reference(records / "in")
-    got = tar_samples(out)
+    got = [sample for _, sample in sorted(tar_samples(out).items())]
     assert len(got) == len(ref) == 20
     for i, (sample, want) in enumerate(zip(got, ref)):
         image = sample.get("png" if i % 5 == 4 else "jpg")
