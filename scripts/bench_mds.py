@@ -74,7 +74,8 @@ def loop(fmt, src, out):
     n = 0
     with webdataset.ShardWriter(os.path.join(out, "shard-%06d.tar"), maxcount=1000, verbose=0) as sink:
         for jpeg, label, filename in samples(fmt, src):
-            sink.write({"__key__": f"{n:09d}", "jpg": jpeg, "cls": str(label), "json": json.dumps({"filename": filename})})
+            sink.write({"__key__": f"{n:09d}", "jpg": jpeg, "cls": str(label),
+                        "json": json.dumps({"filename": filename})})
             n += 1
     print(n)
 

@@ -8,6 +8,7 @@
 #include "formats/mds/mds_dataset_reader.h"
 #include "formats/mds/mds_input.h"
 #include "formats/mds/mds_shard_file.h"
+#include "ground/little_endian.h"
 #include "ground/sample_keys.h"
 
 namespace shardpack {
@@ -139,12 +140,15 @@ class MdsFormatImpl final : public Format {
     const std::string_view raw = bytes.bytes();
     MdsShardView view;
     SHARDPACK_RETURN_IF_ERROR(MdsShardView::Open(raw, info.samples, JoinPath(dir, entry.file), &view));
+    // stat needs a pil image's size, not its pixels: its bytes are taken as they are.
+    MdsLayout sizes_only = dataset.layout;
+    sizes_only.image_is_pil = false;
     records->clear();
     for (uint64_t i = 0; i < info.samples; ++i) {
       const std::string_view sample = view.sample(i);
       MdsDecoded decoded;
       SHARDPACK_RETURN_IF_ERROR(
-          DecodeMdsSampleBytes(dataset, sample, /*want_fields=*/false, uint64_t(1) << 40, &decoded)
+          DecodeMdsSampleBytes(dataset, sample, /*want_fields=*/false, /*max_pixels=*/0, &decoded, &sizes_only)
               .WithPrefix(JoinPath(dir, MdsSampleName(info, i)) + ": "));
       SampleRecord r;
       r.key = IndexKey(first + i);
@@ -152,8 +156,11 @@ class MdsFormatImpl final : public Format {
       r.size = sample.size();
       r.label = decoded.label;
       if (dataset.layout.image_is_pil) {
-        r.width = decoded.pixels.width;
-        r.height = decoded.pixels.height;
+        // A pil image's header: its width, height (verify checks that its pixels fill them).
+        if (decoded.encoded.size() >= 8) {
+          r.width = LoadLe32(decoded.encoded.data());
+          r.height = LoadLe32(decoded.encoded.data() + 4);
+        }
       } else {
         ImageInfo image;
         if (ProbeImage(decoded.encoded, &image).ok()) {

@@ -81,11 +81,12 @@ Manifest MdsManifest(const MdsDataset& dataset) {
 }
 
 Status DecodeMdsSampleBytes(const MdsDataset& dataset, std::string_view sample, bool want_fields, uint64_t max_pixels,
-                            MdsDecoded* out) {
+                            MdsDecoded* out, const MdsLayout* layout) {
   std::vector<std::string_view> values;
   std::string why;
   if (!SplitMdsSample(sample, dataset.index.columns, &values, &why)) return Status::Corrupt(why);
-  return DecodeMdsSample(values, dataset.index.columns, dataset.layout, want_fields, max_pixels, out);
+  return DecodeMdsSample(values, dataset.index.columns, layout != nullptr ? *layout : dataset.layout, want_fields,
+                         max_pixels, out);
 }
 
 std::string MdsSampleName(const MdsShardInfo& shard, uint64_t local) {

@@ -36,9 +36,10 @@ Status OpenMdsDataset(Env* env, const std::string& dir, MdsDataset* dataset);
 // are numbers), and a "json" field on every sample when columns other than the image and label exist.
 Manifest MdsManifest(const MdsDataset& dataset);
 
-// Splits and decodes one sample's bytes. Corrupt saying what is wrong.
+// Splits and decodes one sample's bytes by the dataset's layout (or by `layout` when given).
+// Corrupt saying what is wrong.
 Status DecodeMdsSampleBytes(const MdsDataset& dataset, std::string_view sample, bool want_fields, uint64_t max_pixels,
-                            MdsDecoded* out);
+                            MdsDecoded* out, const MdsLayout* layout = nullptr);
 
 // Where a sample is named in messages: "shard.00003.mds.zstd#17".
 std::string MdsSampleName(const MdsShardInfo& shard, uint64_t local);

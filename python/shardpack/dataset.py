@@ -43,7 +43,7 @@ class Dataset:
 
     @property
     def format(self):
-        """The dataset's format: "wds", "lmdb" or "raw"."""
+        """The dataset's format: "wds", "lmdb" or "raw"; "mds" or "litdata" for another tool's folder read in place."""
         return self._impl.format
 
     @property

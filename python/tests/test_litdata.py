@@ -119,7 +119,8 @@ def pil_item(i):
 def test_a_pil_leaf_as_the_image_is_its_pixels(tmp_path):
     import shardpack
 
-    litdata.optimize(fn=pil_item, inputs=list(range(9)), output_dir=str(tmp_path / "pil"), chunk_bytes="8KB", num_workers=1)
+    litdata.optimize(fn=pil_item, inputs=list(range(9)), output_dir=str(tmp_path / "pil"), chunk_bytes="8KB",
+                     num_workers=1)
     ref = litdata.StreamingDataset(str(tmp_path / "pil"))
     ds = shardpack.open(tmp_path / "pil")
     for i in range(9):
@@ -168,4 +169,5 @@ def test_damaged_and_unread_chunks_are_named(datasets, tmp_path):
     (folder / "index.json").write_text(json.dumps(index))
     r = run("stat", folder)
     assert r.returncode == 1
-    assert r.stderr == f"stat failed: {folder / 'index.json'}: its chunks are encrypted; decrypt the dataset with litdata first\n"
+    assert r.stderr == (f"stat failed: {folder / 'index.json'}: its chunks are encrypted; decrypt the dataset with "
+                        "litdata first\n")

@@ -146,6 +146,9 @@ def test_pil_columns_are_pixels_in_place_and_lossless_pngs_converted(datasets, t
     out = tmp_path / "wds"
     assert run("convert", folder, out, "--format", "wds").returncode == 0
     got = tar_samples(out)
+    stats = json.loads(run("stat", folder, "--json").stdout)  # sizes from each pil image's header
+    heights = sorted(np.asarray(want["img"]).shape[0] for want in ref)
+    assert (stats["height"]["min"], stats["height"]["max"]) == (heights[0], heights[-1])
     for i, want in enumerate(ref):
         pixels = np.asarray(want["img"].convert("RGB"))  # grey ("L") images repeated into RGB
         sample = ds[i]
