@@ -47,10 +47,7 @@ Status ReadMdsStoredShard(Env* env, const std::string& dir, const MdsShardInfo& 
 
 Status DecompressMdsShard(const std::string& path, const MdsShardInfo& shard, std::string_view stored,
                           std::string* raw) {
-  if (shard.codec == MdsCodec::kNone) {
-    raw->assign(stored);
-    return Status::OK();
-  }
+  if (shard.codec == MdsCodec::kNone) return Status::InvalidArgument(path + " is not a compressed shard");
   if (shard.codec == MdsCodec::kLitDataFramedZstd) return UnframeLitDataChunk(stored, shard.samples, path, raw);
   const uint64_t size = shard.raw.bytes;
   raw->resize(size);

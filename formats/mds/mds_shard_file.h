@@ -16,8 +16,8 @@ namespace shardpack {
 // The file as stored (zip_data's when compressed, else raw_data's) into *stored: DataLoss naming
 // it when its size is not index.json's.
 Status ReadMdsStoredShard(Env* env, const std::string& dir, const MdsShardInfo& shard, std::string* stored);
-// The raw shard from the stored bytes: a copy of a raw shard, or the zstd frame(s) decompressed,
-// which must come to raw_data.bytes exactly.
+// The raw shard from a compressed shard's stored bytes: its zstd data decompressed (to exactly
+// raw_data.bytes), or LitData's framing undone. An uncompressed shard is its stored bytes, uncopied.
 Status DecompressMdsShard(const std::string& path, const MdsShardInfo& shard, std::string_view stored,
                           std::string* raw);
 // Both: the raw shard of `shard` into *raw.
