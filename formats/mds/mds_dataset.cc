@@ -1,5 +1,6 @@
 #include "formats/mds/mds_dataset.h"
 
+#include "formats/common/format.h"
 #include "formats/mds/litdata_index.h"
 
 namespace shardpack {
@@ -12,7 +13,7 @@ namespace {
 // the compressed file: a folder LitData has read holds either, and the decompressed one is read
 // where the compressed one is gone (its size checked against chunk_bytes, the chunk's raw size).
 Status FindLitDataChunkFiles(Env* env, const std::string& dir, MdsIndex* index) {
-  const std::string suffix = ".zstd.bin";
+  constexpr std::string_view suffix = ".zstd.bin";
   for (MdsShardInfo& shard : index->shards) {
     if (shard.codec != MdsCodec::kZstd) continue;
     const std::string& name = shard.zip.basename;
@@ -21,7 +22,7 @@ Status FindLitDataChunkFiles(Env* env, const std::string& dir, MdsIndex* index) 
       shard.zip.bytes = size;
       continue;
     }
-    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    if (name.size() <= suffix.size() || !EndsWith(name, suffix)) continue;
     const std::string plain = name.substr(0, name.size() - suffix.size()) + ".bin";
     if (!env->FileExists(JoinPath(dir, plain))) continue;  // neither: reading it says so
     shard.codec = MdsCodec::kNone;
