@@ -35,7 +35,8 @@ class CMakeBuild(build_ext):
         configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release"]
         if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
             # A build of its own needs only the library and the module.
-            configure += ["-DSHARDPACK_BUILD_TESTS=OFF", "-DSHARDPACK_BUILD_BENCHMARKS=OFF"]
+            # Nor Arrow's Parquet library (docs/formats/parquet.md): the wheel would carry its 60 MB.
+            configure += ["-DSHARDPACK_BUILD_TESTS=OFF", "-DSHARDPACK_BUILD_BENCHMARKS=OFF", "-DSHARDPACK_PARQUET=OFF"]
         # The module is built for the interpreter the build folder was configured with (CMakeLists.txt:
         # build/venv's, made from Debian's python3), which serves every venv made from the same
         # interpreter (their pythons are links to it). Any other interpreter gets a module of its own ABI.

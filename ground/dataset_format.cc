@@ -23,6 +23,7 @@ constexpr NamedFormat kFormatNames[] = {
 constexpr NamedFormat kReadOnlyFormatNames[] = {
     {DatasetFormat::kMds, "mds"},
     {DatasetFormat::kLitData, "litdata"},
+    {DatasetFormat::kParquet, "parquet"},
 };
 
 }  // namespace

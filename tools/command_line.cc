@@ -762,12 +762,13 @@ int RunCommandLine(int argc, char** argv) {
   PackFlags cf;
   CLI::App* convert = app.add_subcommand(
       "convert",
-      "Write an existing dataset (shardpack wds or lmdb, WebDataset shards from any tool, or TFRecord files of "
-      "tf.train.Example) in another format.");
+      "Write an existing dataset (shardpack wds, lmdb or raw, WebDataset shards from any tool, MosaicML "
+      "Streaming's MDS, LitData, Hugging Face Parquet, or TFRecord files of tf.train.Example) in another format.");
   convert
       ->add_option("IN", cf.src,
-                   "Dataset folder, folder of .tar/.tar.gz shards or of TFRecord files (docs/formats/tfrecord.md), or "
-                   "one shard or TFRecord file")
+                   "Dataset folder, folder of .tar/.tar.gz shards, of TFRecord files (docs/formats/tfrecord.md), "
+                   "an MDS or LitData folder, Parquet files (a folder, a file, or a quoted glob: "
+                   "'hub/data/train-*.parquet'; docs/formats/parquet.md), or one shard or TFRecord file")
       ->required();
   convert
       ->add_option("OUT", cf.out,

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "formats/common/bytes_json.h"
+#include "formats/common/column_names.h"
 #include "ground/little_endian.h"
 #include "ground/printable.h"
 
@@ -38,13 +39,6 @@ const IntegerEncoding* FindIntegerEncoding(const std::string& e) {
 }
 
 bool IsIntegerEncoding(const std::string& e) { return e == "str_int" || FindIntegerEncoding(e) != nullptr; }
-
-bool IsImageName(const std::string& name) {
-  for (const char* n : {"image", "img", "jpg", "jpeg", "png", "webp"}) {
-    if (name == n) return true;
-  }
-  return false;
-}
 
 // An integer column's value; false when it is not one (a bad size, text that is not a number).
 // *unsigned_over: a uint64 past INT64_MAX (then *out is its bits).
@@ -189,7 +183,7 @@ Status ChooseMdsLayout(const std::vector<MdsColumn>& columns, const std::string&
     }
   }
   for (size_t c = 0; c < columns.size() && layout->image < 0; ++c) {
-    if (columns[c].encoding == "bytes" && IsImageName(columns[c].name)) layout->image = int(c);
+    if (columns[c].encoding == "bytes" && IsImageColumnName(columns[c].name)) layout->image = int(c);
   }
   std::string listed;
   for (const MdsColumn& column : columns) listed += (listed.empty() ? "" : ", ") + column.name + ":" + column.encoding;
@@ -203,9 +197,7 @@ Status ChooseMdsLayout(const std::vector<MdsColumn>& columns, const std::string&
     if (int(c) == layout->image || !IsIntegerEncoding(columns[c].encoding)) continue;
     ++integers;
     only = int(c);
-    for (const char* n : {"label", "labels", "class", "cls", "target", "y"}) {
-      if (named < 0 && columns[c].name == n) named = int(c);
-    }
+    if (named < 0 && IsLabelColumnName(columns[c].name)) named = int(c);
   }
   layout->label = named >= 0 ? named : integers == 1 ? only : -1;
   for (size_t c = 0; c < columns.size(); ++c) {

@@ -2,6 +2,7 @@
 
 #include "formats/lmdb/lmdb.h"
 #include "formats/mds/mds.h"
+#include "formats/parquet/parquet.h"
 #include "formats/raw/raw.h"
 #include "formats/tfrecord/tfrecord_input.h"
 #include "formats/wds/wds.h"
@@ -11,8 +12,12 @@ namespace shardpack {
 const std::vector<const Format*>& AllFormats() {
   // The table. A plain list, built on first use: no static self-registration to go missing
   // when a linker drops an object file nobody refers to.
-  static const std::vector<const Format*> formats = {&WdsFormat(), &LmdbFormat(), &RawFormat(), &MdsFormat(),
-                                                     &LitDataFormat()};
+  static const std::vector<const Format*> formats = {
+      &WdsFormat(),     &LmdbFormat(), &RawFormat(), &MdsFormat(), &LitDataFormat(),
+#ifdef SHARDPACK_HAVE_PARQUET
+      &ParquetFormat(),
+#endif
+  };
   return formats;
 }
 
@@ -48,7 +53,9 @@ Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_b
 }
 
 Status OpenForeignDataset(Env* env, const std::string& dir, Manifest* manifest, const Format** format) {
-  return OpenMdsManifest(env, dir, manifest, format);
+  const Status mds = OpenMdsManifest(env, dir, manifest, format);
+  if (mds.code() != Status::Code::kNotFound) return mds;
+  return OpenParquetManifest(env, dir, manifest, format);
 }
 
 const Format& ShardListFormat() {

@@ -33,9 +33,10 @@ Status FindFormatOf(const std::string& dir, const Manifest& manifest, const Form
 Status OpenForeignInput(Env* env, const std::string& path, uint64_t max_member_bytes,
                         std::unique_ptr<PackInput>* input);
 
-// A dataset folder that another tool wrote with an index of its own (MosaicML Streaming's MDS,
-// LitData: index.json), read in place: the manifest shardpack's operations take it by (never written into
-// the folder) and its format. NotFound when `dir` holds no such index.
+// A dataset that another tool wrote with an index of its own (MosaicML Streaming's MDS, LitData:
+// index.json; Parquet files: their footers), read in place: the manifest shardpack's operations take
+// it by (never written into the folder) and its format. NotFound when `dir` (a folder; for Parquet
+// also a file or a glob) holds no such dataset.
 Status OpenForeignDataset(Env* env, const std::string& dir, Manifest* manifest, const Format** format);
 
 // The format that reads lists of shard files without a manifest (shard specs).

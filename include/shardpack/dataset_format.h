@@ -16,9 +16,10 @@ enum class DatasetFormat {
   kRaw,         // "raw": pre-decoded pixels in .npy shards (docs/formats/raw.md)
   kMds,         // "mds": MosaicML Streaming's shards, read in place and converted, never written (docs/formats/mds.md)
   kLitData,     // "litdata": LitData's optimized chunks, the same (docs/formats/litdata.md)
+  kParquet,     // "parquet": Parquet files (Hugging Face's Hub layout), the same (docs/formats/parquet.md)
 };
 
-// "wds", "lmdb", "raw", "mds" or "litdata"; "?" for a value outside the enum.
+// "wds", "lmdb", "raw", "mds", "litdata" or "parquet"; "?" for a value outside the enum.
 std::string_view DatasetFormatName(DatasetFormat format);
 
 // The written format named `name`; InvalidArgument listing the known names when it is none of them

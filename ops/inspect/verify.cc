@@ -190,7 +190,10 @@ Status Verify(const std::string& location, const VerifyOptions& options, VerifyR
     }
   }
   std::vector<DirEntry> entries;
-  SHARDPACK_RETURN_IF_ERROR(env->ListDir(dir, &entries));
+  // A dataset read in place from files rather than a folder (a Parquet file, a glob) has no folder
+  // of its own to look through.
+  if (dataset.foreign_index && !env->ListDir(dir, &entries).ok()) return Status::OK();
+  if (!dataset.foreign_index) SHARDPACK_RETURN_IF_ERROR(env->ListDir(dir, &entries));
   std::set<std::string> extra;
   for (const DirEntry& e : entries) {
     if (format->LooksLikeShard(e.name) && !known.count(e.name)) extra.insert(e.name);

@@ -15,14 +15,14 @@ Status Pack(const std::string& src, const std::string& out, const PackOptions& o
   *result = PackResult();
   Env* env = options.env ? options.env : Env::Default();
   SHARDPACK_RETURN_IF_ERROR(ValidatePackOptions(options));
-  if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
-  // A folder another tool indexed its own way (MDS) holds samples, not image files: packing it is
-  // converting it.
+  // A folder another tool indexed its own way (MDS, Parquet files) holds samples, not image files:
+  // packing it is converting it.
   Manifest indexed;
   const Format* indexed_format = nullptr;
   if (OpenForeignDataset(env, src, &indexed, &indexed_format).code() != Status::Code::kNotFound) {
     return Convert(src, out, options, result);
   }
+  if (!env->FileExists(src)) return Status::NotFound("source folder " + src + " does not exist");
   const Format* format = nullptr;
   SHARDPACK_RETURN_IF_ERROR(FindFormat(options.format, &format));
   Location out_location;

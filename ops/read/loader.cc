@@ -199,6 +199,9 @@ struct Loader::Impl {
     const auto t1 = Clock::now();
     read_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
     if (!s.ok()) return s;
+    // Neither bytes nor pixels: a reader of another tool's files (Parquet) that let an empty image
+    // through would otherwise reach OpenCV as a 0x0 image.
+    if (sample.encoded.empty() && sample.pixels.rgb.empty()) return Status::Corrupt("its image is empty (0 bytes)");
     *label = sample.label;
     *key = sample.key;
     bytes_read += sample.encoded.empty() ? sample.pixels.rgb.size() : sample.encoded.size();

@@ -43,7 +43,8 @@ class Dataset:
 
     @property
     def format(self):
-        """The dataset's format: "wds", "lmdb" or "raw"; "mds" or "litdata" for another tool's folder read in place."""
+        """The dataset's format: "wds", "lmdb" or "raw"; "mds", "litdata" or "parquet" for another tool's
+        dataset read in place."""
         return self._impl.format
 
     @property
@@ -53,6 +54,7 @@ class Dataset:
 
 
 def open(path):  # noqa: A001
-    """Opens a dataset folder (any format; or its manifest.json) or WebDataset shards: a spec
-    ("train-{000000..000127}.tar"), a list of shard files, or a glob ("out/*.tar")."""
+    """Opens a dataset folder (any format; or its manifest.json), Parquet files (a folder, a file, or
+    a glob: "hub/data/train-*.parquet"), or WebDataset shards: a spec ("train-{000000..000127}.tar"),
+    a list of shard files, or a glob ("out/*.tar")."""
     return Dataset(path)

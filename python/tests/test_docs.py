@@ -122,6 +122,20 @@ def mds_folder(tree, out):
                     w.write({"image": image, "label": label})
 
 
+def hf_parquet_folder(tree, out):
+    """The tree's images as a Hugging Face dataset in the Hub's layout, written by `datasets` itself."""
+    import datasets
+
+    classes = sorted(p.name for p in tree.iterdir() if p.is_dir())
+    paths = [(path, label) for label, name in enumerate(classes) for path in sorted((tree / name).iterdir())]
+    features = datasets.Features({"image": datasets.Image(), "label": datasets.ClassLabel(names=classes)})
+    ds = datasets.Dataset.from_dict({"image": [{"bytes": p.read_bytes(), "path": None} for p, _ in paths],
+                                     "label": [label for _, label in paths]}, features=features)
+    (out / "data").mkdir(parents=True)
+    for i in range(2):
+        ds.shard(2, i, contiguous=True).to_parquet(out / "data" / f"train-{i:05d}-of-00002.parquet")
+
+
 def run_cli(*args):
     subprocess.run([tool("SHARDPACK_CLI"), *map(str, args), "--quiet", "--no-sync"], check=True,
                    stdout=subprocess.DEVNULL)
@@ -150,6 +164,7 @@ def worlds(tmp_path_factory):
     run_cli("pack", other, data / "data" / "curated-lmdb", "--format", "lmdb")
     run_cli("pack", fields, data / "data" / "captions-wds")
     run_cli("pack", fields, data / "data" / "ade20k-wds")
+    hf_parquet_folder(images, data / "data" / "hf-parquet")
     (data / "scratch").mkdir()
     (data / "local").mkdir()
 
@@ -159,6 +174,7 @@ def worlds(tmp_path_factory):
         run_cli("pack", images, cli / name, "--samples-per-shard", "100")
     run_cli("pack", other, cli / "curated")
     mds_folder(images, cli / "mds-folder")
+    hf_parquet_folder(images, cli / "hf-parquet-folder")
 
     lmdb_world = made["lmdb"] = base / "lmdb"
     run_cli("pack", fields, lmdb_world / "out", "--format", "lmdb")
