@@ -2,9 +2,10 @@
 // split names, folders walked, globs, splits refused, image trees left to pack. Built with and
 // without Arrow's Parquet library. Reading the files is python/tests/test_parquet.py, against
 // files `datasets` and pyarrow write.
+#include "formats/parquet/parquet_files.h"
+
 #include <gtest/gtest.h>
 
-#include "formats/parquet/parquet_files.h"
 #include "tests/support/temp_dir.h"
 
 namespace shardpack {
@@ -15,7 +16,7 @@ TEST(ParquetSplitOf, TakesTheHubsFileNames) {
   EXPECT_EQ(ParquetSplitOf("validation-00012-of-00100.parquet"), "validation");
   EXPECT_EQ(ParquetSplitOf("test-00003.parquet"), "test");
   EXPECT_EQ(ParquetSplitOf("train.parquet"), "");
-  EXPECT_EQ(ParquetSplitOf("part-0.parquet"), "");          // four digits short of the layout
+  EXPECT_EQ(ParquetSplitOf("part-0.parquet"), "");                   // four digits short of the layout
   EXPECT_EQ(ParquetSplitOf("my-train-00000-of-00002.parquet"), "");  // a dash in the split
   EXPECT_EQ(ParquetSplitOf("00000-of-00002.parquet"), "");
   EXPECT_EQ(ParquetSplitOf("train-00000-of-00008.arrow"), "");
@@ -44,12 +45,13 @@ TEST(ListParquetFiles, RefusesSeveralSplitsAndAGlobTakesOne) {
   ParquetFiles files;
   const Status s = ListParquetFiles(Env::Default(), dir.path(), &files);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(s.message(), dir.path() + " holds the splits test (1 files), train (2 files) of a Hugging Face dataset; "
-                                      "read one at a time, e.g. '" + dir.path() + "/data/test-*.parquet'");
+  EXPECT_EQ(s.message(), dir.path() +
+                             " holds the splits test (1 files), train (2 files) of a Hugging Face dataset; "
+                             "read one at a time, e.g. '" +
+                             dir.path() + "/data/test-*.parquet'");
   ASSERT_TRUE(ListParquetFiles(Env::Default(), dir.Sub("data/train-*.parquet"), &files).ok());
   EXPECT_EQ(files.base, dir.Sub("data"));
-  EXPECT_EQ(files.names,
-            (std::vector<std::string>{"train-00000-of-00002.parquet", "train-00001-of-00002.parquet"}));
+  EXPECT_EQ(files.names, (std::vector<std::string>{"train-00000-of-00002.parquet", "train-00001-of-00002.parquet"}));
   EXPECT_EQ(ParquetBaseOf(Env::Default(), dir.Sub("data/train-*.parquet")), dir.Sub("data"));
   ASSERT_TRUE(ListParquetFiles(Env::Default(), dir.Sub("data/test-00000-of-00001.parquet"), &files).ok());
   EXPECT_EQ(files.names, std::vector<std::string>{"test-00000-of-00001.parquet"});

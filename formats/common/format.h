@@ -130,6 +130,25 @@ class Format {
   virtual bool manifest_is_wids_shard_list() const { return false; }
 };
 
+// A format shardpack reads (in place, and as convert's input) but never writes: another tool's
+// datasets (MDS, LitData, Parquet). --format never names it (ParseDatasetFormat refuses the name
+// first); the writing calls say so again in case, and nothing in its folders is shardpack's, so
+// that pack --force never removes another tool's files.
+class ReadOnlyFormat : public Format {
+ public:
+  Status CheckPackOptions(const PackOptions&) const override {
+    return Status::InvalidArgument("shardpack reads " + std::string(name()) +
+                                   " datasets but does not write them: use --format " + DatasetFormatNames());
+  }
+  Status PrepareSample(const PackOptions&, PackItem*) const override {
+    return Status::Unsupported("shardpack does not write " + std::string(name()) + " datasets");
+  }
+  std::unique_ptr<DatasetWriter> NewWriter(Env*, const std::string&, const PackOptions&) const override {
+    return nullptr;
+  }
+  bool OwnsFile(std::string_view) const override { return false; }
+};
+
 // Shared pieces of the formats' implementations.
 
 // InvalidArgument when any of the raw format's pixel options is set: formats that keep the

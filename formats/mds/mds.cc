@@ -46,23 +46,11 @@ Status SharedMdsDataset(Env* env, const std::string& dir, std::shared_ptr<const 
 
 // The entry of MDS, and of LitData (read by the same code, litdata_index.h): every operation but
 // writing. `id` says which; `shard_prefix` and `shard_suffixes` name its shard files.
-class MdsFormatImpl final : public Format {
+class MdsFormatImpl final : public ReadOnlyFormat {
  public:
   MdsFormatImpl(DatasetFormat id, std::string_view shard_prefix, std::vector<std::string_view> shard_suffixes)
       : id_(id), shard_prefix_(shard_prefix), shard_suffixes_(std::move(shard_suffixes)) {}
   DatasetFormat id() const override { return id_; }
-
-  // Never reached: --format does not take "mds" (ParseDatasetFormat). Said again in case.
-  Status CheckPackOptions(const PackOptions&) const override {
-    return Status::InvalidArgument("shardpack reads " + std::string(name()) +
-                                   " datasets but does not write them: use --format " + DatasetFormatNames());
-  }
-  Status PrepareSample(const PackOptions&, PackItem*) const override {
-    return Status::Unsupported("shardpack does not write " + std::string(name()) + " datasets");
-  }
-  std::unique_ptr<DatasetWriter> NewWriter(Env*, const std::string&, const PackOptions&) const override {
-    return nullptr;
-  }
 
   Status OpenConvertInput(Env* env, const std::string& dir, const Manifest&, uint64_t max_member_bytes,
                           std::unique_ptr<PackInput>* input) const override {
@@ -179,8 +167,6 @@ class MdsFormatImpl final : public Format {
     return Status::OK();
   }
 
-  // Nothing in an MDS folder is shardpack's: pack --force never removes Streaming's files.
-  bool OwnsFile(std::string_view) const override { return false; }
   bool LooksLikeShard(std::string_view name) const override {
     if (name.substr(0, shard_prefix_.size()) != shard_prefix_) return false;
     for (const std::string_view suffix : shard_suffixes_) {

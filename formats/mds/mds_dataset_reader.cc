@@ -49,21 +49,7 @@ Status MdsDatasetReader::OpenShardFile(size_t shard, std::shared_ptr<RandomAcces
 }
 
 Status MdsDatasetReader::DecompressedShard(size_t shard, std::shared_ptr<const Kept>* out) const {
-  std::shared_ptr<Kept> kept;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-      if (it->first != shard) continue;
-      kept = it->second;
-      kept_.splice(kept_.begin(), kept_, it);
-      break;
-    }
-    if (kept == nullptr) {
-      kept = std::make_shared<Kept>();
-      kept_.emplace_front(shard, kept);
-      if (kept_.size() > kMdsShardsKept) kept_.pop_back();  // a reader still using it holds its own reference
-    }
-  }
+  const std::shared_ptr<Kept> kept = kept_.Get(shard);
   std::lock_guard<std::mutex> loading(kept->loading);
   if (kept->raw == nullptr && kept->status.ok()) {
     auto bytes = std::make_shared<std::string>();

@@ -8,12 +8,12 @@
 // too. Labels are numbers (no class names). Fields: "json", the columns besides the image and label.
 #pragma once
 
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "formats/common/kept_shards.h"
 #include "formats/common/shard_locator.h"
 #include "formats/mds/mds_dataset.h"
 #include "shardpack/dataset_reader.h"
@@ -44,8 +44,7 @@ class MdsDatasetReader final : public DatasetReader {
   ShardLocator locator_;
   mutable std::mutex mu_;
   mutable std::vector<std::shared_ptr<RandomAccessFile>> files_;  // uncompressed shards, opened on first use
-  // Decompressed shards, most recently used first; a shard being decompressed is listed with its
-  // loading mutex held, so that a second reader of it waits rather than decompressing it again.
+  // Decompressed shards (KeptShards: a second reader of a shard being decompressed waits for it).
   struct Kept {
     std::mutex loading;
     std::shared_ptr<const std::string> raw;  // null until loaded
@@ -54,7 +53,7 @@ class MdsDatasetReader final : public DatasetReader {
   };
   // Shard `shard` decompressed (loaded now, or kept from before).
   Status DecompressedShard(size_t shard, std::shared_ptr<const Kept>* kept) const;
-  mutable std::list<std::pair<size_t, std::shared_ptr<Kept>>> kept_;
+  mutable KeptShards<Kept> kept_{kMdsShardsKept};
 };
 
 }  // namespace shardpack

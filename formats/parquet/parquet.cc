@@ -33,21 +33,9 @@ std::string RowGroupName(const std::string& shard_name) {
   return file + " (row group " + std::to_string(row_group) + ")";
 }
 
-class ParquetFormatImpl final : public Format {
+class ParquetFormatImpl final : public ReadOnlyFormat {
  public:
   DatasetFormat id() const override { return DatasetFormat::kParquet; }
-
-  // Never reached: --format does not take "parquet" (ParseDatasetFormat). Said again in case.
-  Status CheckPackOptions(const PackOptions&) const override {
-    return Status::InvalidArgument("shardpack reads parquet datasets but does not write them: use --format " +
-                                   DatasetFormatNames());
-  }
-  Status PrepareSample(const PackOptions&, PackItem*) const override {
-    return Status::Unsupported("shardpack does not write parquet datasets");
-  }
-  std::unique_ptr<DatasetWriter> NewWriter(Env*, const std::string&, const PackOptions&) const override {
-    return nullptr;
-  }
 
   Status OpenConvertInput(Env* env, const std::string& location, const Manifest&, uint64_t max_member_bytes,
                           std::unique_ptr<PackInput>* input) const override {
@@ -122,8 +110,6 @@ class ParquetFormatImpl final : public Format {
     return Status::OK();
   }
 
-  // Nothing at a Parquet location is shardpack's: pack --force never removes its files.
-  bool OwnsFile(std::string_view) const override { return false; }
   // Its shards are row groups, not files: no file is an unlisted shard.
   bool LooksLikeShard(std::string_view) const override { return false; }
 };

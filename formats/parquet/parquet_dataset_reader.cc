@@ -27,22 +27,7 @@ Status ParquetDatasetReader::Open(Env* env, const std::string& location,
 }
 
 Status ParquetDatasetReader::RowGroup(size_t shard, std::shared_ptr<const Kept>* out) const {
-  std::shared_ptr<Kept> kept;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-      if (it->first != shard) continue;
-      kept = it->second;
-      kept_.splice(kept_.begin(), kept_, it);
-      break;
-    }
-    if (kept == nullptr) {
-      kept = std::make_shared<Kept>();
-      kept_.emplace_front(shard, kept);
-      if (kept_.size() > kParquetRowGroupsKept) kept_.pop_back();  // a reader still using it holds its own reference
-    }
-  }
-  // A second reader of a row group being read waits here rather than reading it again.
+  const std::shared_ptr<Kept> kept = kept_.Get(shard);
   std::lock_guard<std::mutex> loading(kept->loading);
   if (!kept->loaded) {
     const ParquetShard& s = dataset_.shards[shard];
@@ -58,24 +43,15 @@ Status ParquetDatasetReader::RowGroup(size_t shard, std::shared_ptr<const Kept>*
 }
 
 Status ParquetDatasetReader::File(uint32_t file, std::shared_ptr<ParquetFile>* opened) const {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = open_.begin(); it != open_.end(); ++it) {
-      if (it->first != file) continue;
-      *opened = it->second;
-      open_.splice(open_.begin(), open_, it);
-      return Status::OK();
-    }
+  const std::shared_ptr<OpenFile> kept = open_.Get(file);
+  std::lock_guard<std::mutex> loading(kept->loading);
+  if (kept->file == nullptr) {
+    std::unique_ptr<ParquetFile> made;
+    SHARDPACK_RETURN_IF_ERROR(
+        ParquetFile::Open(env_, JoinPath(dataset_.files.base, dataset_.files.names[file]), &made));
+    kept->file = std::move(made);
   }
-  std::unique_ptr<ParquetFile> made;
-  SHARDPACK_RETURN_IF_ERROR(ParquetFile::Open(env_, JoinPath(dataset_.files.base, dataset_.files.names[file]), &made));
-  *opened = std::move(made);
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [number, kept] : open_) {
-    if (number == file) return Status::OK();  // opened by another thread meanwhile: ours is used once
-  }
-  open_.emplace_front(file, *opened);
-  if (open_.size() > kParquetFilesOpen) open_.pop_back();  // a reader still using it holds its own reference
+  *opened = kept->file;
   return Status::OK();
 }
 

@@ -12,11 +12,11 @@
 // Fields: "json", the columns besides the image and the label.
 #pragma once
 
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "formats/common/kept_shards.h"
 #include "formats/common/shard_locator.h"
 #include "formats/parquet/parquet_dataset.h"
 #include "formats/parquet/parquet_file.h"
@@ -60,9 +60,12 @@ class ParquetDatasetReader final : public DatasetReader {
   Env* env_;
   ParquetDataset dataset_;
   ShardLocator locator_;
-  mutable std::mutex mu_;
-  mutable std::list<std::pair<size_t, std::shared_ptr<Kept>>> kept_;           // most recently used first
-  mutable std::list<std::pair<uint32_t, std::shared_ptr<ParquetFile>>> open_;  // most recently used first
+  mutable KeptShards<Kept> kept_{kParquetRowGroupsKept};
+  struct OpenFile {
+    std::mutex loading;
+    std::shared_ptr<ParquetFile> file;  // null until opened
+  };
+  mutable KeptShards<OpenFile> open_{kParquetFilesOpen};  // by file
   mutable std::mutex paged_mu_;  // making a shard's Paged (Arrow's page index reader is not thread-safe)
   mutable std::vector<std::shared_ptr<const Paged>> paged_;  // by shard; null until first used
 };
