@@ -75,16 +75,10 @@ Status ParquetDatasetReader::PagedIndex(size_t shard, std::shared_ptr<const Page
   return Status::OK();
 }
 
-Status ParquetDatasetReader::Locate(uint64_t index, std::shared_ptr<const Kept>* kept, uint64_t* row,
-                                    std::string* where) const {
-  SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
-  size_t shard = 0;
-  locator_.Locate(index, &shard, row);
-  SHARDPACK_RETURN_IF_ERROR(RowGroup(shard, kept));
+std::string ParquetDatasetReader::RowName(size_t shard, uint64_t row) const {
   const ParquetShard& s = dataset_.shards[shard];
-  *where = JoinPath(dataset_.files.base, dataset_.files.names[s.file]) + " (row group " + std::to_string(s.row_group) +
-           ", row " + std::to_string(*row) + ")";
-  return Status::OK();
+  return JoinPath(dataset_.files.base, dataset_.files.names[s.file]) + " (row group " + std::to_string(s.row_group) +
+         ", row " + std::to_string(row) + ")";
 }
 
 Status ParquetDatasetReader::Read(uint64_t index, ReadSample* out) const {
@@ -95,7 +89,6 @@ Status ParquetDatasetReader::Read(uint64_t index, ReadSample* out) const {
   std::shared_ptr<const Paged> paged;
   SHARDPACK_RETURN_IF_ERROR(PagedIndex(shard, &paged));
   Status s;
-  std::string where;
   if (paged->by_page) {
     const ParquetShard& at = dataset_.shards[shard];
     std::shared_ptr<ParquetFile> file;
@@ -106,17 +99,18 @@ Status ParquetDatasetReader::Read(uint64_t index, ReadSample* out) const {
     if (null) s = Status::Corrupt("its image is null");
     if (s.ok() && out->encoded.empty()) s = Status::Corrupt("its image is empty (0 bytes)");
     if (s.ok()) s = paged->labels.Label(row, &out->label);
-    where = file->path() + " (row group " + std::to_string(at.row_group) + ", row " + std::to_string(row) + ")";
   } else {
     std::shared_ptr<const Kept> kept;
-    SHARDPACK_RETURN_IF_ERROR(Locate(index, &kept, &row, &where));
+    SHARDPACK_RETURN_IF_ERROR(RowGroup(shard, &kept));
     std::string_view image;
     s = kept->rows.Image(row, &image);
     if (s.ok()) s = kept->rows.Label(row, &out->label);
     if (s.ok()) out->encoded.assign(image);
   }
   // In a dataset read in place, a sample that cannot be read is damage to its file.
-  if (!s.ok()) return Status::DataLoss(where + ": " + s.message() + "; run shardpack verify " + dataset_.location);
+  if (!s.ok()) {
+    return Status::DataLoss(RowName(shard, row) + ": " + s.message() + "; run shardpack verify " + dataset_.location);
+  }
   out->key = IndexKey(index);
   out->format = SniffImageFormat(out->encoded);
   out->pixels = DecodedImage();
@@ -136,10 +130,11 @@ Status ParquetDatasetReader::ReadField(uint64_t index, const std::string& name, 
   *present = false;
   SHARDPACK_RETURN_IF_ERROR(CheckIndex(index));
   if (name != "json" || !dataset_.has_fields) return Status::OK();
-  std::shared_ptr<const Kept> kept;
+  size_t shard = 0;
   uint64_t row = 0;
-  std::string where;
-  SHARDPACK_RETURN_IF_ERROR(Locate(index, &kept, &row, &where));
+  locator_.Locate(index, &shard, &row);
+  std::shared_ptr<const Kept> kept;
+  SHARDPACK_RETURN_IF_ERROR(RowGroup(shard, &kept));
   *data = kept->rows.Fields(row).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   *present = true;
   return Status::OK();

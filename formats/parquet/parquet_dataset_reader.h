@@ -54,8 +54,8 @@ class ParquetDatasetReader final : public DatasetReader {
   Status PagedIndex(size_t shard, std::shared_ptr<const Paged>* paged) const;
   // File `file` of the dataset, opened (or kept open from before).
   Status File(uint32_t file, std::shared_ptr<ParquetFile>* opened) const;
-  // Locates sample `index`: its kept rows and its row in them. DataLoss naming the file and row.
-  Status Locate(uint64_t index, std::shared_ptr<const Kept>* kept, uint64_t* row, std::string* where) const;
+  // "FILE (row group G, row R)", for messages.
+  std::string RowName(size_t shard, uint64_t row) const;
 
   Env* env_;
   ParquetDataset dataset_;

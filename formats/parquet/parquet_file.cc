@@ -417,7 +417,8 @@ bool ParquetFile::ImagePages(int i, ParquetImagePages* pages) {
 
 Status ParquetFile::ReadImageByPage(int i, const ParquetImagePages& pages, uint64_t row, std::string* bytes,
                                     bool* null) const {
-  const std::string where = path_ + " (row group " + std::to_string(i) + ", row " + std::to_string(row) + ")";
+  // Named only when something is wrong: this runs once per sample the loader reads.
+  const auto where = [&] { return path_ + " (row group " + std::to_string(i) + ", row " + std::to_string(row) + ")"; };
   // The last page whose first row is at or before `row`.
   size_t k = pages.pages.size() - 1;
   while (k > 0 && uint64_t(pages.pages[k].first_row_index) > row) --k;
@@ -427,19 +428,19 @@ Status ParquetFile::ReadImageByPage(int i, const ParquetImagePages& pages, uint6
   std::shared_ptr<arrow::Buffer> stored;
   auto read = source_->ReadAt(page.offset, page.compressed_page_size);
   if (!read.ok() || (*read)->size() != page.compressed_page_size) {
-    return Status::DataLoss(where + ": its page could not be read");
+    return Status::DataLoss(where() + ": its page could not be read");
   }
   stored = std::move(*read);
   if (pages.dictionary_offset >= 0) {
     std::string both(size_t(pages.dictionary_bytes + page.compressed_page_size), '\0');
     auto dictionary = source_->ReadAt(pages.dictionary_offset, pages.dictionary_bytes, both.data());
     if (!dictionary.ok() || *dictionary != pages.dictionary_bytes) {
-      return Status::DataLoss(where + ": its dictionary page could not be read");
+      return Status::DataLoss(where() + ": its dictionary page could not be read");
     }
     std::memcpy(both.data() + pages.dictionary_bytes, stored->data(), size_t(page.compressed_page_size));
     stored = arrow::Buffer::FromString(std::move(both));
   }
-  return Guarded(where, [&] {
+  try {
     parquet::ReaderProperties properties(ArrowPool());
     properties.set_page_checksum_verification(true);
     const parquet::ColumnDescriptor* column = reader_->parquet_reader()->metadata()->schema()->Column(image_leaf_);
@@ -451,12 +452,12 @@ Status ParquetFile::ReadImageByPage(int i, const ParquetImagePages& pages, uint6
     auto* values = static_cast<parquet::ByteArrayReader*>(reader.get());
     const int64_t skip = int64_t(row) - page.first_row_index;
     if (skip > 0 && values->Skip(skip) != skip)
-      return Status::DataLoss(where + ": its page holds fewer rows than its index says");
+      return Status::DataLoss(where() + ": its page holds fewer rows than its index says");
     int16_t definition = 0;
     parquet::ByteArray value;
     int64_t values_read = 0;
     if (values->ReadBatch(1, &definition, nullptr, &value, &values_read) != 1) {
-      return Status::DataLoss(where + ": its page holds fewer rows than its index says");
+      return Status::DataLoss(where() + ": its page holds fewer rows than its index says");
     }
     *null = values_read == 0;
     if (*null)
@@ -464,7 +465,9 @@ Status ParquetFile::ReadImageByPage(int i, const ParquetImagePages& pages, uint6
     else
       bytes->assign(reinterpret_cast<const char*>(value.ptr), value.len);
     return Status::OK();
-  });
+  } catch (const std::exception& e) {
+    return Status::DataLoss(where() + ": " + e.what());
+  }
 }
 
 }  // namespace shardpack
