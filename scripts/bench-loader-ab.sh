@@ -3,16 +3,18 @@
 # and noisy: a ratio of runs taken side by side means more than two figures taken apart):
 # `shardpack bench` (random-resized-crop 224 + flip, batches of 64, 2 threads, 2 epochs) over one
 # WebDataset of the read benchmark's tree (scripts/bench-read.sh) and over a 70/30 mixture of its
-# classes 0-69 and 70-99, A then B each round; prints every run and the ratios of the medians (B / A).
+# classes 0-69 and 70-99, A then B each round; prints every run and the ratios of the medians (B / A),
+# and how busy the loader kept the cores (bench's cores_busy: CPU time / (seconds x threads)).
 #
 #   scripts/bench-loader-ab.sh --a DIR --b DIR [--images N] [--runs R] [--work DIR]
-#                              [--scale S] [--turned-every T]
+#                              [--scale S] [--turned-every T] [--batch B]
 # --scale and --turned-every go to make_image_tree (photo-sized images; every T-th JPEG stored
-# sideways with an EXIF orientation, as phones store portraits); the B build makes the tree.
+# sideways with an EXIF orientation, as phones store portraits); the B build makes the tree. --batch:
+# images per batch (64; photo-sized images are trained in small batches, e.g. 8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
-images=4000 runs=5 work=build/bench a='' b='' scale=1 turned=0
+images=4000 runs=5 work=build/bench a='' b='' scale=1 turned=0 batch=64
 while (($#)); do
   case $1 in
     --a) a=$2; shift 2 ;;
@@ -22,7 +24,8 @@ while (($#)); do
     --work) work=$2; shift 2 ;;
     --scale) scale=$2; shift 2 ;;
     --turned-every) turned=$2; shift 2 ;;
-    *) echo "usage: $0 --a DIR --b DIR [--images N] [--runs R] [--work DIR] [--scale S] [--turned-every T]" >&2; exit 2 ;;
+    --batch) batch=$2; shift 2 ;;
+    *) echo "usage: $0 --a DIR --b DIR [--images N] [--runs R] [--work DIR] [--scale S] [--turned-every T] [--batch B]" >&2; exit 2 ;;
   esac
 done
 [[ -x $a/shardpack && -x $b/shardpack ]] || { echo "$0: --a and --b name build folders holding shardpack" >&2; exit 2; }
@@ -48,23 +51,28 @@ if [[ ! -f $ab/.complete ]]; then
   touch "$ab/.complete"
 fi
 cat "$ab"/all/*.tar "$ab"/a/*.tar "$ab"/b/*.tar >/dev/null
-options=(--crop 224 --batch 64 --threads 2 --epochs 2 --json)
-rate() { "$py" -c "import json,sys; print(json.load(sys.stdin)['images_per_s'])"; }
+options=(--crop 224 --batch "$batch" --threads 2 --epochs 2 --json)
+# images/s and the share of the threads' time the cores were busy (bench's cores_busy).
+rate() { "$py" -c "import json,sys; r = json.load(sys.stdin); print(r['images_per_s'], r.get('cores_busy', 0))"; }
+calc() { "$py" -c "print($1)"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 declare -A got
 for ((r = 1; r <= runs; r++)); do
   for side in a b; do
     bin=${!side}
-    one=$("$bin/shardpack" bench "$ab/all" "${options[@]}" | rate)
-    mix=$("$bin/shardpack" bench --source "$ab/a" 0.7 --source "$ab/b" 0.3 "${options[@]}" | rate)
-    got[$side-one]+="$one " got[$side-mix]+="$mix "
-    printf 'run %d, %s (%s): one dataset %.0f images/s, 70/30 mixture %.0f images/s\n' "$r" "$side" "$bin" "$one" "$mix"
+    read -r one one_busy < <("$bin/shardpack" bench "$ab/all" "${options[@]}" | rate)
+    read -r mix mix_busy < <("$bin/shardpack" bench --source "$ab/a" 0.7 --source "$ab/b" 0.3 "${options[@]}" | rate)
+    got[$side-one]+="$one " got[$side-mix]+="$mix " got[$side-one-busy]+="$one_busy " got[$side-mix-busy]+="$mix_busy "
+    printf 'run %d, %s (%s): one dataset %.0f images/s (cores busy %.1f%%), 70/30 mixture %.0f images/s (%.1f%%)\n' \
+      "$r" "$side" "$bin" "$one" "$(calc "100 * $one_busy")" "$mix" "$(calc "100 * $mix_busy")"
   done
 done
 for what in one mix; do
   # shellcheck disable=SC2086
   ma=$(median ${got[a-$what]}) mb=$(median ${got[b-$what]})
-  printf '%s: medians of %d, A %.0f images/s, B %.0f images/s: B/A %.3f\n' \
-    "$([[ $what == one ]] && echo "one dataset" || echo "70/30 mixture")" "$runs" "$ma" "$mb" \
-    "$("$py" -c "print($mb / $ma)")"
+  # shellcheck disable=SC2086
+  ba=$(median ${got[a-$what-busy]}) bb=$(median ${got[b-$what-busy]})
+  printf '%s: medians of %d, A %.0f images/s (cores busy %.1f%%), B %.0f images/s (%.1f%%): B/A %.3f\n' \
+    "$([[ $what == one ]] && echo "one dataset" || echo "70/30 mixture")" "$runs" "$ma" "$(calc "100 * $ba")" \
+    "$mb" "$(calc "100 * $bb")" "$(calc "$mb / $ma")"
 done

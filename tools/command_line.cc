@@ -669,8 +669,8 @@ int RunBench(const std::string& dataset, BenchOptions o, uint32_t crop, bool jso
   if (r.device == "cuda") {
     std::printf("into GPU memory; copy engine busy %.1f%% of the time\n", 100 * r.copy_busy_share);
   } else {
-    std::printf("per stage (summed over threads): read %.2f s, decode+transform %.2f s\n", r.read_seconds,
-                r.decode_seconds);
+    std::printf("per stage (summed over threads): read %.2f s, decode+transform %.2f s; cores busy %.0f%%\n",
+                r.read_seconds, r.decode_seconds, 100 * r.cores_busy);
   }
   const ShuffleQuality& q = r.shuffle_quality;
   std::printf(

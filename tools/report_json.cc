@@ -146,6 +146,8 @@ nlohmann::json BenchResultToJson(const BenchResult& r) {
           {"decode_seconds", r.decode_seconds},
           {"consumer_wait_seconds", r.consumer_wait_seconds},
           {"consumer_wait_share", r.consumer_wait_share},
+          {"cpu_seconds", r.cpu_seconds},
+          {"cores_busy", r.cores_busy},
           {"keeps_up", r.consumer_simulated ? nlohmann::json(r.keeps_up) : nlohmann::json()},  // null: not asked
           {"predecoded", r.predecoded},
           {"device", r.device},

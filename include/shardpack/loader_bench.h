@@ -56,7 +56,13 @@ struct BenchResult {
   double read_seconds = 0;    // summed over threads
   double decode_seconds = 0;  // decode + transform, summed over threads
   double consumer_wait_seconds = 0;
-  double consumer_wait_share = 0;     // of the run's wall time: the share the consumer starved
+  double consumer_wait_share = 0;  // of the run's wall time: the share the consumer starved
+  // How busy the loader kept the threads it was given: (read_seconds + decode_seconds) / (seconds x
+  // threads), 1 when every thread read or decoded all the time. A loader that is the bottleneck but
+  // well under 1 leaves cores idle. (Not the process's CPU time, cpu_seconds: oneTBB's idle workers
+  // spin a while before they sleep, which counts as CPU time but does no work.)
+  double cores_busy = 0;
+  double cpu_seconds = 0;             // the process's CPU time over the epochs, all its threads
   bool keeps_up = true;               // with consumer_rate: the consumer waited under 5% of the time
   bool consumer_simulated = false;    // consumer_rate was given: keeps_up and the waits mean something
   bool predecoded = false;            // the dataset stores decoded pixels (raw): no decode to take off

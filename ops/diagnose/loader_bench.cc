@@ -1,13 +1,25 @@
 #include "shardpack/loader_bench.h"
 
 #include <chrono>
+#include <ctime>
 #include <set>
 #include <thread>
 
+#include "ground/worker_threads.h"
 #include "ops/diagnose/bench_result_rates.h"
 #include "ops/diagnose/shuffle_quality.h"
 
 namespace shardpack {
+namespace {
+
+// The CPU time of the whole process, all its threads, in seconds.
+double ProcessCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + t.tv_nsec / 1e9;
+}
+
+}  // namespace
 
 Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchResult* r) {
   *r = BenchResult();
@@ -20,6 +32,7 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
   r->warnings = loader->warnings();
   r->predecoded = loader->reads_decoded_images();
   const auto start = Clock::now();
+  const double cpu_start = ProcessCpuSeconds();
   r->open_seconds = std::chrono::duration<double>(start - open_start).count();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   std::set<std::string> seen;  // skip lines already kept
@@ -55,6 +68,7 @@ Status RunLoaderBench(const std::string& dataset, const BenchOptions& o, BenchRe
     r->consumer_wait_seconds += s.consumer_wait_seconds;
   }
   r->seconds = elapsed();
+  r->cpu_seconds = ProcessCpuSeconds() - cpu_start;
   FinishBenchResult(o, r);
   // After the timed epochs: the statistic computes whole epochs' orders.
   return MeasureShuffleQuality(mixed ? &o.mixture : nullptr, loader->source_shard_sizes(), o.loader.sampler,
@@ -76,6 +90,7 @@ void FinishBenchResult(const BenchOptions& o, BenchResult* r) {
     r->bytes_per_second = r->bytes_read / r->seconds;
     r->consumer_wait_share = r->consumer_wait_seconds / r->seconds;
     r->copy_busy_share = r->copy_seconds / r->seconds;
+    r->cores_busy = (r->read_seconds + r->decode_seconds) / (r->seconds * WorkerThreads(o.loader.threads));
   }
   r->keeps_up = o.consumer_rate <= 0 || r->consumer_wait_share < 0.05;
   r->consumer_simulated = o.consumer_rate > 0;
