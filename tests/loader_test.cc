@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <chrono>
 #include <map>
+#include <mutex>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #include <set>
+#include <thread>
 
 #include "ground/checksum.h"
 #include "ops/read/forwarding_dataset_reader.h"
@@ -722,6 +725,60 @@ class ThrowingReader final : public ForwardingDatasetReader {
   }
 };
 
+// A reader whose sample 0 takes 300 ms, and which notes when each read ends.
+class SlowFirstSampleReader final : public ForwardingDatasetReader {
+ public:
+  using ForwardingDatasetReader::ForwardingDatasetReader;
+  Status Read(uint64_t index, ReadSample* out) const override {
+    if (index == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const Status s = ForwardingDatasetReader::Read(index, out);
+    std::lock_guard<std::mutex> lock(mu_);
+    ends_[index] = std::chrono::steady_clock::now();
+    return s;
+  }
+  std::chrono::steady_clock::time_point end(uint64_t index) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ends_.at(index);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<uint64_t, std::chrono::steady_clock::time_point> ends_;
+};
+
+TEST_F(LoaderTest, ThreadsGoOnToTheNextBatchWhileOneFinishesAndBatchesStillComeInOrder) {
+  LoaderOptions o = Options();
+  o.sampler.shuffle = false;  // batch 0 is samples 0-3, batch 1 samples 4-7
+  LoaderOptions one_thread = o;
+  one_thread.threads = 1;
+  const Epoch expected = Run(one_thread, 0);
+  std::unique_ptr<DatasetReader> inner;
+  ASSERT_TRUE(DatasetReader::Open(out(), nullptr, &inner).ok());
+  auto slow = std::make_unique<SlowFirstSampleReader>(std::move(inner), nullptr);
+  const SlowFirstSampleReader* reader = slow.get();
+  std::unique_ptr<Loader> loader;
+  ASSERT_TRUE(Loader::Open("slow", std::move(slow), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  Epoch got;
+  std::vector<uint64_t> batch_numbers;
+  for (const Batch* b = nullptr;;) {
+    ASSERT_TRUE(loader->Next(&b).ok());
+    if (b == nullptr) break;
+    batch_numbers.push_back(b->index);
+    got.images.emplace_back(reinterpret_cast<const char*>(b->images), b->image_bytes);
+    got.indices.insert(got.indices.end(), b->indices.begin(), b->indices.end());
+    got.labels.insert(got.labels.end(), b->labels.begin(), b->labels.end());
+  }
+  // While one thread waited on sample 0, the other filled batch 1 (the loader before filled one
+  // batch at a time: sample 7 was read after sample 0).
+  EXPECT_LT(reader->end(7), reader->end(0));
+  // Yet batch 0 came first, and every batch is the one thread's, byte for byte.
+  EXPECT_EQ(batch_numbers, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(got.indices, expected.indices);
+  EXPECT_EQ(got.labels, expected.labels);
+  EXPECT_TRUE(got.images == expected.images);
+}
+
 TEST_F(LoaderTest, AnExceptionOnTheProducerThreadIsAnErrorNotTheEndOfTheProcess) {
   LoaderOptions o = Options();
   o.sampler.shuffle = false;
@@ -735,7 +792,7 @@ TEST_F(LoaderTest, AnExceptionOnTheProducerThreadIsAnErrorNotTheEndOfTheProcess)
   ASSERT_NE(b, nullptr);
   const Status s = loader->Next(&b);  // samples 4..7: sample 5 throws
   EXPECT_EQ(s.code(), Status::Code::kIOError);
-  EXPECT_EQ(s.message(), "the loader's producer thread: out of memory (an allocation failed)");
+  EXPECT_EQ(s.message(), "the loader's decode threads: out of memory (an allocation failed)");
   EXPECT_EQ(b, nullptr);
   ASSERT_TRUE(loader->StartEpoch(0).ok());  // the loader is usable again
   ASSERT_TRUE(loader->Next(&b).ok());

@@ -1,8 +1,9 @@
 // Loader: batches of decoded, transformed images for training, from any packed dataset.
 //
-// One producer thread walks the epoch's batches in order (EpochSampler), fills each batch with a
-// oneTBB parallel_for over its samples (read, decode, transform straight into the batch buffer),
-// and queues it; Next() hands batches out in order. At most `prefetch` batches wait in the queue,
+// One producer thread walks the epoch's batches in order (EpochSampler) and fills them with oneTBB
+// workers, image by image (read, decode, transform straight into the batch buffer), two batches at
+// a time so that no thread waits for a batch's last images, and queues them; Next() hands batches
+// out in order. At most `prefetch` batches wait in the queue,
 // plus the one the consumer holds: memory is (prefetch + 2) x batch bytes, allocated once, through
 // a caller-supplied allocator when given (pinned memory for the CUDA and PyTorch paths).
 #pragma once
@@ -119,7 +120,7 @@ struct Batch {
   uint32_t count = 0;              // images in this batch (the last may be smaller)
   uint32_t height = 0, width = 0;  // of every image in this batch: the options', or its bucket's
   int32_t bucket = -1;             // with buckets: its place in LoaderOptions::buckets
-  double fill_seconds = 0;         // wall time the producer took to fill it, on all its threads
+  double fill_seconds = 0;         // its images' time on the threads / the threads (its share of the wall time)
   // With a token budget (LoaderOptions::patch): each image's height and width (2 per image), and
   // where its patches start in `images`, in patches (count + 1 entries: the last is the total).
   std::vector<uint32_t> sizes;

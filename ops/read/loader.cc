@@ -1,12 +1,21 @@
 // The training loader: see include/shardpack/loader.h for the contract.
 //
 // Threads: the caller's (Next, StartEpoch), one producer thread per epoch, and oneTBB workers that
-// the producer uses to fill a batch. Slots (batch buffers) move between three places under mu_:
-// free (ready to be filled), ready (filled, in batch order) and held (the consumer's, until Release).
+// fill batches with it. Slots (batch buffers) move between four places under mu: free (ready to be
+// filled), filling (being filled, in batch order), ready (filled, in batch order) and held (the
+// consumer's, until Release).
+//
+// Why batches are filled two at a time: a batch's last images finish one by one, and a thread with
+// nothing left of its batch would otherwise wait for the slowest of them (on camera-size JPEGs 13-17%
+// of 2 cores stood idle so). The threads take images one at a time from the oldest batch being
+// filled that has any left, so the next batch's images start as soon as a thread runs out, and
+// batches still finish in order nearly always; the one that finishes last hands out every finished
+// batch ahead of those still filling, so they reach `ready` in batch order whatever the timing.
 #include "shardpack/loader.h"
 
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include <algorithm>
 #include <atomic>
@@ -84,12 +93,30 @@ void SplitPlanes(const cv::Mat& hwc, uint8_t* out) {
   }
 }
 
+// A batch while it is filled: what its images need beside the Batch, and how far the threads are.
+struct BatchFill {
+  uint64_t epoch = 0;
+  // Each image's random crop is drawn from first_position + i with a mixture or buckets, else from
+  // its index (FillImage).
+  uint64_t first_position = 0;
+  const Bucket* bucket = nullptr;  // the batch's bucket, or null
+  size_t per_mask = 0;             // bytes of an image's mask, 0 without one
+  std::vector<size_t> image_at;    // where each image's bytes start (count + 1 entries, the last the end)
+  std::vector<Status> errors;      // each image's
+  // Under Impl::mu: the next image a thread may take, the images not finished yet, the seconds the
+  // threads spent on its images.
+  uint32_t next = 0;
+  uint32_t left = 0;
+  double thread_seconds = 0;
+};
+
 struct Slot {
   uint8_t* data = nullptr;
   size_t capacity = 0;
   uint8_t* mask_data = nullptr;  // with LoaderOptions::mask
   size_t mask_capacity = 0;
   Batch batch;
+  BatchFill fill;
 };
 
 // The crop a sample's image was given, kept for its mask. One pointer for the chooser to capture.
@@ -128,20 +155,25 @@ struct Loader::Impl {
   GroupColumn<uint32_t> patch_grid;
   std::string groups_origin;                   // Loader::sample_groups_origin
   uint64_t bucket_left_out = 0;                // Loader::bucket_left_out
-  std::vector<size_t> image_at;                // the producer's: where each image of the batch being filled starts
   uint64_t epoch = 0;                          // the last started
   std::shared_ptr<const MixturePlan> mixture;  // a mixture's plan, or null for one dataset
   std::vector<std::vector<uint64_t>> source_shard_sizes;
   std::unique_ptr<tbb::task_arena> arena;
+  // The workers' tasks (RunWorker), each taking images until none is left to take; waited for
+  // before the producer thread ends, since they fill the slots.
+  tbb::task_group workers;
   size_t batch_bytes = 0;
   std::vector<Slot> slots;
 
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<size_t> free, ready;
+  std::deque<size_t> free, filling, ready;
+  uint32_t running_workers = 0;           // RunWorker tasks queued or running
+  bool failed = false;                    // a batch failed: no image is taken, no batch handed out
+  Clock::time_point filling_since;        // when `filling` last became non-empty
   std::vector<bool> held;                 // slots the consumer holds (Acquire until Release)
   long next_held = -1;                    // the slot Next() handed out, released by the following Next()
-  bool producer_waiting = false;          // the producer waits for a free slot
+  bool producer_waiting = false;          // the producer waits for a free slot, no batch being filled
   bool finished = false;                  // the producer has queued the epoch's last batch
   bool stop = false;                      // the producer must stop
   Status error;                           // the producer's error, handed out by Next()
@@ -299,36 +331,42 @@ struct Loader::Impl {
     return Status::OK();
   }
 
-  Status FillBatch(uint64_t epoch, uint64_t b, Slot* slot) {
+  // Sets up batch b of `epoch` in `slot` for its images to be filled (FillImage): its samples, its
+  // layout in the buffer, its labels and keys emptied. The producer thread's, one batch at a time.
+  void PrepareBatch(uint64_t epoch, uint64_t b, Slot* slot) {
     Batch& batch = slot->batch;
+    BatchFill& fill = slot->fill;
     batch.epoch = epoch;
     batch.index = b;
+    fill.epoch = epoch;
     // Each image's random crop is drawn from its first_position + i: the order's position for a
     // mixture (whose small sources repeat samples), the global batch's for buckets.
-    uint64_t first_position = 0, end_position = 0;
-    const Bucket* bucket = nullptr;
+    uint64_t end_position = 0;
+    fill.first_position = 0;
+    fill.bucket = nullptr;
+    batch.bucket = -1;
     if (bucketed != nullptr) {
       uint32_t k = 0;
       uint64_t global = 0;
       bucketed->Batch(epoch, b, &batch.indices, &k, &global);
       if (options.patch == 0) {
-        bucket = &options.buckets[k];
+        fill.bucket = &options.buckets[k];
         batch.bucket = int32_t(k);
       }
       // (A batch holds at most batch_size images, or tokens_per_batch under a budget.)
-      first_position = global * std::max<uint64_t>(options.sampler.batch_size, options.tokens_per_batch);
+      fill.first_position = global * std::max<uint64_t>(options.sampler.batch_size, options.tokens_per_batch);
     } else {
       sampler.Batch(epoch, b, &batch.indices);
-      sampler.BatchRange(b, &first_position, &end_position);
+      sampler.BatchRange(b, &fill.first_position, &end_position);
     }
     batch.count = static_cast<uint32_t>(batch.indices.size());
     // Where each image's bytes go (image_at, reused batch to batch): images of one size, or a token
     // budget's images each of its own (batch.sizes, token_offsets; no single height and width).
+    std::vector<size_t>& image_at = fill.image_at;
     image_at.assign(size_t(batch.count) + 1, 0);
     batch.sizes.clear();
     batch.token_offsets.clear();
     if (options.patch > 0) {
-      batch.bucket = -1;
       batch.height = batch.width = 0;
       batch.token_offsets.push_back(0);
       const size_t per_token = size_t(options.patch) * options.patch * 3;
@@ -339,8 +377,8 @@ struct Loader::Impl {
         image_at[i + 1] = batch.token_offsets.back() * per_token;
       }
     } else {
-      batch.height = bucket != nullptr ? bucket->height : options.height;
-      batch.width = bucket != nullptr ? bucket->width : options.width;
+      batch.height = fill.bucket != nullptr ? fill.bucket->height : options.height;
+      batch.width = fill.bucket != nullptr ? fill.bucket->width : options.width;
       for (uint32_t i = 0; i <= batch.count; ++i) image_at[i] = size_t(batch.height) * batch.width * 3 * i;
     }
     batch.sources.assign(batch.count, 0);
@@ -353,69 +391,64 @@ struct Loader::Impl {
     for (std::vector<std::optional<std::string>>& column : batch.fields) column.assign(batch.count, std::nullopt);
     batch.image_bytes = image_at[batch.count];
     batch.images = slot->data;
-    const size_t per_mask = options.mask.empty() ? 0 : size_t(batch.height) * batch.width;
+    fill.per_mask = options.mask.empty() ? 0 : size_t(batch.height) * batch.width;
     batch.masks = slot->mask_data;
-    batch.mask_bytes = per_mask * batch.count;
-    std::vector<Status> errors(batch.count);
-    // ThreadSanitizer tokens (ground/tsan_annotations.h); static, so that a task reaches them without
-    // reading the lambda it runs, which is what they order.
-    static const char start = 0, finish = 0;
-    const auto fill_one = [&](uint32_t i) {
-      uint8_t* out = slot->data + image_at[i];
-      uint8_t* mask_out = per_mask == 0 ? nullptr : slot->mask_data + per_mask * i;
-      const bool grouped = mixture != nullptr || bucketed != nullptr;
-      const uint64_t draw = grouped ? first_position + i : batch.indices[i];
+    batch.mask_bytes = fill.per_mask * batch.count;
+    fill.errors.assign(batch.count, Status::OK());
+    fill.next = 0;
+    fill.left = batch.count;
+    fill.thread_seconds = 0;
+  }
+
+  // Fills image i of the batch in `slot` (any thread; each image is one thread's): its pixels, mask,
+  // label, key and fields, or its error, with its bytes zeroed. An exception (an allocation failing
+  // deep in a decoder) is that image's error: it never leaves a worker's task.
+  void FillImage(Slot* slot, uint32_t i) {
+    Batch& batch = slot->batch;
+    BatchFill& fill = slot->fill;
+    uint8_t* out = slot->data + fill.image_at[i];
+    uint8_t* mask_out = fill.per_mask == 0 ? nullptr : slot->mask_data + fill.per_mask * i;
+    const bool grouped = mixture != nullptr || bucketed != nullptr;
+    const uint64_t draw = grouped ? fill.first_position + i : batch.indices[i];
+    Status& error = fill.errors[i];
+    error = StatusOfCall("the loader's decode threads", [&] {
       const Bucket patched = options.patch == 0 ? Bucket() : Bucket{batch.sizes[2 * i + 1], batch.sizes[2 * i]};
-      const Bucket* cover = options.patch == 0 ? bucket : &patched;
-      errors[i] = FillSample(epoch, batch.indices[i], draw, cover, out, mask_out, &batch.labels[i], &batch.keys[i]);
-      if (errors[i].ok() && !options.fields.empty()) errors[i] = ReadFields(batch.indices[i], i, &batch);
-      if (!errors[i].ok()) {
-        std::memset(out, 0, image_at[i + 1] - image_at[i]);
-        if (mask_out != nullptr) std::memset(mask_out, 0, per_mask);
-        for (std::vector<std::optional<std::string>>& column : batch.fields) column[i].reset();
-      }
-    };
-    // A task that throws (an allocation failing deep in a decoder) has still done what it did, and
-    // parallel_for waits for every task before it rethrows on this thread, which then unwinds
-    // (destroying `errors`): told to TSan on that path too.
-    const auto fill = [&](uint32_t i) {
-      HappensAfter(&start);
-      try {
-        fill_one(i);
-      } catch (...) {
-        HappensBefore(&finish);
-        throw;
-      }
-      HappensBefore(&finish);
-    };
-    HappensBefore(&start);
-    try {
-      arena->execute([&] { tbb::parallel_for(uint32_t(0), batch.count, fill); });
-    } catch (...) {
-      HappensAfter(&finish);
-      throw;
+      const Bucket* cover = options.patch == 0 ? fill.bucket : &patched;
+      Status s =
+          FillSample(fill.epoch, batch.indices[i], draw, cover, out, mask_out, &batch.labels[i], &batch.keys[i]);
+      if (s.ok() && !options.fields.empty()) s = ReadFields(batch.indices[i], i, &batch);
+      return s;
+    });
+    if (!error.ok()) {
+      std::memset(out, 0, fill.image_at[i + 1] - fill.image_at[i]);
+      if (mask_out != nullptr) std::memset(mask_out, 0, fill.per_mask);
+      for (std::vector<std::optional<std::string>>& column : batch.fields) column[i].reset();
     }
-    HappensAfter(&finish);
+  }
+
+  // After its last image: the batch's skipped samples reported and left out, or its first error
+  // that skip_corrupt does not cover returned. Under mu (mu is held: skip_reports is appended).
+  Status FinishBatch(Slot* slot) {
+    Batch& batch = slot->batch;
+    const BatchFill& fill = slot->fill;
     std::vector<std::string> skipped;
     for (uint32_t i = 0; i < batch.count; ++i) {
-      if (errors[i].ok()) continue;
-      const Status::Code code = errors[i].code();
+      const Status& error = fill.errors[i];
+      if (error.ok()) continue;
+      const Status::Code code = error.code();
       const bool damaged = code == Status::Code::kCorrupt || code == Status::Code::kDataLoss;
-      if (!options.skip_corrupt || !damaged) return Status(errors[i]);
-      const std::string& why = errors[i].message();
+      if (!options.skip_corrupt || !damaged) return error;
+      const std::string& why = error.message();
       // (Messages that already name the sample are not prefixed with its name again.)
       skipped.push_back("skipped " + (why.rfind("sample ", 0) == 0
                                           ? why
                                           : "sample " + (batch.keys[i].empty() ? "" : batch.keys[i] + " ") + "(index " +
                                                 std::to_string(batch.indices[i]) + "): " + why));
     }
-    if (!skipped.empty()) LeaveOut(errors, image_at, per_mask, &batch);
+    if (!skipped.empty()) LeaveOut(fill.errors, fill.image_at, fill.per_mask, &batch);
     images += batch.count;
     corrupt += skipped.size();
-    if (!skipped.empty()) {
-      std::lock_guard<std::mutex> lock(mu);
-      for (std::string& line : skipped) skip_reports.push_back(std::move(line));
-    }
+    for (std::string& line : skipped) skip_reports.push_back(std::move(line));
     return Status::OK();
   }
 
@@ -517,65 +550,172 @@ struct Loader::Impl {
   }
 
   // The producer thread's body: an exception (an allocation that fails, a library's) ends the epoch
-  // with an error that Next() hands out, never the process.
+  // with an error that Next() hands out, never the process. The workers' tasks are waited for before
+  // it returns, whatever happened: they write into the slots, which outlive only the producer.
   void Produce(uint64_t epoch, uint64_t first_batch) {
     const Status s = StatusOfCall("the loader's producer thread", [&] {
       ProduceBatches(epoch, first_batch);
       return Status::OK();
     });
-    if (s.ok()) return;
-    std::lock_guard<std::mutex> lock(mu);
-    error = s;
-    finished = true;
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (error.ok()) error = s;
+      failed = finished = true;
+    }
     cv.notify_all();
+    arena->execute([&] { workers.wait(); });  // (RunWorker lets no exception out)
+    HappensAfter(&kWorkerEnd);
   }
+
+  // Batches filled at once: two, so that threads run on into the next batch while the last images
+  // of one finish; one where the reader wants batches in order (a remote dataset's read plan, the
+  // streaming buffer keeping samples for the batch it is at).
+  size_t FillDepth() const { return reader->wants_read_plan() || buffered != nullptr ? 1 : 2; }
 
   void ProduceBatches(uint64_t epoch, uint64_t first_batch) {
     StartReadPlan(epoch, first_batch);
     const uint64_t batches = WorkerBatches(epoch);
-    for (uint64_t b = first_batch; b < batches; ++b) {
-      PlanReads(b);  // (before waiting for a slot: the downloads start while the consumer works)
-      size_t slot;
+    const size_t depth = FillDepth();
+    uint64_t b = first_batch;
+    bool planned = false;  // PlanReads(b) was called
+    for (;;) {
+      if (b < batches && !planned) {
+        PlanReads(b);  // (before waiting for a slot: the downloads start while the consumer works)
+        planned = true;
+      }
+      size_t slot = 0;
+      uint32_t image = 0;
+      bool start = false;  // start batch b in `slot`; else fill `image` of `slot`
       {
         std::unique_lock<std::mutex> lock(mu);
-        producer_waiting = true;
-        cv.notify_all();  // a consumer may be checking whether it holds every slot
-        cv.wait(lock, [&] { return stop || !free.empty(); });
-        producer_waiting = false;
-        if (stop) return;
-        slot = free.front();
-        free.pop_front();
+        for (;;) {
+          if (stop || failed) return;
+          if (b < batches && filling.size() < depth && !free.empty()) {
+            slot = free.front();
+            free.pop_front();
+            start = true;
+            break;
+          }
+          if (TakeImage(&slot, &image)) break;
+          if (b >= batches && filling.empty()) {
+            finished = true;
+            cv.notify_all();
+            return;
+          }
+          // Nothing to take: every image of the batches being filled is taken, or the consumer
+          // holds every slot (Acquire tells it so when nothing is being filled either).
+          producer_waiting = filling.empty();
+          cv.notify_all();
+          cv.wait(lock);
+          producer_waiting = false;
+        }
       }
-      const auto t0 = Clock::now();
-      KeepWaitingSamples(b);
-      if (planner != nullptr) reader->ReachedPosition(planner->BatchPosition(b));
-      Status s = FillBatch(epoch, b, &slots[slot]);
-      slots[slot].batch.fill_seconds = Since(t0);
-      if (buffered != nullptr) {
-        for (const uint64_t index : slots[slot].batch.indices) buffered->Forget(index);
+      if (start) {
+        StartBatch(epoch, b++, slot);
+        planned = false;
+      } else {
+        FillAndFinish(&slots[slot], image);
       }
+    }
+  }
+
+  // Starts batch b in `slot`: the samples waiting in a streaming buffer kept first (depth 1: the
+  // batch before is done), then the batch set up and queued for the threads, workers asked for.
+  void StartBatch(uint64_t epoch, uint64_t b, size_t slot) {
+    KeepWaitingSamples(b);
+    if (planner != nullptr) reader->ReachedPosition(planner->BatchPosition(b));
+    PrepareBatch(epoch, b, &slots[slot]);
+    const uint32_t threads = uint32_t(arena->max_concurrency());
+    uint32_t wanted = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (filling.empty()) filling_since = Clock::now();
+      filling.push_back(slot);
+      if (slots[slot].fill.left == 0) FinishFilledBatches();  // (no samples: nothing to fill)
+      // The producer fills too: threads - 1 workers make every thread busy.
+      while (running_workers + wanted + 1 < threads) ++wanted;
+      running_workers += wanted;
+    }
+    HappensBefore(&kWorkerStart);
+    for (uint32_t w = 0; w < wanted; ++w) arena->enqueue(workers.defer([this] { RunWorker(); }));
+  }
+
+  // ThreadSanitizer tokens (ground/tsan_annotations.h): a worker's task sees what was done before
+  // it was queued, and the end of `workers.wait()` sees everything a task did.
+  static constexpr char kWorkerStart = 0, kWorkerEnd = 0;
+
+  // A worker's task: images, one at a time, until none is left to take.
+  void RunWorker() {
+    HappensAfter(&kWorkerStart);
+    for (;;) {
+      size_t slot = 0;
+      uint32_t image = 0;
+      bool took = false;
       {
         std::lock_guard<std::mutex> lock(mu);
-        produce_seconds += Since(t0);
-        if (!s.ok()) {
-          error = s;
-          free.push_back(slot);
-          finished = true;
-          cv.notify_all();
-          return;
-        }
+        took = TakeImage(&slot, &image);
+        if (!took) --running_workers;
+      }
+      if (!took) break;
+      FillAndFinish(&slots[slot], image);
+    }
+    HappensBefore(&kWorkerEnd);
+  }
+
+  // The next image to fill: the oldest batch being filled with one not yet taken. Under mu.
+  bool TakeImage(size_t* slot, uint32_t* image) {
+    if (stop || failed) return false;
+    for (const size_t s : filling) {
+      BatchFill& fill = slots[s].fill;
+      if (fill.next < slots[s].batch.count) {
+        *slot = s;
+        *image = fill.next++;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void FillAndFinish(Slot* slot, uint32_t image) {
+    const auto t0 = Clock::now();
+    FillImage(slot, image);
+    const double seconds = Since(t0);
+    std::lock_guard<std::mutex> lock(mu);
+    slot->fill.thread_seconds += seconds;
+    if (--slot->fill.left == 0) FinishFilledBatches();
+  }
+
+  // Hands out the batches at the front of `filling` whose every image is done, in batch order: the
+  // thread that finishes a batch's last image finishes it, and those behind it that finished first.
+  // Under mu.
+  void FinishFilledBatches() {
+    while (!filling.empty() && slots[filling.front()].fill.left == 0) {
+      const size_t slot = filling.front();
+      filling.pop_front();
+      if (filling.empty()) produce_seconds += Since(filling_since);
+      Batch& batch = slots[slot].batch;
+      // Its share of the threads' time (with two batches filled at once, wall times overlap).
+      batch.fill_seconds = slots[slot].fill.thread_seconds / std::max(1, arena->max_concurrency());
+      if (failed || stop) {
+        free.push_back(slot);
+        continue;
+      }
+      const Status s = FinishBatch(&slots[slot]);
+      if (buffered != nullptr) {
+        for (const uint64_t index : batch.indices) buffered->Forget(index);
+      }
+      if (!s.ok()) {
+        error = s;
+        failed = finished = true;
+        free.push_back(slot);
+      } else if (batch.count == 0) {
         // A batch whose every sample was skipped is not handed out (the consumer's batch numbers
         // follow Batch::index, so resume still counts it).
-        if (slots[slot].batch.count == 0) {
-          free.push_back(slot);
-          continue;
-        }
+        free.push_back(slot);
+      } else {
         ready.push_back(slot);
       }
-      cv.notify_all();
     }
-    std::lock_guard<std::mutex> lock(mu);
-    finished = true;
     cv.notify_all();
   }
 };
@@ -933,6 +1073,7 @@ Status Loader::StartEpoch(uint64_t epoch, uint64_t first_batch, uint64_t samples
   std::lock_guard<std::mutex> lock(m.mu);  // Release() may run on another thread meanwhile
   m.stop = false;
   m.finished = false;
+  m.failed = false;
   m.error = Status::OK();
   // Slots the consumer still holds (Acquire) stay out of use until released; Next()'s slot and the
   // batches of the old epoch are free again.
@@ -940,6 +1081,7 @@ Status Loader::StartEpoch(uint64_t epoch, uint64_t first_batch, uint64_t samples
   m.next_held = -1;
   m.producer_waiting = false;
   m.free.clear();
+  m.filling.clear();  // (batches the old producer left half filled; its workers are done)
   m.ready.clear();
   for (size_t i = 0; i < m.slots.size(); ++i) {
     if (!m.held[i]) m.free.push_back(i);
