@@ -4,8 +4,8 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <opencv2/core.hpp>

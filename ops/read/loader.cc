@@ -414,8 +414,7 @@ struct Loader::Impl {
     error = StatusOfCall("the loader's decode threads", [&] {
       const Bucket patched = options.patch == 0 ? Bucket() : Bucket{batch.sizes[2 * i + 1], batch.sizes[2 * i]};
       const Bucket* cover = options.patch == 0 ? fill.bucket : &patched;
-      Status s =
-          FillSample(fill.epoch, batch.indices[i], draw, cover, out, mask_out, &batch.labels[i], &batch.keys[i]);
+      Status s = FillSample(fill.epoch, batch.indices[i], draw, cover, out, mask_out, &batch.labels[i], &batch.keys[i]);
       if (s.ok() && !options.fields.empty()) s = ReadFields(batch.indices[i], i, &batch);
       return s;
     });
