@@ -17,6 +17,7 @@ packages=(
   nlohmann-json3-dev libxxhash-dev libcurl4-openssl-dev nginx-light
   python3 python3-dev python3-venv pybind11-dev libdlpack-dev tar time
   slurm-wlm munge shellcheck chromium-headless-shell
+  libavdevice59  # (with the FFmpeg 5 it pulls in: SPDL's decoder, for scripts/bench-peers.sh)
 )
 
 missing=()

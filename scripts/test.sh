@@ -39,6 +39,9 @@ if grep -E "^ *[0-9]+ - (s3_dataset|s3_output|slurm_script|slurm_pack|shared_cac
   exit 1
 fi
 
+stage "The peers' benchmark, --quick: every loader and writer of scripts/bench-peers.sh runs here (no speed judged)"
+scripts/bench-peers.sh --quick --work build/release/bench-peers
+
 stage "Installed package: examples/embed against cmake --install (find_package and pkg-config)"
 scripts/check-install.sh build/release
 
