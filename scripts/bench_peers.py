@@ -29,6 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python", "tests"))
+from bench_mds import tree_items  # noqa: E402  ((path, label) of every image, classes in sorted order)
 
 SIZE = 224
 WARMUP_BATCHES = 2
@@ -40,12 +41,6 @@ LOADERS = ["shardpack Loader (wds)", "shardpack Loader (raw)", "torch DataLoader
 # Where each writer's output goes under WORK, and which loader reads it.
 OUTPUT = {"shardpack pack": "wds", "webdataset ShardWriter": "webdataset", "Streaming MDSWriter": "mds",
           "litdata.optimize": "litdata", "datasets to_parquet": "parquet", "FFCV DatasetWriter": "ffcv"}
-
-
-def tree_items(tree):
-    classes = sorted(d for d in os.listdir(tree) if os.path.isdir(os.path.join(tree, d)))
-    return [(os.path.join(tree, c, f), label) for label, c in enumerate(classes)
-            for f in sorted(os.listdir(os.path.join(tree, c)))]
 
 
 def version(module):

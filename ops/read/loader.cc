@@ -6,11 +6,12 @@
 // consumer's, until Release).
 //
 // Why batches are filled two at a time: a batch's last images finish one by one, and a thread with
-// nothing left of its batch would otherwise wait for the slowest of them (on camera-size JPEGs 13-17%
-// of 2 cores stood idle so). The threads take images one at a time from the oldest batch being
-// filled that has any left, so the next batch's images start as soon as a thread runs out, and
-// batches still finish in order nearly always; the one that finishes last hands out every finished
-// batch ahead of those still filling, so they reach `ready` in batch order whatever the timing.
+// nothing left of its batch would otherwise wait for the slowest of them (batches of 8 photos left
+// 2 cores 6% idle so; docs/performance.md). The threads take images one at a time from the oldest
+// batch being filled that has any left, so the next batch's images start as soon as a thread runs
+// out, and batches still finish in order nearly always; the one that finishes last hands out every
+// finished batch ahead of those still filling, so they reach `ready` in batch order whatever the
+// timing.
 #include "shardpack/loader.h"
 
 #include <tbb/parallel_for.h>
