@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The loader's speed, one build against another, alternating in one run (these machines are shared
 # and noisy: a ratio of runs taken side by side means more than two figures taken apart):
-# `shardpack bench` (random-resized-crop 224 + flip, batches of 64, 2 threads, 2 epochs) over one
+# `shardpack bench` (random-resized-crop 224 + flip, batches of --batch, 2 threads, 2 epochs) over one
 # WebDataset of the read benchmark's tree (scripts/bench-read.sh) and over a 70/30 mixture of its
 # classes 0-69 and 70-99, A then B each round; prints every run and the ratios of the medians (B / A),
-# and how busy the loader kept the cores (bench's cores_busy: CPU time / (seconds x threads)).
+# and how busy the loader kept its threads (bench's cores_busy: read + decode seconds / (seconds x
+# threads)).
 #
 #   scripts/bench-loader-ab.sh --a DIR --b DIR [--images N] [--runs R] [--work DIR]
 #                              [--scale S] [--turned-every T] [--batch B]

@@ -166,14 +166,11 @@ def run_writer(name, tree, out, cli):
 
 
 def pil_transform():
-    """torchvision's RandomResizedCrop(224) + RandomHorizontalFlip + PILToTensor where torchvision
-    imports beside this torch, else bench_torch_baseline's PIL equivalent (the same draws and calls)."""
+    """The Python loaders' transform (bench_torch_baseline.train_transform: torchvision's, or its PIL
+    equivalent where torchvision does not import beside this torch)."""
     import bench_torch_baseline
 
-    if bench_torch_baseline.T is not None:
-        T = bench_torch_baseline.T
-        return T.Compose([T.RandomResizedCrop(SIZE), T.RandomHorizontalFlip(), T.PILToTensor()])
-    return bench_torch_baseline.pil_random_resized_crop(SIZE)
+    return bench_torch_baseline.train_transform(SIZE)
 
 
 def load_shardpack(work, batch, threads, raw=False):

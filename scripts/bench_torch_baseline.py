@@ -60,16 +60,21 @@ def pil_random_resized_crop(size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3)):
     return transform
 
 
+def train_transform(size):
+    """RandomResizedCrop(size) + RandomHorizontalFlip + PILToTensor: torchvision's where torchvision
+    imports beside this torch, else pil_random_resized_crop (the same draws and calls)."""
+    if T is not None:
+        return T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(), T.PILToTensor()])
+    return pil_random_resized_crop(size)
+
+
 def folder_dataset(src, size, limit=None):
     """The image folder as torchvision users load it: PIL decode, RandomResizedCrop(size),
     RandomHorizontalFlip, uint8 CHW tensors; the first `limit` images in sorted order."""
     classes = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
     items = sorted((os.path.join(src, c, f), i) for i, c in enumerate(classes) for f in os.listdir(os.path.join(src, c)))
     items = items[:limit] if limit else items
-    if T is not None:
-        transform = T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(), T.PILToTensor()])
-    else:
-        transform = pil_random_resized_crop(size)
+    transform = train_transform(size)
 
     class Folder(torch.utils.data.Dataset):
         def __len__(self):
