@@ -317,6 +317,27 @@ TEST_F(LoaderTest, MemoryIsAllocatedOnceThroughTheCallersAllocator) {
   EXPECT_EQ(bytes, 4u * 16 * 12 * 3);
 }
 
+// JAX (and XLA) take a host buffer without a copy only when it starts on a 64-byte boundary;
+// operator new[] gives 16 (glibc's large blocks lie 16 bytes into a page). So the loader's own
+// buffers, images and masks, are aligned to 64 whatever their size.
+TEST_F(LoaderTest, OwnBuffersStartOn64ByteBoundaries) {
+  for (uint32_t side : {12u, 211u}) {  // a small buffer (malloc's heap) and a large one (its mmap)
+    LoaderOptions o = Options();
+    o.height = o.width = side;
+    o.sampler.batch_size = 3;
+    std::unique_ptr<Loader> loader;
+    ASSERT_TRUE(Loader::Open(out(), o, &loader).ok());
+    std::vector<const uint8_t*> buffers = loader->buffers();
+    ASSERT_EQ(buffers.size(), 4u);  // prefetch 2 + 2
+    for (const uint8_t* p : buffers) EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << side;
+    ASSERT_TRUE(loader->StartEpoch(0).ok());
+    const Batch* b = nullptr;
+    ASSERT_TRUE(loader->Next(&b).ok());
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b->images) % 64, 0u) << side;
+  }
+}
+
 TEST_F(LoaderTest, NchwIsTheTransposeOfNhwc) {
   LoaderOptions o = Options();
   Epoch hwc = Run(o, 0);

@@ -26,7 +26,8 @@
 namespace shardpack {
 
 // Allocates and frees batch buffers. Both are called from the thread that opens or closes the
-// loader, never on the hot path.
+// loader, never on the hot path. Without an allocator the loader's buffers start on 64-byte
+// boundaries (what JAX needs to take them without a copy); allocate without free: freed by delete[].
 struct BatchAllocator {
   std::function<uint8_t*(size_t bytes)> allocate;
   std::function<void(uint8_t* data, size_t bytes)> free;
@@ -97,7 +98,7 @@ struct LoaderOptions {
   uint32_t patch = 0;
   uint32_t max_side = 0;
   uint64_t tokens_per_batch = 0;
-  BatchAllocator allocator;  // empty: new[] / delete[]
+  BatchAllocator allocator;  // empty: the loader's own 64-byte-aligned buffers
   Env* env = nullptr;
   // A dataset URL: cache folder, cache bound, shards downloaded ahead (docs/remote.md). The loader
   // sets remote.sequential itself (streaming shuffle or no shuffle), and tells the reader its
