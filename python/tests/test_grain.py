@@ -67,6 +67,18 @@ def test_map_dataset_over_the_source_gives_every_image_file_once(tree, fixture, 
     assert source[5] == shardpack.open(path)[5]
 
 
+def test_a_views_source_gives_the_samples_the_view_chose(wds, tmp_path):
+    base = shardpack.open(wds)
+    chosen = [base[i]["__key__"] for i in range(1, len(base), 4)]  # the reference, by key
+    (tmp_path / "keys.txt").write_text("\n".join(chosen) + "\n")
+    subprocess.run([os.environ["SHARDPACK_CLI"], "subset", str(wds), str(tmp_path / "view"), "--keys",
+                    str(tmp_path / "keys.txt")], check=True, stdout=subprocess.DEVNULL)
+    records = list(grain.MapDataset.source(spg.DataSource(tmp_path / "view")).shuffle(seed=1))
+    assert sorted(r["__key__"] for r in records) == sorted(chosen)
+    by_key = {base[i]["__key__"]: base[i] for i in range(len(base))}
+    assert all(r == by_key[r["__key__"]] for r in records)
+
+
 def test_raw_pixels_and_negative_and_out_of_range_indices(raw):
     source = spg.DataSource(raw)
     record = source[len(source) - 1]

@@ -131,13 +131,19 @@ try:
                   f"{outputs[1][1]}")
 
         if python_dir:
-            script = ("import shardpack, sys\n"
+            # And, where Grain is installed, Grain's MapDataset over shardpack.grain.DataSource(URL).
+            script = ("import importlib.util, shardpack, sys\n"
                       "a, b = shardpack.open(sys.argv[1]), shardpack.open(sys.argv[2])\n"
                       "assert len(a) == len(b) > 0, (len(a), len(b))\n"
+                      "def same(x, y):\n"
+                      "    return x.keys() == y.keys() and all((x[k] == y[k]).all() if hasattr(x[k], 'all') "
+                      "else x[k] == y[k] for k in x)\n"
                       "for i in range(len(a)):\n"
-                      "    x, y = a[i], b[i]\n"
-                      "    assert x.keys() == y.keys() and all((x[k] == y[k]).all() if hasattr(x[k], 'all') "
-                      "else x[k] == y[k] for k in x), i\n"
+                      "    assert same(a[i], b[i]), i\n"
+                      "if importlib.util.find_spec('grain'):\n"
+                      "    import grain, shardpack.grain\n"
+                      "    records = list(grain.MapDataset.source(shardpack.grain.DataSource(sys.argv[2])))\n"
+                      "    assert len(records) == len(a) and all(same(a[i], r) for i, r in enumerate(records))\n"
                       "print(len(a))\n")
             r = run([sys.executable, "-c", script, local, url], dict(env, PYTHONPATH=python_dir))
             check(r.returncode == 0 and r.stdout.strip() == "14", f"{name}: shardpack.open over HTTP in Python: "
