@@ -129,16 +129,20 @@ class Loader:
         self._arguments = dict(path=path, batch_size=batch_size, layout=layout, rank=int(process_index),
                                world_size=int(process_count), **loader_options)
         self.output, self.num_epochs, self.keys = output, num_epochs, _opt.boolean("keys", keys)
-        # One loader opened now: options are checked here, not at the first batch, and len() answers.
-        self._first = self._open()
+        # One loader opened now: options are checked here, not at the first batch; the first iterator
+        # takes it, and len() asks it.
+        self._opened = self._open()
+        self._taken = False
 
     def __len__(self):
-        """Batches per epoch on this process."""
-        return len(self._first)
+        """Batches per epoch on this process (of the epoch under way, where that varies: buckets over a
+        mixture)."""
+        return len(self._opened)
 
     def __iter__(self):
         """A new iterator from the first epoch's start (set_state() moves it)."""
-        loader, self._first = (self._first or self._open()), None
+        loader = self._open() if self._taken else self._opened
+        self._taken = True
         return LoaderIterator(loader, self.output, self.num_epochs, self.keys)
 
     def _open(self):

@@ -188,10 +188,26 @@ def test_two_processes_read_disjoint_halves(wds):
         assert sorted(halves[0] + halves[1]) == everything
 
 
+def test_a_state_of_two_processes_resumes_on_one_elastically(wds):
+    # Two processes take 3 batches of 6 each (36 samples of epoch 0); one process goes on from
+    # process 0's state and reads exactly the 24 samples neither took.
+    iterators = [iter(native_loader(wds, p, 2)) for p in (0, 1)]
+    before = [k for it in iterators for _ in range(3) for k in next(it)["__key__"]]
+    state = json.loads(json.dumps(iterators[0].get_state()))
+    alone = iter(native_loader(wds, 0, 1))
+    alone.set_state(state)
+    after = []
+    while len(before) + len(after) < 60:
+        after += next(alone)["__key__"]
+    assert len(before) == 36 and len(after) == 24
+    assert sorted(before + after) == sorted(shardpack.open(wds)[i]["__key__"] for i in range(60))
+
+
 def test_native_batches_are_the_loaders_buffers_without_a_copy(wds):
     loader = native_loader(wds, output="jax")
     assert len(loader) == 10
     it = iter(loader)
+    assert len(loader) == 10 and len(iter(loader).buffer_addresses()) == 4  # a second iterator, its own loader
     reference = iter(native_loader(wds, output="numpy"))
     addresses = set(it.buffer_addresses())
     for _ in range(10):  # a whole epoch, the arrays dropped as a training loop drops them
