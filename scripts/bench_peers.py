@@ -1,7 +1,7 @@
 """The driver of scripts/bench-peers.sh: shardpack beside the loaders and writers users would pick
 instead, on one image tree, in one run, the contenders alternating round by round.
 
-  bench_peers.py run TREE WORK --shardpack CLI [--rounds R] [--batch B] [--threads T] [--quick]
+  bench_peers.py run TREE WORK --shardpack CLI [--rounds R] [--batch B] [--threads T] [--quick] [--only NAME]...
       writers, then loaders, R rounds each (every contender once a round, in the same order), each
       contender in a process of its own; every run printed, then medians and ranges; the table also
       in WORK/peers.md and the figures in WORK/peers.json. --quick: one round, and each loader
@@ -37,7 +37,8 @@ WRITERS = ["shardpack pack", "webdataset ShardWriter", "Streaming MDSWriter", "l
            "datasets to_parquet", "FFCV DatasetWriter"]
 LOADERS = ["shardpack Loader (wds)", "shardpack Loader (raw)", "torch DataLoader (folder, PIL)",
            "webdataset WebLoader", "Streaming StreamingDataset", "LitData StreamingDataLoader",
-           "datasets (Parquet, with_transform)", "DALI (CPU)", "SPDL", "FFCV"]
+           "datasets (Parquet, with_transform)", "DALI (CPU)", "SPDL", "FFCV",
+           "Grain DataLoader (shardpack.grain.DataSource, PIL)", "shardpack.grain.Loader (jax.Array)"]
 # Where each writer's output goes under WORK, and which loader reads it.
 OUTPUT = {"shardpack pack": "wds", "webdataset ShardWriter": "webdataset", "Streaming MDSWriter": "mds",
           "litdata.optimize": "litdata", "datasets to_parquet": "parquet", "FFCV DatasetWriter": "ffcv"}
@@ -351,6 +352,56 @@ def load_ffcv(work, batch, threads):
     return lambda: iter(loader)
 
 
+def load_grain(work, batch, threads):
+    """Grain's own pipeline as a JAX user writes it over shardpack.grain.DataSource: its DataLoader,
+    `threads` worker processes, PIL decoding and the transform in a Map, grain's Batch."""
+    import io
+    import math
+
+    import grain
+    import numpy as np
+    from absl import flags
+    from PIL import Image
+
+    import shardpack.grain
+
+    flags.FLAGS.mark_as_parsed()  # Grain's worker processes read absl flags (docs/jax.md)
+    transform = pil_transform()
+
+    class Decode(grain.transforms.Map):
+        def map(self, record):
+            image = transform(Image.open(io.BytesIO(record["jpg"])).convert("RGB"))
+            return {"image": image.numpy(), "label": np.int32(record["cls"])}
+
+    source = shardpack.grain.DataSource(os.path.join(work, "wds"))
+    sampler = grain.samplers.IndexSampler(len(source), shard_options=grain.sharding.NoSharding(), shuffle=True,
+                                          seed=0)  # num_epochs None: epoch after epoch, as Grain is used
+    loader = grain.DataLoader(data_source=source, sampler=sampler, worker_count=threads,
+                              operations=[Decode(), grain.transforms.Batch(batch)])
+    return stream_epochs(iter(loader), math.ceil(len(source) / batch), lambda b: (b["image"], b["label"]))
+
+
+def load_shardpack_jax(work, batch, threads):
+    """shardpack's native loader for JAX: batches as jax.Array (N, H, W, 3) over its buffers; seen
+    as (N, 3, H, W) for the check, without a copy."""
+    import numpy as np
+
+    import shardpack.grain
+
+    loader = shardpack.grain.Loader(os.path.join(work, "wds"), batch_size=batch, size=SIZE, threads=threads)
+    return stream_epochs(iter(loader), len(loader),
+                         lambda b: (np.asarray(b["image"]).transpose(0, 3, 1, 2), np.asarray(b["label"])))
+
+
+def stream_epochs(iterator, batches, unpack):
+    """An epoch's worth of batches at a time from an iterator that runs epoch after epoch (Grain's way)."""
+    def epoch():
+        for _ in range(batches):
+            yield unpack(next(iterator))
+
+    return epoch
+
+
 def make_loader(name, work, batch, threads, tree):
     if name == "shardpack Loader (wds)":
         return load_shardpack(work, batch, threads)
@@ -372,6 +423,10 @@ def make_loader(name, work, batch, threads, tree):
         return load_spdl(work, batch, threads, tree)
     if name == "FFCV":
         return load_ffcv(work, batch, threads)
+    if name == "Grain DataLoader (shardpack.grain.DataSource, PIL)":
+        return load_grain(work, batch, threads)
+    if name == "shardpack.grain.Loader (jax.Array)":
+        return load_shardpack_jax(work, batch, threads)
     raise SystemExit(f"no loader named {name!r}: one of {LOADERS}")
 
 
@@ -462,10 +517,15 @@ def run(args):
         subprocess.run([args.shardpack, "pack", tree, os.path.join(work, "raw"), "--format", "raw", "--resize", "256",
                         "--crop", "256", "--quiet", "--no-sync"], check=True, stdout=subprocess.DEVNULL)
     rounds = 1 if args.quick else args.rounds
-    writes = {name: [] for name in WRITERS}
-    loads = {name: [] for name in LOADERS}
+    writers = [n for n in WRITERS if not args.only or n in args.only]
+    loaders = [n for n in LOADERS if not args.only or n in args.only]
+    unknown = set(args.only) - set(WRITERS) - set(LOADERS)
+    if unknown:
+        raise SystemExit(f"--only {sorted(unknown)}: no such contender; one of {WRITERS + LOADERS}")
+    writes = {name: [] for name in writers}
+    loads = {name: [] for name in loaders}
     for r in range(rounds):
-        for name in WRITERS:
+        for name in writers:
             out = os.path.join(work, OUTPUT[name])
             subprocess.run(["rm", "-rf", out], check=True)
             got = child(args, ["write", name, tree, out, "--shardpack", args.shardpack])
@@ -478,7 +538,7 @@ def run(args):
             capacity.append(doctor_decode(args.shardpack, tree, args.threads))
             print(f"round {r + 1}, doctor: crop-aware decode capacity {capacity[-1]['images_per_s']:.0f} images/s "
                   f"({capacity[-1]['detail']})", flush=True)
-        for name in LOADERS:
+        for name in loaders:
             command = ["load", name, work, "--tree", tree, "--batch", str(args.batch), "--threads", str(args.threads)]
             got = child(args, command + (["--quick"] if args.quick else []))
             loads[name].append(got)
@@ -487,7 +547,8 @@ def run(args):
                    f"{got['images_per_s']:.0f} images/s ({got['images']} images in {got['seconds']:.2f} s)")),
                   flush=True)
     versions = {m: version(m) for m in ("torch", "webdataset", "mosaicml-streaming", "litdata", "datasets", "pyarrow",
-                                        "nvidia-dali-cuda120", "spdl_io", "ffcv", "pillow", "numpy")}
+                                        "nvidia-dali-cuda120", "spdl_io", "ffcv", "grain", "jax", "pillow",
+                                        "numpy")}
     json.dump({"tree": tree, "images": len(tree_items(tree)), "rounds": rounds, "batch": args.batch,
                "threads": args.threads, "versions": versions, "writers": writes, "loaders": loads,
                "decode_capacity": capacity},
@@ -498,30 +559,35 @@ def run(args):
         print("quick: every contender ran" if not failed else f"quick: failed: {failed}")
         return 1 if failed else 0
     lines = [f"| writer ({len(tree_items(tree))} images) | images/s: median (range) | MB out |", "|---|---|---|"]
-    best_writer = max((row[1] for row in table(writes, WRITERS[1:], "images_per_s", lambda r: 0) if row[1]), default=0)
-    for name, med, low, high, error, mb in table(writes, WRITERS, "images_per_s",
+    peer_writers = [n for n in writers if n != WRITERS[0]]
+    best_writer = max((row[1] for row in table(writes, peer_writers, "images_per_s", lambda r: 0) if row[1]), default=0)
+    for name, med, low, high, error, mb in table(writes, writers, "images_per_s",
                                                  lambda runs: statistics.median(r["bytes_out"] for r in runs
                                                                                 if "error" not in r) / 1e6):
         lines.append(f"| {name} | {error} | |" if error else f"| {name} | {med:,.0f} ({low:,.0f}-{high:,.0f}) | "
                      f"{mb:,.1f} |")
     lines += ["", f"| loader (batches of {args.batch}, {args.threads} threads or workers) | images/s: median (range) | "
               f"first batch, s |", "|---|---|---|"]
-    rows = table(loads, LOADERS, "images_per_s",
+    rows = table(loads, loaders, "images_per_s",
                  lambda runs: statistics.median(r["first_batch_seconds"] for r in runs if "error" not in r))
     for name, med, low, high, error, first in rows:
         lines.append(f"| {name} | {error} | |" if error else f"| {name} | {med:,.0f} ({low:,.0f}-{high:,.0f}) | "
                      f"{first:.1f} |")
     peers = [row for row in rows if not row[0].startswith("shardpack") and row[1]]
     ours = dict((row[0], row[1]) for row in rows if row[0].startswith("shardpack") and row[1])
-    pack = table(writes, WRITERS[:1], "images_per_s", lambda r: 0)[0][1]
+    pack = table(writes, WRITERS[:1], "images_per_s", lambda r: 0)[0][1] if WRITERS[0] in writes else None
     if peers:
         fastest = max(peers, key=lambda row: row[1])
         lines += ["", f"shardpack Loader (wds) / fastest peer ({fastest[0]}): "
                   f"{ours.get('shardpack Loader (wds)', 0) / fastest[1]:.2f}x"]
     if best_writer and pack:
         lines.append(f"shardpack pack / fastest peer writer: {pack / best_writer:.2f}x")
-    ratios = [run["images_per_s"] / c["images_per_s"] for run, c in zip(loads["shardpack Loader (wds)"], capacity)
-              if "error" not in run]
+    grain_rate = dict((row[0], row[1]) for row in rows).get("Grain DataLoader (shardpack.grain.DataSource, PIL)")
+    if grain_rate and ours.get("shardpack.grain.Loader (jax.Array)"):
+        lines.append(f"shardpack.grain.Loader / Grain DataLoader over shardpack.grain.DataSource: "
+                     f"{ours['shardpack.grain.Loader (jax.Array)'] / grain_rate:.2f}x")
+    ratios = [run["images_per_s"] / c["images_per_s"] for run, c in zip(loads.get("shardpack Loader (wds)", []),
+                                                                         capacity) if "error" not in run]
     capacities = ", ".join(f"{c['images_per_s']:,.0f}" for c in capacity)
     if ratios:
         lines.append(f"shardpack Loader (wds) / `shardpack doctor`'s crop-aware decode capacity x {args.threads} threads, "
@@ -546,6 +612,9 @@ def main():
     r.add_argument("--threads", type=int, default=os.cpu_count())
     r.add_argument("--quick", action="store_true")
     r.add_argument("--timeout", type=float, default=1800)
+    r.add_argument("--only", action="append", default=[],
+                   help="run only this contender (again for more); a loader reads what its writer wrote, so name "
+                        "that writer too (the shardpack loaders and Grain's read \"shardpack pack\"'s output)")
     r.add_argument("--may-fail", action="append", default=[],
                    help="a contender whose failure is reported but does not fail the run")
     w = sub.add_parser("write")
