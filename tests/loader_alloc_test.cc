@@ -96,7 +96,11 @@ TEST_F(LoaderAllocationTest, AllocationsDoNotGrowWithImagesPerBatch) {
     // 96 images each way: OpenCV's resize scratch, plus a few per batch, and nothing else.
     EXPECT_LE(large, 96 * ResizeAllocations() + 4 * 3 + 16) << "nchw " << nchw;
     EXPECT_LE(small, 96 * ResizeAllocations() + 24 * 3 + 16) << "nchw " << nchw;
-    EXPECT_LT(large, small) << "nchw " << nchw;
+    // Six times the images a batch cost no more: since batches are filled image by image (two at a
+    // time) a batch allocates next to nothing itself, so the two counts differ only by the one-off
+    // thread-local set-up of an epoch (a count or two either way; asserting large < small failed 1
+    // run in 2).
+    EXPECT_LE(large, small + 2) << "nchw " << nchw;
     std::printf("nchw=%d: %llu allocations for 24 batches of 4, %llu for 4 batches of 24 (cv::resize: %llu a call)\n",
                 int(nchw), static_cast<unsigned long long>(small), static_cast<unsigned long long>(large),
                 static_cast<unsigned long long>(ResizeAllocations()));
