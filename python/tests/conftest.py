@@ -6,6 +6,7 @@ SHARDPACK_DUMP_BATCHES, SHARDPACK_MAKE_SCALED_DATASET; PYTHONPATH points at the 
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
@@ -20,6 +21,15 @@ def tool(name):
 def run_cli(*args):
     """The command line on `args` (paths and numbers as text), its output captured."""
     return subprocess.run([tool("SHARDPACK_CLI"), *map(str, args)], capture_output=True, text=True)
+
+
+def run_example(script, work, *flags, **env):
+    """An example script run as a user runs it, with --work WORK and `flags`, `env` added to the
+    environment; its completed process (stdout and stderr as text), which must have succeeded."""
+    r = subprocess.run([sys.executable, str(script), "--work", str(work), *map(str, flags)], capture_output=True,
+                       text=True, env=dict(os.environ, **env), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
 
 
 def tar_samples(folder):

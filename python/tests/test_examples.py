@@ -2,13 +2,14 @@
 corrupt image, with num_workers as a DataLoader's, and a run preempted and resumed from its checkpoint
 trains on exactly the batches, and ends with exactly the weights, of a run that was not."""
 
-import os
 import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
+
+from conftest import run_example
 
 torch = pytest.importorskip("torch")
 
@@ -18,11 +19,7 @@ STEP = re.compile(r"^epoch (\d+) step (\d+): (\d+) images, loss (\S+)$", re.M)
 
 def train(work, *flags):
     # One torch thread: the weights of two runs are then bit for bit comparable.
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    r = subprocess.run([sys.executable, str(EXAMPLE), "--work", str(work), *flags], capture_output=True, text=True,
-                       env=env, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r
+    return run_example(EXAMPLE, work, *flags, OMP_NUM_THREADS="1")
 
 
 def test_a_preempted_run_resumes_into_exactly_the_uninterrupted_one(tmp_path):

@@ -3,13 +3,12 @@ loader and through Grain's own pipeline over shardpack.grain.DataSource, a run p
 from its Orbax checkpoint (model, optimizer and data iterator) trains on exactly the batches, and
 ends with exactly the weights, of a run that was not; and the loss falls."""
 
-import os
 import pathlib
 import re
-import subprocess
-import sys
 
 import pytest
+
+from conftest import run_example
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "training" / "train_flax.py"
 STEP = re.compile(r"^step (\d+): (\d+) images, loss (\S+)$", re.M)
@@ -18,11 +17,7 @@ WEIGHTS = re.compile(r"^weights sha256 ([0-9a-f]{64})$", re.M)
 
 def train(work, *flags):
     # XLA's CPU ops on one thread each: the weights of two runs are then bit for bit comparable.
-    env = dict(os.environ, XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")
-    r = subprocess.run([sys.executable, str(EXAMPLE), "--work", str(work), *flags], capture_output=True, text=True,
-                       env=env, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    return run_example(EXAMPLE, work, *flags, XLA_FLAGS="--xla_cpu_multi_thread_eigen=false").stdout
 
 
 @pytest.mark.parametrize("pipeline", ["native", "grain"])

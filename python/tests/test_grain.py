@@ -79,6 +79,17 @@ def test_a_views_source_gives_the_samples_the_view_chose(wds, tmp_path):
     assert all(r == by_key[r["__key__"]] for r in records)
 
 
+def test_the_source_reads_the_same_records_from_many_threads(wds):
+    from concurrent.futures import ThreadPoolExecutor
+
+    source = pickle.loads(pickle.dumps(spg.DataSource(wds)))  # not yet open: the threads race to open it
+    order = [i % 60 for i in range(7, 7 + 240)]
+    with ThreadPoolExecutor(8) as pool:
+        records = list(pool.map(source.__getitem__, order))
+    reference = shardpack.open(wds)
+    assert all(r == reference[i] for r, i in zip(records, order))
+
+
 def test_raw_pixels_and_negative_and_out_of_range_indices(raw):
     source = spg.DataSource(raw)
     record = source[len(source) - 1]
