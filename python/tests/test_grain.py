@@ -236,6 +236,20 @@ def test_native_batches_are_the_loaders_buffers_without_a_copy(wds):
     np.testing.assert_array_equal(np.asarray(nchw["image"]), np.asarray(nhwc["image"]).transpose(0, 3, 1, 2))
 
 
+def test_mixtures_and_buckets_come_through_as_jax_arrays(wds, lmdb_dataset):
+    # Two sources at 0.5 each over an epoch of 60 + 60 samples: 60 from each, by hand.
+    # (The batches are looked at and let go, as a training loop does: the loader reuses their buffers.)
+    mixed = [(b["source"].dtype, np.asarray(b["source"]).copy())
+             for b in spg.Loader(sources=[(wds, 0.5), (lmdb_dataset, 0.5)], batch_size=6, size=24, num_epochs=1,
+                                 process_index=0, process_count=1)]
+    assert len(mixed) == 20 and all(dtype == jax.numpy.int32 for dtype, _ in mixed)
+    assert np.bincount(np.concatenate([sources for _, sources in mixed])).tolist() == [60, 60]
+    # Buckets: each batch has one bucket's shape (width x height 32x24 or 24x32), NHWC.
+    shapes = [b["image"].shape for b in spg.Loader(wds, batch_size=4, buckets=[(32, 24), (24, 32)], num_epochs=1,
+                                                   process_index=0, process_count=1)]
+    assert {shape[1:] for shape in shapes} <= {(24, 32, 3), (32, 24, 3)} and sum(s[0] for s in shapes) == 60
+
+
 def test_process_defaults_are_jaxs_and_torch_habits_get_jax_words(wds):
     loader = spg.Loader(wds, batch_size=16, size=24)
     assert loader._arguments["rank"] == jax.process_index() == 0
