@@ -367,6 +367,9 @@ class Loader:
         self._samples_done = 0  # elastic resume: the epoch's samples an earlier run took
         self._done = 0          # batches handed out in the current epoch, counting from its start
         self._resume_pending = False  # a state was loaded and no iteration has started since
+        # While a loaded state is pending: its share of the epoch done (epoch_samples_done, or with
+        # groups epoch_batches_done), which the C++ loader learns only when the epoch starts.
+        self._pending_epoch_done = None
 
     @property
     def sample_groups_origin(self):
@@ -453,6 +456,8 @@ class Loader:
             # With buckets the epoch is shared out by global batches, not by samples of the order.
             done_key = "epoch_batches_done" if self._grouped() else "epoch_samples_done"
             state[done_key] = self._impl.samples_consumed(self._done)
+            if self._resume_pending and self._pending_epoch_done is not None:
+                state[done_key] = self._pending_epoch_done  # (the loaded state's, until the epoch starts)
         return state
 
     def load_state_dict(self, state):
@@ -484,6 +489,8 @@ class Loader:
                                                                  "worker"))
         self._epoch = int(state["epoch"])
         self._resume_pending = True
+        done_key = "epoch_batches_done" if self._grouped() else "epoch_samples_done"
+        self._pending_epoch_done = int(state[done_key]) if done_key in state else None
         if same:
             self._start_batch = int(state["batch"])
             self._samples_done = int(state.get("samples_done", 0))

@@ -174,6 +174,34 @@ def test_elastic_resume_on_other_ranks_sees_every_sample_once(wds):
         shardpack.Loader(wds, batch_size=6, seed=9, size=16, world_size=2).load_state_dict(other)
 
 
+def test_a_state_taken_right_after_loading_one_says_where_the_loaded_state_was(wds):
+    # 4 ranks x 2 batches of 3 (24 samples of the epoch); resumed on 2 ranks, whose state is taken
+    # before they read a batch (a job that restarts and checkpoints at once) and resumed on 3 ranks:
+    # the 36 samples left, each once, exactly as from the first state.
+    seen, states = [], []
+    for rank in range(4):
+        loader = shardpack.Loader(wds, batch_size=3, seed=9, size=16, rank=rank, world_size=4)
+        loader.set_epoch(1)
+        batches = loader.batches()
+        for _ in range(2):
+            seen.extend(next(batches).indices().tolist())
+        states.append(loader.state_dict())
+        batches.close()
+    again = []
+    for rank in range(2):
+        loader = shardpack.Loader(wds, batch_size=6, seed=9, size=16, rank=rank, world_size=2)
+        loader.load_state_dict(states[rank])
+        again.append(loader.state_dict())
+    assert [s["epoch_samples_done"] for s in again] == [24, 24]
+    rest = []
+    for rank in range(3):
+        loader = shardpack.Loader(wds, batch_size=4, seed=9, size=16, rank=rank, world_size=3)
+        loader.load_state_dict(again[rank % 2])
+        for lease in loader.batches():
+            rest.extend(lease.indices().tolist())
+    assert sorted(seen + rest) == list(range(60))
+
+
 def test_a_batch_held_by_python_is_never_overwritten(wds):
     loader = shardpack.Loader(wds, batch_size=4, size=16, prefetch=1, threads=2)
     it = iter(loader)
