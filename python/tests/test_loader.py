@@ -144,9 +144,8 @@ def test_two_ranks_cover_the_epoch_exactly_once(wds, tmp_path):
     assert sorted(indices) == list(range(60))
 
 
-def test_elastic_resume_on_other_ranks_sees_every_sample_once(wds):
-    # A run on 4 ranks (batch 3) stops after 2 steps; its state resumes on 2 ranks (batch 6, the same
-    # global batch) and on 8 ranks (batch 2, another): every sample of the epoch exactly once.
+def two_steps_on_four_ranks(wds):
+    """Epoch 1 on 4 ranks, batch 3, stopped after 2 steps: (the sample indices read, each rank's state)."""
     seen, states = [], []
     for rank in range(4):
         loader = shardpack.Loader(wds, batch_size=3, seed=9, size=16, rank=rank, world_size=4)
@@ -156,6 +155,13 @@ def test_elastic_resume_on_other_ranks_sees_every_sample_once(wds):
             seen.extend(next(batches).indices().tolist())
         states.append(loader.state_dict())
         batches.close()
+    return seen, states
+
+
+def test_elastic_resume_on_other_ranks_sees_every_sample_once(wds):
+    # A run on 4 ranks (batch 3) stops after 2 steps; its state resumes on 2 ranks (batch 6, the same
+    # global batch) and on 8 ranks (batch 2, another): every sample of the epoch exactly once.
+    seen, states = two_steps_on_four_ranks(wds)
     assert {s["epoch_samples_done"] for s in states} == {24} and len(set(seen)) == 24
     for world, batch in ((2, 6), (8, 2)):
         rest, counts = [], []
@@ -178,15 +184,7 @@ def test_a_state_taken_right_after_loading_one_says_where_the_loaded_state_was(w
     # 4 ranks x 2 batches of 3 (24 samples of the epoch); resumed on 2 ranks, whose state is taken
     # before they read a batch (a job that restarts and checkpoints at once) and resumed on 3 ranks:
     # the 36 samples left, each once, exactly as from the first state.
-    seen, states = [], []
-    for rank in range(4):
-        loader = shardpack.Loader(wds, batch_size=3, seed=9, size=16, rank=rank, world_size=4)
-        loader.set_epoch(1)
-        batches = loader.batches()
-        for _ in range(2):
-            seen.extend(next(batches).indices().tolist())
-        states.append(loader.state_dict())
-        batches.close()
+    seen, states = two_steps_on_four_ranks(wds)
     again = []
     for rank in range(2):
         loader = shardpack.Loader(wds, batch_size=6, seed=9, size=16, rank=rank, world_size=2)
