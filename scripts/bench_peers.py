@@ -403,31 +403,24 @@ def stream_epochs(iterator, batches, unpack):
 
 
 def make_loader(name, work, batch, threads, tree):
-    if name == "shardpack Loader (wds)":
-        return load_shardpack(work, batch, threads)
-    if name == "shardpack Loader (raw)":
-        return load_shardpack(work, batch, threads, raw=True)
-    if name == "torch DataLoader (folder, PIL)":
-        return load_folder(work, batch, threads, tree)
-    if name == "webdataset WebLoader":
-        return load_webdataset(work, batch, threads)
-    if name == "Streaming StreamingDataset":
-        return load_streaming(work, batch, threads)
-    if name == "LitData StreamingDataLoader":
-        return load_litdata(work, batch, threads)
-    if name == "datasets (Parquet, with_transform)":
-        return load_parquet(work, batch, threads)
-    if name == "DALI (CPU)":
-        return load_dali(work, batch, threads, tree)
-    if name == "SPDL":
-        return load_spdl(work, batch, threads, tree)
-    if name == "FFCV":
-        return load_ffcv(work, batch, threads)
-    if name == "Grain DataLoader (shardpack.grain.DataSource, PIL)":
-        return load_grain(work, batch, threads)
-    if name == "shardpack.grain.Loader (jax.Array)":
-        return load_shardpack_jax(work, batch, threads)
-    raise SystemExit(f"no loader named {name!r}: one of {LOADERS}")
+    """The contender's epoch function: called once an epoch, it yields (images, labels) batches."""
+    makers = {
+        "shardpack Loader (wds)": lambda: load_shardpack(work, batch, threads),
+        "shardpack Loader (raw)": lambda: load_shardpack(work, batch, threads, raw=True),
+        "torch DataLoader (folder, PIL)": lambda: load_folder(work, batch, threads, tree),
+        "webdataset WebLoader": lambda: load_webdataset(work, batch, threads),
+        "Streaming StreamingDataset": lambda: load_streaming(work, batch, threads),
+        "LitData StreamingDataLoader": lambda: load_litdata(work, batch, threads),
+        "datasets (Parquet, with_transform)": lambda: load_parquet(work, batch, threads),
+        "DALI (CPU)": lambda: load_dali(work, batch, threads, tree),
+        "SPDL": lambda: load_spdl(work, batch, threads, tree),
+        "FFCV": lambda: load_ffcv(work, batch, threads),
+        "Grain DataLoader (shardpack.grain.DataSource, PIL)": lambda: load_grain(work, batch, threads),
+        "shardpack.grain.Loader (jax.Array)": lambda: load_shardpack_jax(work, batch, threads),
+    }
+    if name not in makers:
+        raise SystemExit(f"no loader named {name!r}: one of {LOADERS}")
+    return makers[name]()
 
 
 def check_batch(name, images, labels, batch):
