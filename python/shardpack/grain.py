@@ -26,7 +26,7 @@ except ImportError as error:  # the message says what to install, in pip's words
 from . import _options as _opt
 from . import _paths
 from .dataset import Dataset
-from .loader import Loader as _ShardpackLoader, decode_fields
+from .loader import Loader as _ShardpackLoader
 
 __all__ = ["DataSource", "Loader", "LoaderIterator"]
 
@@ -189,14 +189,11 @@ class LoaderIterator(_grain.DatasetIterator):
         self._batches = None
 
     def _batch(self, lease):
-        images, labels = lease.images(), lease.labels().astype("int32")
-        batch = {"image": images, "label": labels}
-        if self._loader._patched:  # a token budget: "image" holds (tokens, patch, patch, 3)
-            batch.update(sizes=lease.sizes().astype("int32"), offsets=lease.token_offsets().astype("int32"))
-        if self._loader._mixture is not None:
-            batch["source"] = lease.sources().astype("int32")
-        if self._loader._mask:
-            batch["mask"] = lease.masks()
+        parts = self._loader._batch_parts(lease)
+        fields = parts.pop("fields", {})
+        # Integers as int32, JAX's default (labels, sources, sizes, offsets); masks stay uint8.
+        batch = {"image": lease.images(), **{name: v.astype("int32") if v.dtype.kind == "i" else v
+                                             for name, v in parts.items()}}
         if self._output == "jax":
             if self._jnp is None:
                 import jax.numpy as jnp
@@ -205,8 +202,7 @@ class LoaderIterator(_grain.DatasetIterator):
             # DLPack: the jax.Array is the loader's buffer (64-byte aligned, as XLA requires to take
             # it without a copy) and keeps the batch's lease until it is freed.
             batch = {name: self._jnp.from_dlpack(value) for name, value in batch.items()}
-        if self._loader._fields:
-            batch.update(decode_fields(self._loader._fields, lease.fields()))
+        batch.update(fields)
         if self._keys:
             batch["__key__"] = list(lease.keys())
         return batch

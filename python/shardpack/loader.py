@@ -403,21 +403,26 @@ class Loader:
         for lease in self.batches():
             # CUDA: DLPack, on torch's current stream, which waits for the batch's copy.
             images = torch.from_dlpack(lease) if self._cuda else torch.from_numpy(lease.images())
-            if self._patched:  # (tokens, patch, patch, 3), with each image's size and first patch
-                batch = (images, torch.from_numpy(lease.labels()), torch.from_numpy(lease.sizes()),
-                         torch.from_numpy(lease.token_offsets()))
-            else:
-                if self._channels_last:  # (N, H, W, 3) bytes seen as (N, 3, H, W): torch.channels_last, no copy
-                    images = images.permute(0, 3, 1, 2)
-                batch = (images, torch.from_numpy(lease.labels()))
-            # Then what was asked for, in this order, whatever made the batch (size, buckets or a budget).
-            if self._mixture is not None:
-                batch += (torch.from_numpy(lease.sources()),)
-            if self._mask:
-                batch += (torch.from_numpy(lease.masks()),)
-            if self._fields:
-                batch += (decode_fields(self._fields, lease.fields()),)
-            yield batch
+            if self._channels_last and not self._patched:  # (N, H, W, 3) seen as (N, 3, H, W): no copy
+                images = images.permute(0, 3, 1, 2)
+            parts = self._batch_parts(lease)
+            yield (images,) + tuple(v if name == "fields" else torch.from_numpy(v) for name, v in parts.items())
+
+    def _batch_parts(self, lease):
+        """What a batch carries after its images, in the order iteration yields it: "label"; under a
+        token budget "sizes" and "offsets" ((tokens, patch, patch, 3) images: each image's size and
+        first patch); "source" (a mixture); "mask"; "fields" (decoded), whatever made the batch (size,
+        buckets or a budget). numpy arrays over the lease; shardpack.grain's batches use it too."""
+        parts = {"label": lease.labels()}
+        if self._patched:
+            parts.update(sizes=lease.sizes(), offsets=lease.token_offsets())
+        if self._mixture is not None:
+            parts["source"] = lease.sources()
+        if self._mask:
+            parts["mask"] = lease.masks()
+        if self._fields:
+            parts["fields"] = decode_fields(self._fields, lease.fields())
+        return parts
 
     def batches(self):
         """Like iterating, but yields the batch objects themselves: on the CPU, images(), labels(),
@@ -453,11 +458,9 @@ class Loader:
         if self._mixture is not None:
             state["mixture"] = self._mixture
         if not self._cuda:
-            # With buckets the epoch is shared out by global batches, not by samples of the order.
-            done_key = "epoch_batches_done" if self._grouped() else "epoch_samples_done"
-            state[done_key] = self._impl.samples_consumed(self._done)
-            if self._resume_pending and self._pending_epoch_done is not None:
-                state[done_key] = self._pending_epoch_done  # (the loaded state's, until the epoch starts)
+            # Until the epoch starts, a loaded state's own figure: the C++ loader does not know it yet.
+            pending = self._pending_epoch_done if self._resume_pending else None
+            state[self._epoch_done_key()] = self._impl.samples_consumed(self._done) if pending is None else pending
         return state
 
     def load_state_dict(self, state):
@@ -489,7 +492,7 @@ class Loader:
                                                                  "worker"))
         self._epoch = int(state["epoch"])
         self._resume_pending = True
-        done_key = "epoch_batches_done" if self._grouped() else "epoch_samples_done"
+        done_key = self._epoch_done_key()
         self._pending_epoch_done = int(state[done_key]) if done_key in state else None
         if same:
             self._start_batch = int(state["batch"])
@@ -516,6 +519,11 @@ class Loader:
         self._start_batch = 0
         self._samples_done = int(state["epoch_samples_done"])
         self._done = 0
+
+    def _epoch_done_key(self):
+        """The state's share of the epoch done: with buckets or a budget the epoch is shared out by
+        global batches, not by samples of the order."""
+        return "epoch_batches_done" if self._grouped() else "epoch_samples_done"
 
     def _grouped(self):
         """Batches grouped by bucket or packed to a token budget: an epoch shared out by global batches."""
