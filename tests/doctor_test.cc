@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -73,7 +74,14 @@ TEST_F(DoctorTest, LargePngsAreDecodeBound) {
   DoctorReport r;
   ASSERT_TRUE(RunDoctor(src(), o, &r).ok());
   EXPECT_EQ(r.bottleneck, "decode");
-  EXPECT_LT(r.crop_decode_per_core * r.threads, r.readn_files_per_s);
+  // The decode row is the crop-aware decode measured on both threads at once, not one core's x 2.
+  ASSERT_GT(r.crop_decode_together, 0);
+  const auto decode_row =
+      std::find_if(r.layers.begin(), r.layers.end(), [](const DoctorLayer& l) { return l.name == "decode"; });
+  ASSERT_NE(decode_row, r.layers.end());
+  EXPECT_EQ(decode_row->images_per_s, r.crop_decode_together);
+  EXPECT_EQ(decode_row->detail.rfind("2 threads at once (crop-aware; ", 0), 0u) << decode_row->detail;
+  EXPECT_LT(r.crop_decode_together, r.readn_files_per_s);
   EXPECT_EQ(r.median_width, 1600u);
   EXPECT_EQ(r.median_height, 1200u);
   EXPECT_DOUBLE_EQ(r.share_above_2x_crop, 1.0);  // 1200 > 448 for every image
@@ -211,6 +219,31 @@ TEST(DoctorVerdict, DecodeBoundCountsTheCoresTheModelNeeds) {
                                0),
             0u)
       << r.actions[1];
+}
+
+// Cores decoding together are each slower than one alone: the decode row and the estimate take the
+// rate measured on every thread at once (300 images/s on 4 threads, where one core alone did 100).
+TEST(DoctorVerdict, TheDecodeRowIsTheRateOfEveryThreadAtOnce) {
+  DoctorReport r;
+  r.path = "/data/train";
+  r.threads = 4;
+  r.cores = 8;
+  r.readn_files_per_s = 5000;
+  r.crop_decode_per_core = 100;
+  r.crop_decode_together = 300;
+  r.full_decode_per_core = 80;
+  r.transform_per_core = 1000;
+  DoctorOptions o;
+  o.model_rate = 450;
+  DrawVerdict(o, &r);
+  const auto decode_row =
+      std::find_if(r.layers.begin(), r.layers.end(), [](const DoctorLayer& l) { return l.name == "decode"; });
+  ASSERT_NE(decode_row, r.layers.end());
+  EXPECT_DOUBLE_EQ(decode_row->images_per_s, 300);
+  EXPECT_EQ(decode_row->detail,
+            "4 threads at once (crop-aware; 100 images/s on one core alone), 80.0 images/s per core (whole image)");
+  // 300 / 4 = 75 a core while all decode; with the transform: 1 / (1/75 + 1/1000) = 69.77 a core, x 4.
+  EXPECT_NEAR(r.feed_today, 4 / (1.0 / 75 + 1.0 / 1000), 1e-9);
 }
 
 // The case a user met: decode alone at 2 threads (1,691 images/s) was given as the feed while the

@@ -191,6 +191,7 @@ nlohmann::json DoctorReportToJson(const DoctorReport& r) {
            {{"images", r.decoded},
             {"full_decode_per_core", r.full_decode_per_core},
             {"crop_decode_per_core", r.crop_decode_per_core},
+            {"crop_decode_together", r.crop_decode_together},
             {"median_width", r.median_width},
             {"median_height", r.median_height},
             {"median_megapixels", r.median_megapixels},

@@ -90,10 +90,12 @@ struct DoctorReport {
   double packed_cached_share = 0;  // of those shards' pages in the page cache before reading them
   double packed_images_per_s = 0;
 
-  // 2. Decode, per core (one thread), on the sample in memory.
+  // 2. Decode, on the sample in memory: per core (one thread alone), and the crop on every thread at
+  // once (images/s in all; 0 with one thread, where it is the per-core figure).
   uint64_t decoded = 0;
   double full_decode_per_core = 0;  // whole image to RGB
   double crop_decode_per_core = 0;  // shardpack's crop-aware decode of the training crop
+  double crop_decode_together = 0;  // the same on `threads` threads at once: the decode row's figure
   uint32_t median_width = 0, median_height = 0;
   double median_megapixels = 0, p90_megapixels = 0;
   // Of images whose shorter side exceeds 2x the crop, or with buckets 2x their bucket's shorter side

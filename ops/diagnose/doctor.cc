@@ -349,7 +349,13 @@ class Doctor {
       r_->share_above_2x_crop = double(big) / double(megapixels.size());
       r_->mean_image_bytes = double(bytes) / double(megapixels.size());
     }
-    const double budget = o_.seconds * kDecodeShare / 2;
+    // Three measurements share the decode's time where there are several threads: the whole image
+    // and the crop on one thread (per core), then the crop on every thread at once. The last is the
+    // decode row's figure: cores decoding together are each slower than one alone (shared caches
+    // and memory, a lower clock with more cores busy, SMT siblings), so one core's rate x threads
+    // would promise what the loader's threads cannot reach.
+    const bool together = r_->threads > 1;
+    const double budget = o_.seconds * kDecodeShare / (together ? 3 : 2);
     Progress("decode: whole images, 1 thread");
     double seconds = 0;
     cv::Mat rgb;
@@ -360,19 +366,22 @@ class Doctor {
     r_->decoded = n;
     r_->full_decode_per_core = n / seconds;
 
-    Progress(o_.buckets.empty() ? "decode: the training crop only (shardpack's decode), 1 thread"
-                                : "decode: each image's bucket crop only (shardpack's decode), 1 thread");
-    LoaderOptions lo = CropOptions();
-    cv::Mat dst;
-    n = TimedParallel(
-        1, RepeatCount(), budget,
-        [&](uint64_t i) {
-          std::mt19937_64 rng(o_.seed + i);
-          const auto choose = [this, &lo, &rng](cv::Size size) { return TrainingCrop(lo, &rng, size); };
-          return DecodeCrop(Image(i), kMaxPixels, choose, lo.fast_decode, &dst).ok();
-        },
-        &seconds);
+    const std::string crop = o_.buckets.empty() ? "the training crop only" : "each image's bucket crop only";
+    const LoaderOptions lo = CropOptions();
+    const auto decode_crop = [this, &lo](uint64_t i) {
+      std::mt19937_64 rng(o_.seed + i);
+      const auto choose = [this, &lo, &rng](cv::Size size) { return TrainingCrop(lo, &rng, size); };
+      thread_local cv::Mat dst;  // each measuring thread's own output
+      return DecodeCrop(Image(i), kMaxPixels, choose, lo.fast_decode, &dst).ok();
+    };
+    Progress("decode: " + crop + " (shardpack's decode), 1 thread");
+    n = TimedParallel(1, RepeatCount(), budget, decode_crop, &seconds);
     r_->crop_decode_per_core = n / seconds;
+    if (together) {
+      Progress("decode: " + crop + ", " + std::to_string(r_->threads) + " threads at once");
+      n = TimedParallel(r_->threads, RepeatCount(), budget, decode_crop, &seconds);
+      r_->crop_decode_together = n / seconds;
+    }
   }
 
   // Per core: the random-resized-crop and flip of decoded images into a batch buffer.

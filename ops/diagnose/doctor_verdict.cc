@@ -36,7 +36,13 @@ void AddLayers(DoctorReport* r) {
                                                  : ""),
                          true});
   }
-  if (r->crop_decode_per_core > 0) {
+  if (r->crop_decode_together > 0) {
+    // Measured on every thread at once: what the cores decode together, not one core's rate x n.
+    r->layers.push_back({"decode", r->crop_decode_together,
+                         std::to_string(r->threads) + " threads at once (crop-aware; " + Rate(r->crop_decode_per_core) +
+                             " on one core alone), " + Rate(r->full_decode_per_core) + " per core (whole image)",
+                         true});
+  } else if (r->crop_decode_per_core > 0) {
     r->layers.push_back({"decode", r->crop_decode_per_core * n,
                          Rate(r->crop_decode_per_core) + " per core (crop-aware), " + Rate(r->full_decode_per_core) +
                              " per core (whole image), x " + std::to_string(r->threads) + " threads",
@@ -81,7 +87,9 @@ FeedLimit FindFeedLimit(const DoctorReport& r) {
     f.source = "the loader's measured rate; slowest stage: " + r.loader_slowest_stage;
     f.cpu_per_core = r.loader_images_per_s / std::max(1, r.threads);
   } else if (d > 0 || t > 0) {
-    f.cpu_per_core = 1 / ((d > 0 ? 1 / d : 0) + (t > 0 ? 1 / t : 0));
+    // A core's decode rate while every thread decodes, where that was measured.
+    const double d_busy = r.crop_decode_together > 0 ? r.crop_decode_together / std::max(1, r.threads) : d;
+    f.cpu_per_core = 1 / ((d_busy > 0 ? 1 / d_busy : 0) + (t > 0 ? 1 / t : 0));
     f.images_per_s = f.cpu_per_core * std::max(1, r.threads);
     f.layer = costlier;
     f.source = "decode and transform sharing " + std::to_string(r.threads) + " threads, " + Rate(f.cpu_per_core) +
