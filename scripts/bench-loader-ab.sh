@@ -8,14 +8,16 @@
 # threads)).
 #
 #   scripts/bench-loader-ab.sh --a DIR --b DIR [--images N] [--runs R] [--work DIR]
-#                              [--scale S] [--turned-every T] [--batch B]
+#                              [--scale S] [--turned-every T] [--batch B] [--buckets SPEC]
 # --scale and --turned-every go to make_image_tree (photo-sized images; every T-th JPEG stored
 # sideways with an EXIF orientation, as phones store portraits); the B build makes the tree. --batch:
-# images per batch (64; photo-sized images are trained in small batches, e.g. 8).
+# images per batch (64; photo-sized images are trained in small batches, e.g. 8). --buckets: aspect-
+# ratio buckets (bench's --buckets, e.g. sdxl, as photos are trained for diffusion models) instead of
+# the square random-resized-crop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=$PWD/build/venv/bin/python  # the project's Python (scripts/install-deps.sh makes it)
-images=4000 runs=5 work=build/bench a='' b='' scale=1 turned=0 batch=64
+images=4000 runs=5 work=build/bench a='' b='' scale=1 turned=0 batch=64 buckets=''
 while (($#)); do
   case $1 in
     --a) a=$2; shift 2 ;;
@@ -26,7 +28,8 @@ while (($#)); do
     --scale) scale=$2; shift 2 ;;
     --turned-every) turned=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
-    *) echo "usage: $0 --a DIR --b DIR [--images N] [--runs R] [--work DIR] [--scale S] [--turned-every T] [--batch B]" >&2; exit 2 ;;
+    --buckets) buckets=$2; shift 2 ;;
+    *) echo "usage: $0 --a DIR --b DIR [--images N] [--runs R] [--work DIR] [--scale S] [--turned-every T] [--batch B] [--buckets SPEC]" >&2; exit 2 ;;
   esac
 done
 [[ -x $a/shardpack && -x $b/shardpack ]] || { echo "$0: --a and --b name build folders holding shardpack" >&2; exit 2; }
@@ -52,7 +55,8 @@ if [[ ! -f $ab/.complete ]]; then
   touch "$ab/.complete"
 fi
 cat "$ab"/all/*.tar "$ab"/a/*.tar "$ab"/b/*.tar >/dev/null
-options=(--crop 224 --batch "$batch" --threads 2 --epochs 2 --json)
+options=(--batch "$batch" --threads 2 --epochs 2 --json)
+if [[ -n $buckets ]]; then options+=(--buckets "$buckets"); else options+=(--crop 224); fi
 # images/s and the share of the threads' time the cores were busy (bench's cores_busy).
 rate() { "$py" -c "import json,sys; r = json.load(sys.stdin); print(r['images_per_s'], r.get('cores_busy', 0))"; }
 calc() { "$py" -c "print($1)"; }

@@ -800,6 +800,46 @@ TEST_F(LoaderTest, ThreadsGoOnToTheNextBatchWhileOneFinishesAndBatchesStillComeI
   EXPECT_TRUE(got.images == expected.images);
 }
 
+// Batches of 2 on 2 threads: the batches behind the oldest hold twice the threads' images, so while
+// one thread waits on sample 0 the other fills batches 1 and 2 (samples 2-5); batch 3 waits for a
+// slot, since memory stays prefetch + 2 batches (here 4: one for the consumer, three filling).
+TEST_F(LoaderTest, SmallBatchesFillFurtherAheadWithinTheSlots) {
+  LoaderOptions o = Options();
+  o.sampler.shuffle = false;
+  o.sampler.batch_size = 2;
+  o.threads = 2;
+  o.prefetch = 2;
+  LoaderOptions one_thread = o;
+  one_thread.threads = 1;
+  const Epoch expected = Run(one_thread, 0);
+  std::unique_ptr<DatasetReader> inner;
+  ASSERT_TRUE(DatasetReader::Open(out(), nullptr, &inner).ok());
+  auto slow = std::make_unique<SlowFirstSampleReader>(std::move(inner), nullptr);
+  const SlowFirstSampleReader* reader = slow.get();
+  std::unique_ptr<Loader> loader;
+  ASSERT_TRUE(Loader::Open("slow", std::move(slow), o, &loader).ok());
+  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  Epoch got;
+  uint64_t next_batch = 0;
+  for (const Batch* b = nullptr;;) {
+    ASSERT_TRUE(loader->Next(&b).ok());
+    if (b == nullptr) break;
+    EXPECT_EQ(b->index, next_batch++);
+    got.images.emplace_back(reinterpret_cast<const char*>(b->images), b->image_bytes);
+    got.indices.insert(got.indices.end(), b->indices.begin(), b->indices.end());
+    got.labels.insert(got.labels.end(), b->labels.begin(), b->labels.end());
+  }
+  EXPECT_EQ(next_batch, 14u);
+  // Samples 2-5 (batches 1 and 2) were read while sample 0 was (the loader before filled two
+  // batches at a time: sample 5 was read after sample 0) ...
+  EXPECT_LT(reader->end(5), reader->end(0));
+  // ... and batch 3's samples only after it: three batches filling at most.
+  EXPECT_GT(reader->end(6), reader->end(0));
+  EXPECT_EQ(got.indices, expected.indices);
+  EXPECT_EQ(got.labels, expected.labels);
+  EXPECT_TRUE(got.images == expected.images);
+}
+
 TEST_F(LoaderTest, AnExceptionOnTheProducerThreadIsAnErrorNotTheEndOfTheProcess) {
   LoaderOptions o = Options();
   o.sampler.shuffle = false;

@@ -5,9 +5,10 @@
 // filled), filling (being filled, in batch order), ready (filled, in batch order) and held (the
 // consumer's, until Release).
 //
-// Why batches are filled two at a time: a batch's last images finish one by one, and a thread with
-// nothing left of its batch would otherwise wait for the slowest of them (batches of 8 photos left
-// 2 cores 6% idle so; docs/performance.md). The threads take images one at a time from the oldest
+// Why batches are filled two (or, for small batches, more: FillDepth) at a time: a batch's last
+// images finish one by one, and a thread with nothing left of its batch would otherwise wait for the
+// slowest of them (batches of 8 photos left 2 cores 6% idle so, of 4 photos 12%;
+// docs/performance.md). The threads take images one at a time from the oldest
 // batch being filled that has any left, so the next batch's images start as soon as a thread runs
 // out, and batches still finish in order nearly always; the one that finishes last hands out every
 // finished batch ahead of those still filling, so they reach `ready` in batch order whatever the
@@ -578,8 +579,20 @@ struct Loader::Impl {
 
   // Batches filled at once: two, so that threads run on into the next batch while the last images
   // of one finish; one where the reader wants batches in order (a remote dataset's read plan, the
-  // streaming buffer keeping samples for the batch it is at).
-  size_t FillDepth() const { return reader->wants_read_plan() || buffered != nullptr ? 1 : 2; }
+  // streaming buffer keeping samples for the batch it is at). More where batches hold few images
+  // for the threads: while the oldest batch's slowest image is decoded, the batches behind it should
+  // hold twice as many images as there are threads (2 photos a batch on 2 threads left the second
+  // thread waiting behind one large photo once the next batch's two were done: 95% busy; three
+  // at once: 99.5%). Never more than the slots the consumer does not hold; memory stays (prefetch + 2)
+  // batches.
+  size_t FillDepth() const {
+    if (reader->wants_read_plan() || buffered != nullptr) return 1;
+    const size_t images = options.patch > 0 ? 0 : size_t(options.sampler.batch_size);  // (a budget's vary)
+    if (images == 0) return 2;
+    const size_t threads = size_t(std::max(1, arena->max_concurrency()));
+    const size_t wanted = 1 + (2 * threads + images - 1) / images;
+    return std::max<size_t>(2, std::min(wanted, slots.size() - 1));
+  }
 
   void ProduceBatches(uint64_t epoch, uint64_t first_batch) {
     StartReadPlan(epoch, first_batch);
