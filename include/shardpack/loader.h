@@ -2,7 +2,8 @@
 //
 // One producer thread walks the epoch's batches in order (EpochSampler) and fills them with oneTBB
 // workers, image by image (read, decode, transform straight into the batch buffer), two batches at
-// a time so that no thread waits for a batch's last images, and queues them; Next() hands batches
+// a time (more when a batch has few images for the threads) so that no thread waits for a batch's
+// last images, and queues them; Next() hands batches
 // out in order. At most `prefetch` batches wait in the queue, plus the one the consumer holds:
 // memory is (prefetch + 2) x batch bytes, allocated once, through a caller-supplied allocator when
 // given (pinned memory for the CUDA and PyTorch paths).
