@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #include <set>
@@ -767,29 +768,38 @@ class SlowFirstSampleReader final : public ForwardingDatasetReader {
   mutable std::map<uint64_t, std::chrono::steady_clock::time_point> ends_;
 };
 
+// Epoch 0 of `o` over `dataset` read through a SlowFirstSampleReader: each batch's number and
+// contents in the order Next() gave them, and the reader (owned by *loader) for its read times.
+void RunWithSlowFirstSample(const std::string& dataset, const LoaderOptions& o, std::unique_ptr<Loader>* loader,
+                            const SlowFirstSampleReader** reader, Epoch* got, std::vector<uint64_t>* batch_numbers) {
+  std::unique_ptr<DatasetReader> inner;
+  ASSERT_TRUE(DatasetReader::Open(dataset, nullptr, &inner).ok());
+  auto slow = std::make_unique<SlowFirstSampleReader>(std::move(inner), nullptr);
+  *reader = slow.get();
+  ASSERT_TRUE(Loader::Open("slow", std::move(slow), o, loader).ok());
+  ASSERT_TRUE((*loader)->StartEpoch(0).ok());
+  for (const Batch* b = nullptr;;) {
+    ASSERT_TRUE((*loader)->Next(&b).ok());
+    if (b == nullptr) break;
+    batch_numbers->push_back(b->index);
+    got->images.emplace_back(reinterpret_cast<const char*>(b->images), b->image_bytes);
+    got->indices.insert(got->indices.end(), b->indices.begin(), b->indices.end());
+    got->labels.insert(got->labels.end(), b->labels.begin(), b->labels.end());
+  }
+}
+
 TEST_F(LoaderTest, ThreadsGoOnToTheNextBatchWhileOneFinishesAndBatchesStillComeInOrder) {
   LoaderOptions o = Options();
   o.sampler.shuffle = false;  // batch 0 is samples 0-3, batch 1 samples 4-7
   LoaderOptions one_thread = o;
   one_thread.threads = 1;
   const Epoch expected = Run(one_thread, 0);
-  std::unique_ptr<DatasetReader> inner;
-  ASSERT_TRUE(DatasetReader::Open(out(), nullptr, &inner).ok());
-  auto slow = std::make_unique<SlowFirstSampleReader>(std::move(inner), nullptr);
-  const SlowFirstSampleReader* reader = slow.get();
   std::unique_ptr<Loader> loader;
-  ASSERT_TRUE(Loader::Open("slow", std::move(slow), o, &loader).ok());
-  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  const SlowFirstSampleReader* reader = nullptr;
   Epoch got;
   std::vector<uint64_t> batch_numbers;
-  for (const Batch* b = nullptr;;) {
-    ASSERT_TRUE(loader->Next(&b).ok());
-    if (b == nullptr) break;
-    batch_numbers.push_back(b->index);
-    got.images.emplace_back(reinterpret_cast<const char*>(b->images), b->image_bytes);
-    got.indices.insert(got.indices.end(), b->indices.begin(), b->indices.end());
-    got.labels.insert(got.labels.end(), b->labels.begin(), b->labels.end());
-  }
+  RunWithSlowFirstSample(out(), o, &loader, &reader, &got, &batch_numbers);
+  if (HasFatalFailure()) return;
   // While one thread waited on sample 0, the other filled batch 1 (the loader before filled one
   // batch at a time: sample 7 was read after sample 0).
   EXPECT_LT(reader->end(7), reader->end(0));
@@ -812,24 +822,15 @@ TEST_F(LoaderTest, SmallBatchesFillFurtherAheadWithinTheSlots) {
   LoaderOptions one_thread = o;
   one_thread.threads = 1;
   const Epoch expected = Run(one_thread, 0);
-  std::unique_ptr<DatasetReader> inner;
-  ASSERT_TRUE(DatasetReader::Open(out(), nullptr, &inner).ok());
-  auto slow = std::make_unique<SlowFirstSampleReader>(std::move(inner), nullptr);
-  const SlowFirstSampleReader* reader = slow.get();
   std::unique_ptr<Loader> loader;
-  ASSERT_TRUE(Loader::Open("slow", std::move(slow), o, &loader).ok());
-  ASSERT_TRUE(loader->StartEpoch(0).ok());
+  const SlowFirstSampleReader* reader = nullptr;
   Epoch got;
-  uint64_t next_batch = 0;
-  for (const Batch* b = nullptr;;) {
-    ASSERT_TRUE(loader->Next(&b).ok());
-    if (b == nullptr) break;
-    EXPECT_EQ(b->index, next_batch++);
-    got.images.emplace_back(reinterpret_cast<const char*>(b->images), b->image_bytes);
-    got.indices.insert(got.indices.end(), b->indices.begin(), b->indices.end());
-    got.labels.insert(got.labels.end(), b->labels.begin(), b->labels.end());
-  }
-  EXPECT_EQ(next_batch, 14u);
+  std::vector<uint64_t> batch_numbers;
+  RunWithSlowFirstSample(out(), o, &loader, &reader, &got, &batch_numbers);
+  if (HasFatalFailure()) return;
+  std::vector<uint64_t> in_order(14);
+  std::iota(in_order.begin(), in_order.end(), 0);
+  EXPECT_EQ(batch_numbers, in_order);
   // Samples 2-5 (batches 1 and 2) were read while sample 0 was (the loader before filled two
   // batches at a time: sample 5 was read after sample 0) ...
   EXPECT_LT(reader->end(5), reader->end(0));
