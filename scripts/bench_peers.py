@@ -483,7 +483,7 @@ def child(args, command):
 
 
 def doctor_decode(cli, tree, threads):
-    """`shardpack doctor`'s decode row for the tree: images/s a core (crop-aware) x threads."""
+    """`shardpack doctor`'s decode row for the tree: images/s of its crop-aware decode on `threads` threads at once."""
     p = subprocess.run([cli, "doctor", tree, "--json", "--threads", str(threads)], check=True, capture_output=True,
                        text=True)
     return next(layer for layer in json.loads(p.stdout)["layers"] if layer["name"] == "decode")
@@ -575,8 +575,8 @@ def run(args):
         lines.append(f"| {name} | {error} | | |" if error else f"| {name} | {med:,.0f} ({low:,.0f}-{high:,.0f}) | "
                      f"{d[1]:,.0f} ({d[2]:,.0f}-{d[3]:,.0f}) | {mb:,.1f} |")
     if loaders:
-        lines += ["", f"| loader (batches of {args.batch}, {args.threads} threads or workers) | images/s: median (range) | "
-                  f"first batch, s |", "|---|---|---|"]
+        lines += ["", f"| loader (batches of {args.batch}, {args.threads} threads or workers) | "
+                  f"images/s: median (range) | first batch, s |", "|---|---|---|"]
     rows = table(loads, loaders, "images_per_s",
                  lambda runs: statistics.median(r["first_batch_seconds"] for r in runs if "error" not in r))
     for name, med, low, high, error, first in rows:
@@ -601,7 +601,8 @@ def run(args):
                                                                          capacity) if "error" not in run]
     capacities = ", ".join(f"{c['images_per_s']:,.0f}" for c in capacity)
     if ratios:
-        lines.append(f"shardpack Loader (wds) / `shardpack doctor`'s crop-aware decode capacity x {args.threads} threads, "
+        lines.append(f"shardpack Loader (wds) / `shardpack doctor`'s crop-aware decode capacity on {args.threads} "
+                     f"threads at once, "
                      f"each round's: median {statistics.median(ratios):.3f} "
                      f"({', '.join(f'{r:.3f}' for r in ratios)}; capacity {capacities} images/s)")
     lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v))
