@@ -768,24 +768,35 @@ class SlowFirstSampleReader final : public ForwardingDatasetReader {
   mutable std::map<uint64_t, std::chrono::steady_clock::time_point> ends_;
 };
 
-// Epoch 0 of `o` over `dataset` read through a SlowFirstSampleReader: each batch's number and
-// contents in the order Next() gave them, and the reader (owned by *loader) for its read times.
-void RunWithSlowFirstSample(const std::string& dataset, const LoaderOptions& o, std::unique_ptr<Loader>* loader,
-                            const SlowFirstSampleReader** reader, Epoch* got, std::vector<uint64_t>* batch_numbers) {
+// Epoch 0 of `o` read through a SlowFirstSampleReader (sample 0 takes 300 ms): the loader (which
+// owns the reader, kept for its read times) and each batch's number in the order Next() gave them.
+struct SlowFirstSampleRun {
+  std::unique_ptr<Loader> loader;
+  const SlowFirstSampleReader* reader = nullptr;
+  std::vector<uint64_t> batch_numbers;
+};
+
+// Runs `o` so over `dataset` and checks that its batches are one thread's, byte for byte.
+void RunWithSlowFirstSample(const std::string& dataset, const LoaderOptions& o, const Epoch& one_thread,
+                            SlowFirstSampleRun* run) {
   std::unique_ptr<DatasetReader> inner;
   ASSERT_TRUE(DatasetReader::Open(dataset, nullptr, &inner).ok());
   auto slow = std::make_unique<SlowFirstSampleReader>(std::move(inner), nullptr);
-  *reader = slow.get();
-  ASSERT_TRUE(Loader::Open("slow", std::move(slow), o, loader).ok());
-  ASSERT_TRUE((*loader)->StartEpoch(0).ok());
+  run->reader = slow.get();
+  ASSERT_TRUE(Loader::Open("slow", std::move(slow), o, &run->loader).ok());
+  ASSERT_TRUE(run->loader->StartEpoch(0).ok());
+  Epoch got;
   for (const Batch* b = nullptr;;) {
-    ASSERT_TRUE((*loader)->Next(&b).ok());
+    ASSERT_TRUE(run->loader->Next(&b).ok());
     if (b == nullptr) break;
-    batch_numbers->push_back(b->index);
-    got->images.emplace_back(reinterpret_cast<const char*>(b->images), b->image_bytes);
-    got->indices.insert(got->indices.end(), b->indices.begin(), b->indices.end());
-    got->labels.insert(got->labels.end(), b->labels.begin(), b->labels.end());
+    run->batch_numbers.push_back(b->index);
+    got.images.emplace_back(reinterpret_cast<const char*>(b->images), b->image_bytes);
+    got.indices.insert(got.indices.end(), b->indices.begin(), b->indices.end());
+    got.labels.insert(got.labels.end(), b->labels.begin(), b->labels.end());
   }
+  EXPECT_EQ(got.indices, one_thread.indices);
+  EXPECT_EQ(got.labels, one_thread.labels);
+  EXPECT_TRUE(got.images == one_thread.images);
 }
 
 TEST_F(LoaderTest, ThreadsGoOnToTheNextBatchWhileOneFinishesAndBatchesStillComeInOrder) {
@@ -793,21 +804,15 @@ TEST_F(LoaderTest, ThreadsGoOnToTheNextBatchWhileOneFinishesAndBatchesStillComeI
   o.sampler.shuffle = false;  // batch 0 is samples 0-3, batch 1 samples 4-7
   LoaderOptions one_thread = o;
   one_thread.threads = 1;
-  const Epoch expected = Run(one_thread, 0);
-  std::unique_ptr<Loader> loader;
-  const SlowFirstSampleReader* reader = nullptr;
-  Epoch got;
-  std::vector<uint64_t> batch_numbers;
-  RunWithSlowFirstSample(out(), o, &loader, &reader, &got, &batch_numbers);
+  SlowFirstSampleRun run;
+  // Every batch is the one thread's, byte for byte ...
+  RunWithSlowFirstSample(out(), o, Run(one_thread, 0), &run);
   if (HasFatalFailure()) return;
-  // While one thread waited on sample 0, the other filled batch 1 (the loader before filled one
-  // batch at a time: sample 7 was read after sample 0).
-  EXPECT_LT(reader->end(7), reader->end(0));
-  // Yet batch 0 came first, and every batch is the one thread's, byte for byte.
-  EXPECT_EQ(batch_numbers, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(got.indices, expected.indices);
-  EXPECT_EQ(got.labels, expected.labels);
-  EXPECT_TRUE(got.images == expected.images);
+  // ... though while one thread waited on sample 0, the other filled batch 1 (the loader before
+  // filled one batch at a time: sample 7 was read after sample 0) ...
+  EXPECT_LT(run.reader->end(7), run.reader->end(0));
+  // ... and batch 0 came first.
+  EXPECT_EQ(run.batch_numbers, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6}));
 }
 
 // Batches of 2 on 2 threads: the batches behind the oldest hold twice the threads' images, so while
@@ -821,24 +826,17 @@ TEST_F(LoaderTest, SmallBatchesFillFurtherAheadWithinTheSlots) {
   o.prefetch = 2;
   LoaderOptions one_thread = o;
   one_thread.threads = 1;
-  const Epoch expected = Run(one_thread, 0);
-  std::unique_ptr<Loader> loader;
-  const SlowFirstSampleReader* reader = nullptr;
-  Epoch got;
-  std::vector<uint64_t> batch_numbers;
-  RunWithSlowFirstSample(out(), o, &loader, &reader, &got, &batch_numbers);
+  SlowFirstSampleRun run;
+  RunWithSlowFirstSample(out(), o, Run(one_thread, 0), &run);
   if (HasFatalFailure()) return;
   std::vector<uint64_t> in_order(14);
   std::iota(in_order.begin(), in_order.end(), 0);
-  EXPECT_EQ(batch_numbers, in_order);
+  EXPECT_EQ(run.batch_numbers, in_order);
   // Samples 2-5 (batches 1 and 2) were read while sample 0 was (the loader before filled two
   // batches at a time: sample 5 was read after sample 0) ...
-  EXPECT_LT(reader->end(5), reader->end(0));
+  EXPECT_LT(run.reader->end(5), run.reader->end(0));
   // ... and batch 3's samples only after it: three batches filling at most.
-  EXPECT_GT(reader->end(6), reader->end(0));
-  EXPECT_EQ(got.indices, expected.indices);
-  EXPECT_EQ(got.labels, expected.labels);
-  EXPECT_TRUE(got.images == expected.images);
+  EXPECT_GT(run.reader->end(6), run.reader->end(0));
 }
 
 TEST_F(LoaderTest, AnExceptionOnTheProducerThreadIsAnErrorNotTheEndOfTheProcess) {
