@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -18,6 +17,14 @@ namespace shardpack {
 namespace {
 
 using testing::WriteFile;
+
+// The report's row named `name`, or nullptr.
+const DoctorLayer* Row(const DoctorReport& r, const std::string& name) {
+  for (const DoctorLayer& l : r.layers) {
+    if (l.name == name) return &l;
+  }
+  return nullptr;
+}
 
 class DoctorTest : public testing::DatasetTest {
  protected:
@@ -76,9 +83,8 @@ TEST_F(DoctorTest, LargePngsAreDecodeBound) {
   EXPECT_EQ(r.bottleneck, "decode");
   // The decode row is the crop-aware decode measured on both threads at once, not one core's x 2.
   ASSERT_GT(r.crop_decode_together, 0);
-  const auto decode_row =
-      std::find_if(r.layers.begin(), r.layers.end(), [](const DoctorLayer& l) { return l.name == "decode"; });
-  ASSERT_NE(decode_row, r.layers.end());
+  const DoctorLayer* decode_row = Row(r, "decode");
+  ASSERT_NE(decode_row, nullptr);
   EXPECT_EQ(decode_row->images_per_s, r.crop_decode_together);
   EXPECT_EQ(decode_row->detail.rfind("2 threads at once (crop-aware; ", 0), 0u) << decode_row->detail;
   EXPECT_LT(r.crop_decode_together, r.readn_files_per_s);
@@ -237,9 +243,8 @@ TEST(DoctorVerdict, TheDecodeRowIsTheRateOfEveryThreadAtOnce) {
   DoctorOptions o;
   o.model_rate = 450;
   DrawVerdict(o, &r);
-  const auto decode_row =
-      std::find_if(r.layers.begin(), r.layers.end(), [](const DoctorLayer& l) { return l.name == "decode"; });
-  ASSERT_NE(decode_row, r.layers.end());
+  const DoctorLayer* decode_row = Row(r, "decode");
+  ASSERT_NE(decode_row, nullptr);
   EXPECT_DOUBLE_EQ(decode_row->images_per_s, 300);
   EXPECT_EQ(decode_row->detail,
             "4 threads at once (crop-aware; 100 images/s on one core alone), 80.0 images/s per core (whole image)");

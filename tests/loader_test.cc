@@ -776,7 +776,8 @@ struct SlowFirstSampleRun {
   std::vector<uint64_t> batch_numbers;
 };
 
-// Runs `o` so over `dataset` and checks that its batches are one thread's, byte for byte.
+// Runs `o` over `dataset` through a SlowFirstSampleReader and checks that its batches are
+// `one_thread`'s, byte for byte.
 void RunWithSlowFirstSample(const std::string& dataset, const LoaderOptions& o, const Epoch& one_thread,
                             SlowFirstSampleRun* run) {
   std::unique_ptr<DatasetReader> inner;
