@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <future>
 #include <system_error>
 
 #include "ground/write_back.h"
+#include "ground/write_size_tuner.h"
 #include "shardpack/env.h"
 
 namespace shardpack {
@@ -80,13 +82,9 @@ class PosixWritableFile final : public WritableFile {
 
  private:
   static constexpr size_t kChunkSize = 4 << 20;
-  // Each write(2) hands the kernel at most 8 KiB, as tar's 10 KiB records do. The kernel caches a
-  // larger write in larger folios, which come from the free lists of larger blocks; on a virtual
-  // machine whose balloon driver reports free memory to the host, such blocks are often memory the
-  // host has taken back, and touching it again costs a fault in the host per page. 8 KiB was the
-  // fastest size measured (docs/performance.md, "pack --format wds against tar cf": Large writes).
-  // Elsewhere small writes cost their system calls, paid by the background thread.
-  static constexpr size_t kMaxWriteSize = 8 << 10;
+  // How much each write(2) hands the kernel is measured, not fixed: the kernel caches a write in
+  // folios up to its size, and on a virtual machine what those cost depends on the host
+  // (ground/write_size_tuner.h).
   static constexpr uint64_t kWritebackStep = 8 << 20;
 
   // Waits for the chunk in flight, if any; its error becomes this file's.
@@ -120,8 +118,12 @@ class PosixWritableFile final : public WritableFile {
   }
 
   Status WriteAll(const char* p, size_t n) {
+    WriteSizeTuner& tuner = WriteSizeTuner::ForFileWrites();
+    const size_t write_size = tuner.Next();
+    const uint64_t bytes = n;
+    const auto start = std::chrono::steady_clock::now();
     while (n > 0) {
-      ssize_t w = ::write(fd_, p, std::min(n, kMaxWriteSize));
+      ssize_t w = ::write(fd_, p, std::min(n, write_size));
       if (w < 0) {
         if (errno == EINTR) continue;
         return Status::FromErrno("cannot write " + path_, errno);
@@ -130,6 +132,7 @@ class PosixWritableFile final : public WritableFile {
       n -= static_cast<size_t>(w);
       written_ += static_cast<uint64_t>(w);
     }
+    tuner.Record(write_size, bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     // Every full 8 MiB behind us (ground/write_back.h).
     if (written_ - started_ >= kWritebackStep)
       StartWriteBack(fd_, written_ / kWritebackStep * kWritebackStep, &started_);

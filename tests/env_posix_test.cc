@@ -48,10 +48,11 @@ void AppendsOfEverySizeArriveInOrder(bool unbuffered) {
     ASSERT_TRUE(file->Append(piece).ok()) << n;
     expected += piece;
   };
-  // Around the 8 KiB write size and the 4 MiB chunk: under, at and over each, and pieces larger
-  // than a chunk (split across chunks).
-  for (size_t n : {size_t(1), size_t(511), size_t(8191), size_t(8192), size_t(8193), size_t(4 << 20),
-                   size_t((4 << 20) - 1), size_t((4 << 20) + 3), size_t(10 << 20), size_t(0), size_t(7)}) {
+  // Around the write sizes (8 and 32 KiB) and the 4 MiB chunk: under, at and over each, and pieces
+  // larger than a chunk (split across chunks).
+  for (size_t n :
+       {size_t(1), size_t(511), size_t(8191), size_t(8192), size_t(8193), size_t(32767), size_t(32768), size_t(32769),
+        size_t(4 << 20), size_t((4 << 20) - 1), size_t((4 << 20) + 3), size_t(10 << 20), size_t(0), size_t(7)}) {
     append(n);
   }
   for (int i = 0; i < 100; ++i) append(100000 + size_t(i) * 37);  // like images
