@@ -4,7 +4,7 @@
 # folder, Grain's DataLoader over shardpack.grain.DataSource beside shardpack.grain.Loader), on one image tree, in one run, the contenders alternating round by round; medians and
 # ranges printed, the table also in WORK/peers.md (scripts/bench_peers.py does the work and says
 # what each contender runs); and the loader's rate against `shardpack doctor`'s crop-aware decode
-# capacity of the same tree (its decode row: images/s a core x threads), measured in each round.
+# capacity of the same tree (its decode row: images/s on all threads at once), measured in each round.
 #
 #   scripts/bench-peers.sh [--images N] [--rounds R] [--batch B] [--work DIR] [--quick] [--only NAME]...
 # --images: the benchmarks' medium tree (JPEGs of about 500x375 in 100 classes, scripts/bench-tree.sh)
