@@ -25,7 +25,7 @@ class WriteSizeTuner {
   static WriteSizeTuner& ForFileWrites();
 
   // The write size for the next piece: each candidate until it has kTries measurements, then the
-  // fastest, except that every kProbeEvery-th piece goes to the candidate measured least recently.
+  // fastest, except that every kProbeEvery-th piece goes to the candidate chosen least recently.
   size_t Next();
   // `bytes` written in `seconds` with write size `size` (one of the candidates). Pieces under
   // kMinMeasuredBytes are not counted: a few system calls say nothing about the rate.
