@@ -1,5 +1,5 @@
 // Micro-benchmarks of what pack does per image besides reading it: probing the header, hashing,
-// and appending members to a tar shard; of decoding; and of what a loader with buckets does per
+// and appending members to a tar shard; of decoding and the flip; and of what a loader with buckets does per
 // sample at open (parsing a sample table, finding a bucket). Run: build/release/bench/shardpack_micro_bench
 #include <benchmark/benchmark.h>
 #include <turbojpeg.h>
@@ -12,6 +12,7 @@
 #include "ground/bilinear_resample.h"
 #include "ground/checksum.h"
 #include "ground/jpeg_region_decoder.h"
+#include "ground/mirror_rgb.h"
 #include "ground/sample_table.h"
 #include "shardpack/buckets.h"
 #include "shardpack/image.h"
@@ -138,6 +139,22 @@ void BM_ResampleBilinear(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ResampleBilinear);
+
+// The training transform's horizontal flip of a 224x224 RGB crop, in place: cv::flip (0) against
+// MirrorRgbInPlace (1), which the loader uses.
+void BM_MirrorRgb(benchmark::State& state) {
+  std::string pixels = testing::MakePixels(224, 224, 3, 46);
+  cv::Mat image(224, 224, CV_8UC3, pixels.data());
+  for (auto _ : state) {
+    if (state.range(0) == 0)
+      cv::flip(image, image, 1);
+    else
+      MirrorRgbInPlace(&image);
+    benchmark::DoNotOptimize(image.data);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MirrorRgb)->Arg(0)->Arg(1);
 
 void BM_Xxh64(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(Xxh64(Jpeg()));

@@ -18,6 +18,7 @@
 
 #include "ground/checked_size.h"
 #include "ground/image_decode_rgb.h"
+#include "ground/mirror_rgb.h"
 #include "ground/status_of_call.h"
 #include "ground/worker_threads.h"
 #include "ops/diagnose/doctor_verdict.h"
@@ -406,7 +407,7 @@ class Doctor {
           const CropPlan plan = TrainingCrop(lo, &rng, rgb.size());
           cv::Mat out(plan.out, CV_8UC3, batch.data());  // (the largest output fits)
           ResizeCrop(rgb, plan, &out);
-          if (Uniform(rng, 0, 1) < lo.flip) cv::flip(out, out, 1);
+          if (Uniform(rng, 0, 1) < lo.flip) MirrorRgbInPlace(&out);  // (as the loader flips)
           return true;
         },
         &seconds);

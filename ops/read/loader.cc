@@ -39,6 +39,7 @@
 #include "ground/checksum.h"
 #include "ground/image_decode_rgb.h"
 #include "ground/label_mask.h"
+#include "ground/mirror_rgb.h"
 #include "ground/status_of_call.h"
 #include "ground/tsan_annotations.h"
 #include "ground/units.h"
@@ -279,7 +280,7 @@ struct Loader::Impl {
         }
       }
       const bool flip = !options.eval && Uniform(rng, 0, 1) < options.flip;
-      if (flip) cv::flip(dst, dst, 1);
+      if (flip) MirrorRgbInPlace(&dst);
       if (options.patch > 0) {
         ScatterPatches(dst, int(options.patch), out);
       } else if (options.nchw) {
