@@ -489,8 +489,8 @@ def child(args, command):
 
 
 def read_through(path):
-    """Reads every file under `path` once (not timed), so that the loader timed next finds all of
-    its input in the page cache, as the table says. This machine's host takes cached pages back
+    """Reads every file under `path` once (not timed), so that the writer or loader timed next
+    finds all of its input in the page cache, as the table says. This machine's host takes cached pages back
     while they sit unread: a 437 MB shard read whole was 83% cached 78 s later and 68% after 150 s
     (fincore, the machine idle), and a loader meeting the rest on disk is timed waiting for it (in
     a full run without this, the shardpack loader read 2-4% slower than in a run of it alone, and
@@ -550,6 +550,7 @@ def run(args):
             # Every writer starts with nothing dirty in the page cache: otherwise the one before it
             # (450 MB each) is written back during its time, and the first of a round pays for the last.
             os.sync()
+            read_through(tree)  # (every writer reads the tree from the page cache, as loaders read their input)
             got = child(args, ["write", name, tree, out, "--shardpack", args.shardpack])
             writes[name].append(got)
             print(f"round {r + 1}, write, {name}: " + (got.get("error") or
