@@ -5,6 +5,8 @@
 # ranges printed, the table also in WORK/peers.md (scripts/bench_peers.py does the work and says
 # what each contender runs); and the loader's rate against `shardpack doctor`'s crop-aware decode
 # capacity of the same tree (its decode row: images/s on all threads at once), measured in each round.
+# Each writer's tree and each loader's input are read whole right before it (not timed): this host
+# takes cached pages back within minutes, and the table says "in the page cache".
 #
 #   scripts/bench-peers.sh [--images N] [--rounds R] [--batch B] [--work DIR] [--quick] [--only NAME]...
 # --images: the benchmarks' medium tree (JPEGs of about 500x375 in 100 classes, scripts/bench-tree.sh)
