@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
+
+#include "tests/support/noise_image.h"
 
 namespace shardpack {
 namespace {
@@ -23,16 +24,6 @@ double Reference(const cv::Mat& src, const cv::Rect2d& box, cv::Size out, int i,
   };
   return (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1)) +
          fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
-}
-
-cv::Mat Noise(int rows, int cols, int type, unsigned seed) {
-  cv::Mat m(rows, cols, type);
-  std::mt19937 rng(seed);
-  for (int r = 0; r < rows; ++r) {
-    uint8_t* p = m.ptr<uint8_t>(r);
-    for (size_t k = 0; k < size_t(cols) * m.channels(); ++k) p[k] = uint8_t(rng() & 0xFF);
-  }
-  return m;
 }
 
 // Every output value close to the exact bilinear value, for shrinking, enlarging, boxes at sub-pixel
@@ -54,7 +45,7 @@ TEST(ResampleBilinear, EveryPixelIsWithinOneLevelOfExactBilinearSampling) {
       {{33, 29}, CV_8UC4, {0.5, 0.5, 32, 28}, {31, 27}},
   };
   for (const Case& t : cases) {
-    const cv::Mat src = Noise(t.src.height, t.src.width, t.type, 7);
+    const cv::Mat src = testing::NoiseImage(t.src.height, t.src.width, t.type, 7);
     cv::Mat dst;
     ResampleBilinear(src, t.box, t.out, &dst);
     ASSERT_EQ(dst.size(), t.out);
@@ -77,7 +68,7 @@ TEST(ResampleBilinear, EveryPixelIsWithinOneLevelOfExactBilinearSampling) {
 
 // A box of the output's size at a whole-pixel offset is a plain copy.
 TEST(ResampleBilinear, AnUnscaledBoxAtWholePixelsIsACopy) {
-  const cv::Mat src = Noise(40, 50, CV_8UC3, 3);
+  const cv::Mat src = testing::NoiseImage(40, 50, CV_8UC3, 3);
   cv::Mat dst;
   ResampleBilinear(src, cv::Rect2d(7, 5, 30, 20), cv::Size(30, 20), &dst);
   EXPECT_EQ(cv::norm(dst, src(cv::Rect(7, 5, 30, 20)), cv::NORM_INF), 0.0);

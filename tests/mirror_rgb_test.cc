@@ -3,20 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <opencv2/core.hpp>
-#include <random>
+
+#include "tests/support/noise_image.h"
 
 namespace shardpack {
 namespace {
-
-cv::Mat Noise(int rows, int cols, int type, unsigned seed) {
-  cv::Mat m(rows, cols, type);
-  std::mt19937 rng(seed);
-  for (int r = 0; r < rows; ++r) {
-    uint8_t* p = m.ptr<uint8_t>(r);
-    for (size_t k = 0; k < size_t(cols) * m.elemSize(); ++k) p[k] = uint8_t(rng() & 0xFF);
-  }
-  return m;
-}
 
 // The definition, by hand: pixel (y, x) of the mirror is pixel (y, width - 1 - x) of the original,
 // every channel byte of it.
@@ -42,7 +33,7 @@ TEST(MirrorRgbInPlace, EveryWidthGivesTheMirrorAndCvFlipsBytes) {
   for (int w = 1; w <= 100; ++w) widths.push_back(w);
   for (int w : {223, 224, 225, 256, 511}) widths.push_back(w);
   for (int w : widths) {
-    const cv::Mat original = Noise(3, w, CV_8UC3, unsigned(w));
+    const cv::Mat original = testing::NoiseImage(3, w, CV_8UC3, unsigned(w));
     cv::Mat mirrored = original.clone();
     MirrorRgbInPlace(&mirrored);
     ExpectMirrorOf(original, mirrored);
@@ -55,7 +46,7 @@ TEST(MirrorRgbInPlace, EveryWidthGivesTheMirrorAndCvFlipsBytes) {
 // A view into a larger image (rows not contiguous): the view's pixels are mirrored, the bytes
 // around it left as they were.
 TEST(MirrorRgbInPlace, AViewIsMirroredAndNothingAroundIt) {
-  const cv::Mat original = Noise(40, 120, CV_8UC3, 11);
+  const cv::Mat original = testing::NoiseImage(40, 120, CV_8UC3, 11);
   cv::Mat image = original.clone();
   const cv::Rect inside(7, 5, 70, 30);
   cv::Mat view = image(inside);
@@ -70,7 +61,7 @@ TEST(MirrorRgbInPlace, AViewIsMirroredAndNothingAroundIt) {
 // Other pixel sizes (a label mask's 1 byte, RGBA's 4) are cv::flip's: still the mirror.
 TEST(MirrorRgbInPlace, OtherPixelTypesAreMirroredToo) {
   for (int type : {CV_8UC1, CV_8UC4, CV_16UC3}) {
-    const cv::Mat original = Noise(4, 37, type, 5);
+    const cv::Mat original = testing::NoiseImage(4, 37, type, 5);
     cv::Mat mirrored = original.clone();
     MirrorRgbInPlace(&mirrored);
     ExpectMirrorOf(original, mirrored);
