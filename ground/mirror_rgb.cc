@@ -12,6 +12,8 @@
 namespace shardpack {
 namespace {
 
+#ifdef SHARDPACK_MIRROR_SSSE3
+
 // Swaps pixels a and b (3 bytes each) of a row.
 void SwapPixels(uint8_t* row, int a, int b) {
   uint8_t t[3];
@@ -19,8 +21,6 @@ void SwapPixels(uint8_t* row, int a, int b) {
   std::memcpy(row + 3 * a, row + 3 * b, 3);
   std::memcpy(row + 3 * b, t, 3);
 }
-
-#ifdef SHARDPACK_MIRROR_SSSE3
 
 // 16 pixels are 48 bytes, three 16-byte registers, and reversing their order is a fixed byte
 // permutation: output byte k is input byte 3 * (15 - k / 3) + k % 3. Output register r takes its

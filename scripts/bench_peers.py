@@ -490,11 +490,11 @@ def child(args, command):
 
 def read_through(path):
     """Reads every file under `path` once (not timed), so that the writer or loader timed next
-    finds all of its input in the page cache, as the table says. This machine's host takes cached pages back
-    while they sit unread: a 437 MB shard read whole was 83% cached 78 s later and 68% after 150 s
-    (fincore, the machine idle), and a loader meeting the rest on disk is timed waiting for it (in
-    a full run without this, the shardpack loader read 2-4% slower than in a run of it alone, and
-    the raw loader, 786 MB, swung between 3,753 and 15,283 images/s)."""
+    finds all of its input in the page cache, as the table says. This machine's host takes cached
+    pages back while they sit unread: a 437 MB shard read whole was 83% cached 78 s later and 68%
+    after 150 s (fincore, the machine idle), and a contender meeting the rest on disk is timed
+    waiting for it (in a full run without this, the shardpack loader read 2-4% slower than in a
+    run of it alone, and the raw loader, 786 MB, swung between 3,753 and 15,283 images/s)."""
     for root, _, files in os.walk(path):
         for name in files:
             with open(os.path.join(root, name), "rb") as f:
